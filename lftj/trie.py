@@ -1,0 +1,164 @@
+"""A hash trie with sorted levels: the storage that trie iterators walk.
+
+A relation's index in one column order is a tree of :class:`TrieNode`. The
+node at depth ``d`` under the prefix ``(k0, ..., k(d-1))`` maps each key at
+that level to its child. ``keys`` lists those keys in ascending order (sorted
+lazily after inserts), so a node supports both the ordered operations of the
+trie iterator (``seek`` by bisection, ``next``) and constant-time membership.
+
+Invariants:
+  * a node exists only if at least one tuple passes through it (no empty nodes
+    except a relation's empty root);
+  * ``keys`` is sorted and holds exactly the keys of ``children``;
+  * leaf children are ``None``.
+
+>>> root = TrieNode()
+>>> for t in [(1, 2), (1, 3), (0, 5)]:
+...     root.insert(t)
+True
+True
+True
+>>> root.keys, root.children[1].keys
+([0, 1], [2, 3])
+>>> root.insert((1, 2))
+False
+"""
+
+from __future__ import annotations
+
+
+class TrieNode:
+    __slots__ = ("children", "_keys")
+
+    def __init__(self) -> None:
+        self.children: dict = {}
+        self._keys: list | None = []
+
+    @property
+    def keys(self) -> list:
+        if self._keys is None:
+            self._keys = sorted(self.children)
+        return self._keys
+
+    def __len__(self) -> int:
+        return len(self.children)
+
+    def insert(self, row: tuple) -> bool:
+        """Add ``row`` (already in this trie's column order); False if present."""
+        node, last = self, len(row) - 1
+        for depth, key in enumerate(row):
+            children = node.children
+            if depth == last:
+                if key in children:
+                    return False
+                children[key] = None
+                node._keys = None
+                return True
+            child = children.get(key)
+            if child is None:
+                child = children[key] = TrieNode()
+                node._keys = None
+            node = child
+        return False  # a zero-arity row is never stored in a trie
+
+    def erase(self, row: tuple) -> bool:
+        """Remove ``row``; prune nodes left empty. False if absent."""
+        path, node = [], self
+        for key in row[:-1]:
+            child = node.children.get(key)
+            if child is None:
+                return False
+            path.append((node, key))
+            node = child
+        if not row or row[-1] not in node.children:
+            return False
+        del node.children[row[-1]]
+        node._keys = None
+        while not node.children and path:
+            node, key = path.pop()
+            del node.children[key]
+            node._keys = None
+        return True
+
+    def find(self, prefix) -> "TrieNode | None":
+        """The node under ``prefix``, or None if no tuple starts with it."""
+        node = self
+        for key in prefix:
+            if node is None:
+                return None
+            node = node.children.get(key)
+            if node is None:
+                return None
+        return node
+
+    def contains_prefix(self, prefix) -> bool:
+        node = self
+        for key in prefix:
+            if node is None or key not in node.children:
+                return False
+            node = node.children[key]
+        return True
+
+    def has_extension(self, prefix) -> bool:
+        """Some stored row starts with ``prefix`` and goes on below it (``prefix`` shorter than the rows)."""
+        node = self
+        for key in prefix:
+            node = node.children.get(key)
+            if node is None:
+                return False
+        return bool(node.children)
+
+    def rows(self, depth: int):
+        """Every stored row, ascending; ``depth`` is the trie's arity."""
+        if depth == 1:
+            for key in self.keys:
+                yield (key,)
+            return
+        for key in self.keys:
+            for rest in self.children[key].rows(depth - 1):
+                yield (key, *rest)
+
+
+def build(rows, order: tuple[int, ...]) -> TrieNode:
+    """A trie over ``rows`` with columns permuted by ``order``.
+
+    Equivalent to inserting each permuted row, but grouped level by level
+    (the common arities 1 and 2 without per-row function calls)."""
+    root = TrieNode()
+    identity = order == tuple(range(len(order)))
+    if len(order) == 1:
+        root.children = dict.fromkeys(row[0] for row in rows)
+    elif len(order) == 2:
+        root.children = _group_pairs(rows, swap=not identity)
+    else:
+        for row in rows if identity else (tuple(row[i] for i in order) for row in rows):
+            root.insert(row)
+    root._keys = None
+    return root
+
+
+def _group_pairs(rows, swap: bool) -> dict:
+    groups: dict = {}
+    get = groups.get
+    if swap:
+        for b, a in rows:
+            group = get(a)
+            if group is None:
+                groups[a] = [b]
+            else:
+                group.append(b)
+    else:
+        for a, b in rows:
+            group = get(a)
+            if group is None:
+                groups[a] = [b]
+            else:
+                group.append(b)
+    return {a: _leaf_parent(bs) for a, bs in groups.items()}
+
+
+def _leaf_parent(keys: list) -> TrieNode:
+    node = TrieNode.__new__(TrieNode)
+    node.children = dict.fromkeys(keys)
+    node._keys = None
+    return node
