@@ -1,0 +1,5 @@
+import sys
+
+from datalog.cli import main
+
+sys.exit(main())

@@ -1,0 +1,311 @@
+"""The engine's front door: parse, check, plan, load, evaluate, answer.
+
+>>> e = Engine.from_source('''
+...     .decl edge(a: number, b: number)
+...     path(x, y) :- edge(x, y).
+...     path(x, z) :- path(x, y), edge(y, z).
+... ''')
+>>> e.insert("edge", [(1, 2), (2, 3)])
+>>> e.run()
+>>> e.rows("path")
+[(1, 2), (1, 3), (2, 3)]
+>>> e.query("path(1, X)")
+[(1, 2), (1, 3)]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from datalog import ast
+from datalog.checks import Checked, check, settle_types
+from datalog.errors import ArityMismatch, DatalogError, NotEdb, TypeMismatch, UndefinedRelation
+from datalog.evaluate import run_plan
+from datalog.expressions import compile_term
+from datalog.parser import parse, parse_atom, parse_file
+from datalog.plan import RulePlan, plan_clause
+from datalog.relation import Relation
+from datalog.schema import AUTO, convert, value_type
+from datalog.sources import files
+from datalog.strata import Stratum
+from maintenance.delta import Delta, pending_changes
+from maintenance.journal import Journal
+from maintenance.maintainer import make_maintainer
+
+Progress = Callable[[str], None]
+
+
+class Engine:
+    """A checked program, its relations, and its evaluation.
+
+    Lifecycle: construct (parse + check + plan; nothing evaluated), ``insert``
+    EDB facts, ``run`` (loads ``.input`` files once, then evaluates every
+    stratum), then read with ``rows`` / ``query`` and write with
+    ``write_outputs``.
+    """
+
+    def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "probe",
+                 maintenance: str = "incremental"):
+        self.program = program
+        self.checked: Checked = check(program)
+        self.facts_dir = Path(facts_dir) if facts_dir is not None else Path(".")
+        self.intersect = intersect
+        self.schema = self.checked.schema
+        self.db: dict[str, Relation] = {n: Relation(n, i.arity) for n, i in self.schema.items()}
+        self.plans: dict[int, RulePlan] = {id(c): plan_clause(c, self.schema)
+                                           for c in self.checked.clauses if c.body}
+        self._inputs_loaded = False
+        self._evaluated = False
+        self.maintenance = maintenance
+        self.maintainer = None                    # built on the first commit
+        self._load_program_facts()
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def from_source(cls, text: str, facts_dir=None, name: str = "<input>", **kw) -> "Engine":
+        return cls(parse(text, name), facts_dir, **kw)
+
+    @classmethod
+    def from_file(cls, path: str | Path, facts_dir=None, **kw) -> "Engine":
+        return cls(parse_file(path), facts_dir, **kw)
+
+    def _load_program_facts(self, only=None) -> None:
+        for clause in self.checked.clauses:
+            if not clause.body and (only is None or clause.head.relation in only):
+                name = clause.head.relation
+                row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
+                self.db[name].insert([self._typed(name, row, clause.head.span)])
+
+    @property
+    def idb(self) -> set[str]:
+        """Relations defined by rules with a body; the others are EDB, changed by transactions."""
+        return {c.head.relation for c in self.checked.clauses if c.body}
+
+    def _typed(self, name: str, row: tuple, span=None) -> tuple:
+        info = self.schema[name]
+        if len(row) != info.arity:
+            raise ArityMismatch(f"{name} has arity {info.arity}, got a row of {len(row)}: {row!r}", span)
+        for value, type_ in zip(row, info.types):
+            got = value_type(value)
+            if type_ not in (AUTO, got) and not (type_ == "float" and got == "number"):
+                raise TypeMismatch(f"{name} expects a {type_}, got {value!r}", span)
+        return tuple(convert(v, t) for v, t in zip(row, info.types))
+
+    # ------------------------------------------------------------ EDB
+    def insert(self, name: str, rows) -> None:
+        """Add EDB facts (before ``run``)."""
+        self._relation(name).insert([self._typed(name, tuple(r)) for r in rows])
+
+    def load_inputs(self) -> None:
+        """Read every ``.input`` file; all or nothing."""
+        if self._inputs_loaded:
+            return
+        loaded = []
+        for directive in self.checked.directives("input"):
+            if (directive.param("IO") or "file").lower() != "file":
+                continue
+            info = self.schema[directive.relation]
+            path = files.input_path(directive, self.facts_dir)
+            rows = files.read_facts(path, info.types, directive.param("delimiter") or "\t", directive)
+            loaded.append((directive.relation, rows))
+        self._settle_types(loaded)
+        for name, rows in loaded:
+            self.db[name].insert(rows)
+        self._inputs_loaded = True
+
+    def _settle_types(self, loaded) -> None:
+        """An ``auto`` column takes the type of its loaded values; the program is type-checked again."""
+        settled = {}
+        for name, rows in loaded:
+            types = self.schema[name].types
+            if AUTO in types and rows:
+                settled[name] = [value_type(rows[0][i]) if t == AUTO else t for i, t in enumerate(types)]
+        if settled:
+            settle_types(self.checked, settled)
+
+    # ------------------------------------------------------------ evaluation
+    def run(self, progress: Progress | None = None) -> None:
+        """Evaluate every stratum in order (semi-naive inside recursive strata)."""
+        self.load_inputs()
+        self.evaluate(progress)
+        self._evaluated = True
+
+    def evaluate(self, progress: Progress | None = None) -> None:
+        for number, stratum in enumerate(self.checked.strata):
+            clauses = [c for c in stratum.clauses if c.body]
+            if not clauses:
+                continue
+            if progress:
+                progress(f"stratum {number + 1}/{len(self.checked.strata)}: {', '.join(stratum.relations)}")
+            if stratum.recursive:
+                self._fixpoint(stratum, clauses, progress)
+            else:
+                for clause in clauses:
+                    self._derive(clause)
+
+    def _derive(self, clause, sources=None) -> set:
+        """All head tuples of one clause (optionally reading some atoms from ``sources``)."""
+        plan, out = self.plans[id(clause)], set()
+        add, head = out.add, plan.head
+        run_plan(plan, self.db, lambda b: add(head(b)), sources=sources, intersect=self.intersect,
+                 add_many=out.update)
+        if sources is None:
+            self.db[clause.head.relation].insert(out)
+        return out
+
+    def _fixpoint(self, stratum: Stratum, clauses, progress) -> None:
+        """Semi-naive: each round joins one ``recent`` atom with the full relations.
+
+        An atom with no variable to open (``r(_)``, ``r(1, _)``) is a probe, not a join
+        participant; when its relation grew, its clause is derived again in full."""
+        members = set(stratum.relations)
+        recursive, probes = {}, {}
+        for c in clauses:
+            plan = self.plans[id(c)]
+            recursive[id(c)] = [a for a, atom in enumerate(plan.atoms) if atom.relation in members]
+            probes[id(c)] = {p.literal.relation for p in plan.placed
+                             if p.kind == "exists" and p.literal.relation in members}
+        for clause in clauses:                      # base clauses: no atom of this stratum
+            if not recursive[id(clause)] and not probes[id(clause)]:
+                self._derive(clause)
+        recent = {name: Relation(name, self.db[name].arity, self.db[name].tuples) for name in members}
+        iteration = 0
+        while any(recent.values()):
+            iteration += 1
+            to_add: dict[str, set] = {name: set() for name in members}
+            for clause in clauses:
+                target = to_add[clause.head.relation]
+                if any(recent[r] for r in probes[id(clause)]):
+                    target |= self._derive(clause, {})
+                    continue
+                for a in recursive[id(clause)]:
+                    source = recent[self.plans[id(clause)].atoms[a].relation]
+                    if source:
+                        target |= self._derive(clause, {a: source})
+            recent = {name: Relation(name, self.db[name].arity, self.db[name].insert(rows))
+                      for name, rows in to_add.items()}
+            if progress:
+                total = sum(len(self.db[n]) for n in members)
+                progress(f"  iteration {iteration}: {total} tuples")
+
+    # ------------------------------------------------------------ transactions
+    def transaction(self) -> "Transaction":
+        """``with engine.transaction() as tx: tx.insert(r, rows); tx.retract(r, rows)``; on exit the
+        program is maintained and ``tx.delta`` holds every relation's change; on error nothing changed."""
+        return Transaction(self)
+
+    def commit(self, inserts=None, retracts=None) -> Delta:
+        """Apply inserts and retracts of EDB tuples (``{relation: rows}``) and maintain every IDB
+        relation; returns the delta of every relation that changed. All or nothing."""
+        with self.transaction() as tx:
+            for name, rows in (inserts or {}).items():
+                tx.insert(name, rows)
+            for name, rows in (retracts or {}).items():
+                tx.retract(name, rows)
+        return tx.delta
+
+    def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
+        if not self._evaluated:
+            self.run()
+        if self.maintainer is None:
+            self.maintainer = make_maintainer(self, self.maintenance)
+        journal = Journal()
+        try:
+            return self.maintainer.apply(pending_changes(pending, self.db), journal)
+        except BaseException:
+            journal.rollback()
+            raise
+
+    def stats(self) -> dict:
+        """Per rule: iterator operations in the last maintenance, sensitivity-index sizes, oracle
+        regions visited, and whether no change reached it (skipped)."""
+        return self.maintainer.stats() if self.maintainer else {}
+
+    # ------------------------------------------------------------ answers
+    def relations(self) -> list[str]:
+        return sorted(self.db)
+
+    def _relation(self, name: str) -> Relation:
+        if name not in self.db:
+            raise UndefinedRelation(f"undefined relation {name}")
+        return self.db[name]
+
+    def rows(self, name: str) -> list[tuple]:
+        return self._relation(name).sorted_rows()
+
+    def query(self, text: str) -> list[tuple]:
+        """Tuples of a relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
+        atom = parse_atom(text)
+        relation = self._relation(atom.relation)
+        if len(atom.args) != relation.arity:
+            raise ArityMismatch(f"{atom.relation} has arity {relation.arity}, the query has "
+                                f"{len(atom.args)} arguments", atom.span)
+        return [row for row in relation.sorted_rows() if _matches(atom, row)]
+
+    def write_outputs(self, out_dir: str | None = None) -> list[str]:
+        """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""
+        for directive in self.checked.directives("output"):
+            if (directive.param("IO") or "file").lower() in ("file", "stdout"):
+                files.write_output(directive, self.rows(directive.relation), out_dir)
+        stratum_of = {r: i for i, s in enumerate(self.checked.strata) for r in s.relations}
+        sizes = sorted(self.checked.directives("printsize"), key=lambda d: stratum_of.get(d.relation, -1))
+        return [f"{d.relation}\t{len(self.db[d.relation])}" for d in sizes]   # in evaluation order
+
+    def explain(self) -> str:
+        lines = []
+        for number, stratum in enumerate(self.checked.strata, 1):
+            kind = "recursive" if stratum.recursive else "non-recursive"
+            lines.append(f"stratum {number} ({kind}): {', '.join(stratum.relations)}")
+            for clause in stratum.clauses:
+                plan = self.plans.get(id(clause))
+                detail = plan.describe() if plan else "fact"
+                lines.append(f"  {clause}\n      {detail}")
+        return "\n".join(lines)
+
+
+class Transaction:
+    """Requests collected in order; maintained together when the ``with`` block ends."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.pending: dict[str, dict[tuple, int]] = {}
+        self.delta: Delta = {}
+
+    def insert(self, name: str, rows) -> None:
+        self._request(name, rows, +1)
+
+    def retract(self, name: str, rows) -> None:
+        self._request(name, rows, -1)
+
+    def _request(self, name: str, rows, sign: int) -> None:
+        engine = self.engine
+        engine._relation(name)
+        if name in engine.idb:
+            raise NotEdb(f"{name} is derived by rules; a transaction changes only EDB relations "
+                         f"(inputs and facts)", engine.schema[name].span)
+        requests = self.pending.setdefault(name, {})
+        for row in rows:
+            requests[engine._typed(name, tuple(row))] = sign
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, kind, value, tb) -> bool:
+        if kind is None:
+            self.delta = self.engine._apply(self.pending)
+        return False
+
+
+def _matches(atom: ast.Atom, row: tuple) -> bool:
+    seen: dict[str, object] = {}
+    for arg, value in zip(atom.args, row):
+        if isinstance(arg, ast.Constant):
+            if arg.value != value and not (isinstance(value, float) and arg.value == value):
+                return False
+        elif isinstance(arg, ast.Variable):
+            if seen.setdefault(arg.name, value) != value:
+                return False
+        elif not isinstance(arg, ast.Wildcard):
+            raise DatalogError(f"a query argument must be a constant, a variable or _, not {arg}", atom.span)
+    return True

@@ -1,0 +1,103 @@
+"""Errors users can act on.
+
+Every error the engine raises for a user mistake is a :class:`DatalogError`
+with a stable ``code``, a message that names the thing that is wrong, and a
+source :class:`Span`. ``render()`` gives ``file:line:col: error[code]: message``
+followed by the source line and a caret:
+
+>>> src = Source("prog.dl", "path(x, y) :- edge(x).\\n")
+>>> err = ArityMismatch("edge has arity 2, used with 1 argument", Span(src, 1, 15, 1, 22))
+>>> print(err.render())
+prog.dl:1:15: error[arity_mismatch]: edge has arity 2, used with 1 argument
+  path(x, y) :- edge(x).
+                ^^^^^^^
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """A named piece of program text (a file, a REPL line, a string)."""
+
+    name: str
+    text: str
+
+    def line(self, number: int) -> str:
+        lines = self.text.split("\n")                 # lark counts only \n as a line break
+        return lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node came from: 1-based line and column, end inclusive of the last character."""
+
+    source: Source | None
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+    @property
+    def file(self) -> str:
+        return self.source.name if self.source else "<input>"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+class DatalogError(Exception):
+    """Root of every user-facing error. Subclasses fix ``code``."""
+
+    code = "error"
+
+    def __init__(self, message: str, span: Span | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+    def render(self) -> str:
+        where = f"{self.span}: " if self.span else ""
+        head = f"{where}error[{self.code}]: {self.message}"
+        if not self.span or not self.span.source:
+            return head
+        text = self.span.source.line(self.span.line)
+        if not text:
+            return head
+        start = max(self.span.column - 1, 0)
+        if self.span.end_line == self.span.line and self.span.end_column:
+            width = max(self.span.end_column - self.span.column, 1)
+        else:
+            width = 1
+        width = min(width, max(len(text) - start, 1))
+        return f"{head}\n  {text}\n  {' ' * start}{'^' * width}"
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def _error(name: str, code: str, doc: str) -> type[DatalogError]:
+    return type(name, (DatalogError,), {"code": code, "__doc__": doc})
+
+
+SyntaxError_ = _error("DatalogSyntaxError", "syntax_error", "The text is not valid Datalog.")
+UndefinedRelation = _error("UndefinedRelation", "undefined_relation", "A relation is used but never declared, defined or given facts.")
+ArityMismatch = _error("ArityMismatch", "arity_mismatch", "A relation is used with the wrong number of arguments.")
+TypeMismatch = _error("TypeMismatch", "type_mismatch", "A value or variable is used with two different types.")
+UnboundVariable = _error("UnboundVariable", "unbound_variable", "A head or comparison variable is not bound by a positive atom.")
+UnsafeNegation = _error("UnsafeNegation", "unsafe_negation", "A variable occurs only under negation.")
+WildcardInHead = _error("WildcardInHead", "wildcard_in_head", "A head uses the wildcard _.")
+AggregateInHead = _error("AggregateInHead", "aggregate_in_head", "A head holds an aggregate instead of a variable bound in the body.")
+CyclicNegation = _error("CyclicNegation", "cyclic_negation", "Negation or aggregation through recursion.")
+DivisionByZero = _error("DivisionByZero", "division_by_zero", "A rule divided by zero at run time.")
+InvalidConversion = _error("InvalidConversion", "invalid_conversion", "A conversion functor got a value it cannot convert.")
+BadFactFile = _error("BadFactFile", "bad_fact_file", "A fact file has a malformed row.")
+MissingInput = _error("MissingInput", "missing_input", "An input file or directory does not exist.")
+RedefinedRelation = _error("RedefinedRelation", "redefined_relation", "A relation is declared twice.")
+UnknownDirective = _error("UnknownDirective", "unknown_parameter", "An I/O directive has a parameter the engine does not know.")
+OutputError = _error("OutputError", "output_error", "An output file could not be written.")
+NotEdb = _error("NotEdb", "not_edb", "A transaction tried to change a relation that rules derive.")
+TooDeep = _error("TooDeep", "too_deep", "Expressions nest too deeply for the parser.")
+BadPragma = _error("BadPragma", "bad_pragma", "A // @pragma comment names something the rule does not have.")
