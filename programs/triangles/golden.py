@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Golden outputs for programs/triangles, computed without the engine.
+
+Method 1: plain Python enumeration over ordered node triples.
+Method 2: DuckDB three-way self join.
+The two must agree; the result is written to expected/.
+"""
+import itertools
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_facts(name, types):
+    """types: one letter per column, n=number, s=symbol, f=float."""
+    conv = {"n": int, "s": str, "f": float}
+    rows = set()
+    with open(os.path.join(HERE, "facts", name + ".facts"), encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            assert len(fields) == len(types), (name, line)
+            rows.add(tuple(conv[t](v) for t, v in zip(types, fields)))
+    return rows
+
+
+def fmt(v):
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def write_outputs(outputs, printsizes=()):
+    prog = open(os.path.join(HERE, "prog.dl"), encoding="utf-8").read()
+    declared_out = re.findall(r"^\s*\.output\s+(\w+)", prog, re.M)
+    declared_ps = re.findall(r"^\s*\.printsize\s+(\w+)", prog, re.M)
+    assert sorted(declared_out) == sorted(outputs), (declared_out, sorted(outputs))
+    assert [n for n, _ in printsizes] == declared_ps, (declared_ps, printsizes)
+    out = os.path.join(HERE, "expected")
+    os.makedirs(out, exist_ok=True)
+    for old in os.listdir(out):
+        os.remove(os.path.join(out, old))
+    for name, rows in outputs.items():
+        with open(os.path.join(out, name + ".csv"), "w", encoding="utf-8", newline="") as f:
+            for row in sorted(rows):
+                f.write("\t".join(fmt(v) for v in row) + "\n")
+    if printsizes:
+        with open(os.path.join(out, "stdout.txt"), "w", encoding="utf-8", newline="") as f:
+            for name, n in printsizes:
+                f.write(f"{name}\t{n}\n")
+
+
+# ---------------------------------------------------------------- method 1
+def compute_python(edge):
+    nodes = sorted({v for e in edge for v in e})
+    triangle = set()
+    for x, y, z in itertools.permutations(nodes, 3):
+        if (x, y) in edge and (y, z) in edge and (z, x) in edge and x == min(x, y, z):
+            triangle.add((x, y, z))
+    in_triangle = {v for t in triangle for v in t}
+    lonely = {(x,) for (x, _) in edge if x not in in_triangle}
+    return triangle, in_triangle, lonely
+
+
+# ---------------------------------------------------------------- method 2
+def compute_duckdb(edge):
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE edge(x INTEGER, y INTEGER)")
+    con.executemany("INSERT INTO edge VALUES (?, ?)", sorted(edge))
+    triangle = set(con.execute(
+        """SELECT DISTINCT a.x, b.x, c.x FROM edge a
+           JOIN edge b ON a.y = b.x
+           JOIN edge c ON b.y = c.x AND c.y = a.x
+           WHERE a.x < b.x AND a.x < c.x"""
+    ).fetchall())
+    count = con.execute(
+        """SELECT count(*) FROM edge a JOIN edge b ON a.y = b.x
+           JOIN edge c ON b.y = c.x AND c.y = a.x"""
+    ).fetchone()[0]
+    # every directed triangle appears once per rotation in the unconstrained join
+    assert count == 3 * len(triangle)
+    return triangle
+
+
+def main():
+    edge = read_facts("edge", "nn")
+    triangle, in_triangle, lonely = compute_python(edge)
+    assert triangle == compute_duckdb(edge), "python and duckdb disagree"
+    write_outputs(
+        {"triangle": triangle, "triangle_count": {(len(triangle),)}, "lonely": lonely},
+        printsizes=[("edge", len(edge)), ("triangle", len(triangle)),
+                    ("in_triangle", len(in_triangle))],
+    )
+    print(f"edge {len(edge)}, triangle {len(triangle)}, in_triangle {len(in_triangle)}, "
+          f"lonely {len(lonely)}")
+
+
+if __name__ == "__main__":
+    main()
