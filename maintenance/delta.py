@@ -1,0 +1,51 @@
+"""Delta: what a transaction changed, per relation.
+
+A :class:`Change` holds the tuples a relation gained (``inserted``) and lost
+(``erased``); the two sets are disjoint and a tuple is never both. A
+:class:`Delta` maps relation names to their changes; relations that did not
+change are absent. ``pending_changes`` turns a transaction's ordered requests
+into a delta against the current contents: inserting a present tuple or
+retracting an absent one is a no-op, and for the same tuple the last request
+wins.
+
+>>> from datalog.relation import Relation
+>>> db = {"e": Relation("e", 1, [(1,), (2,)])}
+>>> pending = {"e": {(1,): -1, (3,): +1, (2,): +1}}
+>>> pending_changes(pending, db)
+{'e': Change(inserted={(3,)}, erased={(1,)})}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Change:
+    inserted: set = field(default_factory=set)
+    erased: set = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.inserted or self.erased)
+
+    def negated(self) -> "Change":
+        return Change(set(self.erased), set(self.inserted))
+
+
+Delta = dict   # relation name -> Change
+
+
+def pending_changes(pending: dict[str, dict[tuple, int]], db) -> Delta:
+    """The delta of requests ``{relation: {row: +1 | -1}}`` (last request per row) against ``db``."""
+    delta: Delta = {}
+    for name, requests in pending.items():
+        tuples = db[name].tuples
+        change = Change({row for row, sign in requests.items() if sign > 0 and row not in tuples},
+                        {row for row, sign in requests.items() if sign < 0 and row in tuples})
+        if change:
+            delta[name] = change
+    return delta
+
+
+def diff(old: set, new: set) -> Change:
+    return Change(new - old, old - new)

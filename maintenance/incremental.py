@@ -1,0 +1,240 @@
+"""IncrementalMaintainer: the paper's maintenance, stratum by stratum.
+
+On the first commit every non-recursive rule is evaluated once by the
+recording triejoin (:class:`RuleMaintainer`), which fills the sensitivity
+indices and the support counts of the heads. Then, for each transaction:
+
+  1. each changed relation is updated by tree surgery (:mod:`maintenance.surgery`);
+     its surgeries are matched against the sensitivity indices at once
+     (:class:`Registry`), queueing regions on the rules that read it;
+  2. strata run in order: a non-recursive rule revisits its merged regions --
+     old leaves out, fresh evaluation in -- and the head's support counts take
+     the difference (§2.2: a tuple is in the relation while its count is > 0);
+     a rule with an aggregate is evaluated again whole when one of its
+     relations changed (see README: partial); a recursive stratum is
+     maintained by DRed (:mod:`maintenance.dred`);
+  3. each IDB relation's change is applied by tree surgery in turn, so later
+     strata see it. A change to a negated relation needs no sign flip here:
+     revisiting a region compares the old trace with the new relations.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from datalog import ast
+from datalog.evaluate import run_plan
+from datalog.strata import dependencies
+from maintenance.aggregate import AggregateView, Unsupported
+from maintenance.change_oracle import Registry, merge
+from maintenance.delta import Change, Delta
+from maintenance.rule import RuleMaintainer
+from maintenance.surgery import apply_change
+
+
+class IncrementalMaintainer:
+    def __init__(self, engine, drop_prefix: bool = True):
+        """``drop_prefix=False`` keeps the sensitivity indices the paper drops (for tests)."""
+        self.engine, self.drop_prefix = engine, drop_prefix
+        self.registry = Registry()
+        self.support: dict[str, Counter] = {name: Counter() for name in engine.idb}
+        self.rules: dict[int, object] = {}            # id(clause) -> RuleMaintainer | WholeRule
+        self.pending: dict[object, list] = {}         # rule -> regions queued by the oracle
+        self.changed: set[str] = set()
+        self.views: list[AggregateView] = []
+        for clause in engine.checked.clauses:
+            if not clause.body:
+                if clause.head.relation in self.support:
+                    self.support[clause.head.relation][self._fact(clause)] += 1
+        for stratum in engine.checked.strata:
+            if stratum.recursive:
+                continue
+            for clause in stratum.clauses:
+                if clause.body:
+                    self.rules[id(clause)] = self._build(clause)
+
+    def _fact(self, clause) -> tuple:
+        engine = self.engine
+        from datalog.expressions import compile_term
+        name = clause.head.relation
+        row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
+        return engine._typed(name, row, clause.head.span)
+
+    def _build(self, clause):
+        engine, plan = self.engine, self.engine.plans[id(clause)]
+        try:
+            views = {id(p): self._view(p, clause) for p in plan.placed if _has_aggregate(p)}
+        except Unsupported:
+            rule = WholeRule(clause, plan, engine.db)
+            rule.evaluate(Counter())
+            self.support[clause.head.relation].update(rule.derived)
+            return rule
+        overrides = {key: (view.check(p, plan), view.probe(plan))
+                     for p in plan.placed if (key := id(p)) in views for view in [views[key]]}
+        rule = RuleMaintainer(clause, plan, engine.db, self.registry, self.drop_prefix, overrides)
+        rule.views = list(views.values())
+        out = Counter()
+        rule.evaluate(rule.root, None, None, out)
+        self.support[clause.head.relation].update(out)
+        return rule
+
+    def _view(self, placed, clause) -> AggregateView:
+        literal = placed.literal
+        agg = literal.left if isinstance(literal.left, ast.Aggregate) else literal.right
+        name = f"{agg.kind}@{clause.head.relation}#{len(self.views)}"
+        view = AggregateView(agg, clause, self.engine.schema, self.engine.db, self.registry,
+                             self.drop_prefix, name)
+        self.views.append(view)
+        return view
+
+    # ------------------------------------------------------------ a transaction
+    def apply(self, delta: Delta, journal) -> Delta:
+        self.registry.journal = journal
+        self.pending, self.changed = {}, set()
+        for rule in self.rules.values():
+            for one in [rule] + [view.rule for view in getattr(rule, "views", ())]:
+                one.operations, one.regions, one.skipped, one.visited = 0, 0, True, []
+        try:
+            out: Delta = {}
+            for name, change in delta.items():
+                self._apply_change(name, change, journal, out)
+            for stratum in self.engine.checked.strata:
+                self._maintain(stratum, journal, out)
+            return out
+        finally:
+            self.registry.journal = None
+
+    def _apply_change(self, name: str, change: Change, journal, out: Delta) -> None:
+        surgeries = apply_change(self.engine.db[name], change, journal)
+        out[name] = change
+        self.changed.add(name)
+        for rule, regions in self.registry.match(name, surgeries).items():
+            self.pending.setdefault(rule, []).extend(regions)
+
+    def _maintain(self, stratum, journal, out: Delta) -> None:
+        clauses = [c for c in stratum.clauses if c.body]
+        if not clauses:
+            return
+        if stratum.recursive:
+            self._maintain_recursive(stratum, journal, out)
+            return
+        counts: dict[str, Counter] = {}
+        for clause in clauses:
+            rule = self.rules[id(clause)]
+            change = counts.setdefault(clause.head.relation, Counter())
+            if isinstance(rule, WholeRule):
+                if rule.reads & self.changed:
+                    rule.skipped = False
+                    rule.evaluate(change, journal)
+                continue
+            for view in rule.views:
+                self._update_view(view, journal)
+            regions = self.pending.pop(rule, None)
+            if regions:
+                rule.skipped = False
+                self._revisit(rule, regions, change)
+        for name, change in counts.items():
+            self._settle(name, change, journal, out)
+
+    def _revisit(self, rule: RuleMaintainer, regions: list, change: Counter) -> None:
+        """deltaF :- (Body ... Body')(region), ChangeOracle(region): old leaves out, new ones in."""
+        for node, lo, hi in merge(regions):
+            if not node.alive:
+                continue                      # inside a region revisited already
+            rule.regions += 1
+            rule.visited.append((tuple(node.path()), lo, hi))
+            old, new = Counter(), Counter()
+            rule.drop(node, lo, hi, old)
+            rule.evaluate(node, lo, hi, new)
+            change.update(new)
+            change.subtract(old)
+
+    def _update_view(self, view: AggregateView, journal) -> None:
+        """The aggregate body's regions first; groups whose value changed are surgeries on the view."""
+        regions = self.pending.pop(view.rule, None)
+        if not regions:
+            return
+        view.rule.skipped = False
+        contributions = Counter()
+        self._revisit(view.rule, regions, contributions)
+        groups = view.fold(contributions, journal)
+        for rule, more in self.registry.match(view.name, view.surgeries(groups)).items():
+            self.pending.setdefault(rule, []).extend(more)
+
+    def _settle(self, name: str, change: Counter, journal, out: Delta) -> None:
+        """Support counts take the change; tuples whose count leaves or reaches 0 change the relation."""
+        support, result = self.support[name], Change()
+        for row, diff in change.items():
+            if diff == 0:
+                continue
+            before = support.get(row, 0)
+            after = before + diff
+            journal.set_item(support, row, after or None)
+            if before == 0 and after > 0:
+                result.inserted.add(row)
+            elif before > 0 and after == 0:
+                result.erased.add(row)
+            elif after < 0:
+                raise AssertionError(f"negative support count for {name}{row}")
+        if result:
+            self._apply_change(name, result, journal, out)
+
+    def _maintain_recursive(self, stratum, journal, out: Delta) -> None:
+        from maintenance.dred import maintain_recursive
+        lower = {name: out[name] for name in out}
+        if not any(rel in self.changed for c in stratum.clauses for rel, _, _ in dependencies(c)):
+            return
+        result = maintain_recursive(self.engine, stratum, lower, journal)
+        for name, change in result.items():
+            if change:
+                relation = self.engine.db[name]
+                relation.erase(change.inserted)          # back to the old contents, unjournaled:
+                relation.insert(change.erased)           # apply_change redoes it, with surgeries
+                self._apply_change(name, change, journal, out)
+
+    # ------------------------------------------------------------ observability
+    def stats(self) -> dict:
+        out = {}
+        for clause in self.engine.checked.clauses:
+            rule = self.rules.get(id(clause))
+            if rule is None:
+                continue
+            parts = [rule] + [view.rule for view in getattr(rule, "views", ())]
+            out[str(clause)] = {"operations": sum(p.operations for p in parts),
+                                "sensitivity_intervals": sum(p.intervals for p in parts),
+                                "regions": sum(p.regions for p in parts),
+                                "skipped": all(p.skipped for p in parts),
+                                "strategy": "whole rule" if isinstance(rule, WholeRule) else "oracle"}
+        return out
+
+
+class WholeRule:
+    """A rule with an aggregate: evaluated again in full when a relation it reads changed."""
+
+    def __init__(self, clause, plan, db):
+        self.clause, self.plan, self.db = clause, plan, db
+        self.reads = {rel for rel, _, _ in dependencies(clause)}
+        self.derived: Counter = Counter()
+        self.operations = self.regions = self.intervals = 0
+        self.visited: list = []
+        self.skipped = False
+
+    def evaluate(self, change: Counter, journal=None) -> None:
+        new = set()
+        run_plan(self.plan, self.db, lambda b: new.add(self.plan.head(b)))
+        derived = Counter(dict.fromkeys(new, 1))
+        self.operations += len(new)
+        self.regions += 1
+        change.update(derived)
+        change.subtract(self.derived)
+        if journal is not None:
+            old = self.derived
+            journal.record(lambda: setattr(self, "derived", old))
+        self.derived = derived
+
+
+def _has_aggregate(placed) -> bool:
+    literal = placed.literal
+    if not isinstance(literal, ast.Comparison):
+        return False
+    return isinstance(literal.left, ast.Aggregate) or isinstance(literal.right, ast.Aggregate)

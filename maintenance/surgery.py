@@ -1,0 +1,82 @@
+"""Tree surgery (§4.2.1): a relation's change as branch inserts and erases on each trie index.
+
+``apply_change`` erases, then inserts, the changed tuples of a Relation and of
+every trie index it has, and returns for each index order the surgeries:
+``(level, alpha, key)`` meaning the branch ``alpha + (key,)`` (in that order's
+columns) was created or removed. Sorted key lists that are already built are
+kept sorted by bisection, so a small change costs O(|change| * arity * log n),
+not a re-sort. Undo goes to the journal.
+
+The paper's example, A(x, y, z) from version 1 to version 2:
+
+>>> from datalog.relation import Relation
+>>> from maintenance.delta import Change
+>>> from maintenance.journal import Journal
+>>> a = Relation("A", 3, [(0,30,80), (0,30,81), (1,35,60), (1,35,61), (3,40,90), (3,50,91), (3,50,92)])
+>>> _ = a.index((0, 1, 2))
+>>> ops = apply_change(a, Change({(4, 60, 71)}, {(0, 30, 81), (3, 40, 90), (3, 50, 92)}), Journal())
+>>> for level, alpha, key in ops[(0, 1, 2)]: print("-".join(map(str, alpha + (key,))))
+0-30-81
+3-40-90
+3-40
+3-50-92
+4
+4-60
+4-60-71
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+
+Surgery = tuple   # (level, alpha, key)
+
+
+def apply_change(relation, change, journal) -> dict[tuple, list[Surgery]]:
+    surgeries = {order: [] for order in relation.indexes}
+    gone = [row for row in sorted(change.erased) if row in relation.tuples]
+    new = [row for row in sorted(change.inserted) if row not in relation.tuples]
+    for row in gone:
+        relation.tuples.discard(row)
+    relation.tuples.update(new)
+    for order, root in relation.indexes.items():
+        out = surgeries[order]
+        for row in gone:
+            _erase(root, tuple(row[i] for i in order), out)
+        for row in new:
+            _insert(root, tuple(row[i] for i in order), out)
+    if relation.arity == 0 and (gone or new):
+        surgeries[()] = [(0, (), ())]
+    journal.record(lambda: (relation.erase(new), relation.insert(gone)))
+    return surgeries
+
+
+def _insert(root, row: tuple, out: list) -> None:
+    node = root
+    for level, key in enumerate(row):
+        children = node.children
+        if key not in children:
+            children[key] = None if level == len(row) - 1 else _new_node(node)
+            if node._keys is not None:
+                insort(node._keys, key)
+            out.append((level, row[:level], key))
+        node = children[key]
+
+
+def _erase(root, row: tuple, out: list) -> None:
+    path, node = [], root
+    for key in row:
+        path.append(node)
+        node = node.children[key]
+    for level in range(len(row) - 1, -1, -1):             # prune upwards while a node empties
+        node, key = path[level], row[level]
+        del node.children[key]
+        if node._keys is not None:
+            del node._keys[bisect_left(node._keys, key)]
+        out.append((level, row[:level], key))
+        if node.children:
+            break
+
+
+def _new_node(parent):
+    return type(parent)()
