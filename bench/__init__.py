@@ -1,0 +1,1 @@
+"""Benchmark harness: `python -m bench <suite>` (see bench/__main__.py)."""
