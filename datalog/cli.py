@@ -264,7 +264,8 @@ def _stats_table(stats: dict) -> str:
     keys = list(dict.fromkeys(key for values in rows.values() for key in values))
     cells = [[_cell(values.get(key, "")) for key in keys] for values in rows.values()]
     widths = [max([len(key)] + [len(row[i]) for row in cells]) for i, key in enumerate(keys)]
-    numeric = [all(_is_number(values.get(key)) for values in rows.values() if key in values) for key in keys]
+    numeric = [all(_is_number(values.get(key)) for values in rows.values() if values.get(key) is not None)
+               for key in keys]
 
     def line(texts, rule):
         parts = [text.rjust(w) if num else text.ljust(w) for text, w, num in zip(texts, widths, numeric)]
@@ -274,6 +275,8 @@ def _stats_table(stats: dict) -> str:
 
 
 def _cell(value) -> str:
+    if value is None:
+        return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

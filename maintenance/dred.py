@@ -71,21 +71,23 @@ _VARIANTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # engine 
 Rows = dict[str, set]
 
 
-def maintain_recursive(engine, stratum: Stratum, delta: Delta, journal) -> Delta:
+def maintain_recursive(engine, stratum: Stratum, delta: Delta, journal, tally: Tally | None = None) -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (changes of lower strata,
-    already in ``engine.db``); return the Change of each stratum relation that changed."""
+    already in ``engine.db``); return the Change of each stratum relation that changed.
+    ``tally`` (if given) counts, per clause, the delta rules evaluated and the heads they derived."""
+    tally = tally if tally is not None else Tally()
     clauses = [c for c in stratum.clauses if c.body]
     lower = {name: change for name, change in delta.items()
              if change and name in _lower_reads(clauses, stratum)}
     if not lower:
         return {}
-    overdeleted = _overdelete(engine, stratum, clauses, lower, journal)
+    overdeleted = _overdelete(engine, stratum, clauses, lower, journal, tally)
     for name, rows in overdeleted.items():
         journal.erase(engine.db[name], rows)
-    rederived = _rederive(engine, clauses, overdeleted)
+    rederived = _rederive(engine, clauses, overdeleted, tally)
     for name, rows in rederived.items():
         journal.insert(engine.db[name], rows)
-    inserted = _insert(engine, clauses, lower, rederived, journal)
+    inserted = _insert(engine, clauses, lower, rederived, journal, tally)
     return _changes(stratum, overdeleted, inserted)
 
 
@@ -103,18 +105,31 @@ def _changes(stratum: Stratum, overdeleted: Rows, inserted: Rows) -> Delta:
     return out
 
 
+class Tally:
+    """Per clause (by id): delta rules evaluated and head tuples they derived, for stats()."""
+
+    def __init__(self):
+        self.rules: dict[int, int] = {}
+        self.derived: dict[int, int] = {}
+
+    def count(self, clause: Clause, rows) -> None:
+        key = id(clause)
+        self.rules[key] = self.rules.get(key, 0) + 1
+        self.derived[key] = self.derived.get(key, 0) + len(rows)
+
+
 # ---------------------------------------------------------------- 1. overdelete
 
-def _overdelete(engine, stratum: Stratum, clauses, lower: Delta, journal) -> Rows:
+def _overdelete(engine, stratum: Stratum, clauses, lower: Delta, journal, tally) -> Rows:
     """∇ of every stratum relation, evaluated in the old state of the lower relations."""
     _revert(engine, lower, journal)
     erased, gained = _delta_relations(lower, "erased"), _delta_relations(lower, "inserted")
     keep = _facts(engine, stratum)
     total: Rows = {name: set() for name in stratum.relations}
-    recent = _fresh(engine, _fire(engine, clauses, erased, gained, set(lower)), total, keep)
+    recent = _fresh(engine, _fire(engine, clauses, tally, erased, gained, set(lower)), total, keep)
     while any(recent.values()):
         # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
-        recent = _fresh(engine, _fire(engine, clauses, _as_relations(recent)), total, keep)
+        recent = _fresh(engine, _fire(engine, clauses, tally, _as_relations(recent)), total, keep)
     _restore(engine, lower, journal)
     return {name: rows for name, rows in total.items() if rows}
 
@@ -155,7 +170,7 @@ def _facts(engine, stratum: Stratum) -> Rows:
 
 # ---------------------------------------------------------------- 3. rederive
 
-def _rederive(engine, clauses, overdeleted: Rows) -> Rows:
+def _rederive(engine, clauses, overdeleted: Rows, tally) -> Rows:
     """R(H) :- ∇H, A1, ..., An, !N, C.  (the new state; ∇H leads the variable order)"""
     candidates = {name: Relation(DELTA, len(next(iter(rows))), rows) for name, rows in overdeleted.items()}
     out: Rows = {}
@@ -163,6 +178,7 @@ def _rederive(engine, clauses, overdeleted: Rows) -> Rows:
         name = clause.head.relation
         if name in candidates:
             rows = _evaluate(engine, _rederive_plan(engine, clause), overlay=candidates[name])
+            tally.count(clause, rows)
             out.setdefault(name, set()).update(rows & overdeleted[name])
     return {name: rows for name, rows in out.items() if rows}
 
@@ -187,16 +203,16 @@ def _rederive_plan(engine, clause: Clause) -> RulePlan:
 
 # ---------------------------------------------------------------- 4. insert
 
-def _insert(engine, clauses, lower: Delta, rederived: Rows, journal) -> Rows:
+def _insert(engine, clauses, lower: Delta, rederived: Rows, journal, tally) -> Rows:
     """Semi-naive from the rederived tuples and the seeds; returns every tuple added (R too)."""
     inserted, gained = _delta_relations(lower, "inserted"), _delta_relations(lower, "erased")
     added: Rows = {name: set(rows) for name, rows in rederived.items()}
-    recent = _add(engine, _fire(engine, clauses, inserted, gained, set(lower)), added, journal)
+    recent = _add(engine, _fire(engine, clauses, tally, inserted, gained, set(lower)), added, journal)
     for name, rows in rederived.items():
         recent.setdefault(name, set()).update(rows)
     while any(recent.values()):
         # ΔH :- A1, ..., δAi, ..., An, !N, C.
-        recent = _add(engine, _fire(engine, clauses, _as_relations(recent)), added, journal)
+        recent = _add(engine, _fire(engine, clauses, tally, _as_relations(recent)), added, journal)
     return added
 
 
@@ -212,7 +228,7 @@ def _add(engine, found: Rows, added: Rows, journal) -> Rows:
 
 # ---------------------------------------------------------------- delta rules
 
-def _fire(engine, clauses, positive: dict[str, Relation], negated: dict[str, Relation] | None = None,
+def _fire(engine, clauses, tally, positive: dict[str, Relation], negated: dict[str, Relation] | None = None,
           aggregated: set[str] = frozenset()) -> Rows:
     """Heads of every delta rule of ``clauses``: a positive atom of relation r reads
     ``positive[r]``; a negation !r(..) is joined with ``negated[r]``; a clause aggregating a
@@ -221,7 +237,9 @@ def _fire(engine, clauses, positive: dict[str, Relation], negated: dict[str, Rel
     for clause in clauses:
         target = out.setdefault(clause.head.relation, set())
         for plan, sources, overlay in _delta_rules(engine, clause, positive, negated or {}, aggregated):
-            target |= _evaluate(engine, plan, sources, overlay)
+            rows = _evaluate(engine, plan, sources, overlay)
+            tally.count(clause, rows)
+            target |= rows
     return out
 
 

@@ -28,6 +28,7 @@ from datalog.strata import dependencies
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
+from maintenance.dred import Tally, maintain_recursive
 from maintenance.rule import RuleMaintainer
 from maintenance.surgery import apply_change
 
@@ -42,6 +43,8 @@ class IncrementalMaintainer:
         self.pending: dict[object, list] = {}         # rule -> regions queued by the oracle
         self.changed: set[str] = set()
         self.views: list[AggregateView] = []
+        self.tally = Tally()                          # DRed's counts in the last transaction
+        self.reached: set[int] = set()                # ids of recursive strata DRed ran on
         for clause in engine.checked.clauses:
             if not clause.body:
                 if clause.head.relation in self.support:
@@ -91,6 +94,7 @@ class IncrementalMaintainer:
     def apply(self, delta: Delta, journal) -> Delta:
         self.registry.journal = journal
         self.pending, self.changed = {}, set()
+        self.tally, self.reached = Tally(), set()
         for rule in self.rules.values():
             for one in [rule] + [view.rule for view in getattr(rule, "views", ())]:
                 one.operations, one.regions, one.skipped, one.visited = 0, 0, True, []
@@ -180,11 +184,11 @@ class IncrementalMaintainer:
             self._apply_change(name, result, journal, out)
 
     def _maintain_recursive(self, stratum, journal, out: Delta) -> None:
-        from maintenance.dred import maintain_recursive
         lower = {name: out[name] for name in out}
         if not any(rel in self.changed for c in stratum.clauses for rel, _, _ in dependencies(c)):
             return
-        result = maintain_recursive(self.engine, stratum, lower, journal)
+        self.reached.add(id(stratum))
+        result = maintain_recursive(self.engine, stratum, lower, journal, self.tally)
         for name, change in result.items():
             if change:
                 relation = self.engine.db[name]
@@ -195,17 +199,31 @@ class IncrementalMaintainer:
     # ------------------------------------------------------------ observability
     def stats(self) -> dict:
         out = {}
+        recursive = {id(c): stratum for stratum in self.engine.checked.strata if stratum.recursive
+                     for c in stratum.clauses}
         for clause in self.engine.checked.clauses:
+            if id(clause) in recursive and clause.body:
+                out[str(clause)] = self._dred_stats(clause, recursive[id(clause)])
+                continue
             rule = self.rules.get(id(clause))
             if rule is None:
                 continue
             parts = [rule] + [view.rule for view in getattr(rule, "views", ())]
-            out[str(clause)] = {"operations": sum(p.operations for p in parts),
+            out[str(clause)] = {"strategy": "whole rule" if isinstance(rule, WholeRule) else "oracle",
+                                "skipped": all(p.skipped for p in parts),
+                                "operations": sum(p.operations for p in parts),
                                 "sensitivity_intervals": sum(p.intervals for p in parts),
                                 "regions": sum(p.regions for p in parts),
-                                "skipped": all(p.skipped for p in parts),
-                                "strategy": "whole rule" if isinstance(rule, WholeRule) else "oracle"}
+                                "delta_rules": None, "derived": None}
         return out
+
+    def _dred_stats(self, clause, stratum) -> dict:
+        """A clause of a recursive stratum: DRed's delta rules, each a whole triejoin over a
+        delta relation; no sensitivity index, so no iterator operations or regions to report."""
+        key = id(clause)
+        return {"strategy": "DRed", "skipped": id(stratum) not in self.reached,
+                "operations": None, "sensitivity_intervals": None, "regions": None,
+                "delta_rules": self.tally.rules.get(key, 0), "derived": self.tally.derived.get(key, 0)}
 
 
 class WholeRule:

@@ -178,3 +178,54 @@ def test_python_exception_mid_maintenance_rolls_back(monkeypatch):
     with pytest.raises(RuntimeError):
         engine.commit(inserts={"e": [(3, 9), (7, 7)]}, retracts={"e": [(4, 1)]})
     assert snapshot(engine) == before
+
+
+# ---------------------------------------------------------------- observability
+
+STATS_PROGRAM = """
+.decl a(x: number, y: number)
+.decl b(x: number)
+.decl e(x: number, y: number)
+.decl pa(x: number, y: number)
+.decl pb(x: number)
+.decl path(x: number, y: number)
+pa(x, z) :- a(x, y), a(y, z).
+pb(x) :- b(x), !a(x, _).
+path(x, y) :- e(x, y).
+path(x, z) :- path(x, y), e(y, z).
+"""
+
+
+def _stats_engine() -> Engine:
+    engine = Engine.from_source(STATS_PROGRAM)
+    engine.insert("a", [(1, 2), (2, 3), (5, 6)])
+    engine.insert("b", [(1,), (4,)])
+    engine.insert("e", [(1, 2), (2, 3)])
+    engine.run()
+    return engine
+
+
+def test_stats_report_skipped_rules_and_work_per_rule():
+    engine = _stats_engine()
+    engine.commit(inserts={"b": [(7,)]})
+    stats = {rule.split(" :- ")[0]: values for rule, values in engine.stats().items()}
+    assert stats["pa(x, z)"]["skipped"] and stats["pa(x, z)"]["operations"] == 0
+    assert not stats["pb(x)"]["skipped"]
+    assert stats["pb(x)"]["operations"] > 0 and stats["pb(x)"]["regions"] >= 1
+    assert stats["pa(x, z)"]["sensitivity_intervals"] > 0          # recorded at the first commit
+    assert all(v["skipped"] and v["strategy"] == "DRed" and v["derived"] == 0
+               for k, v in stats.items() if k.startswith("path"))
+    assert engine.rows("pb") == [(4,), (7,)]
+
+
+def test_stats_of_dred_count_delta_rules_and_derived_heads():
+    engine = _stats_engine()
+    engine.commit(inserts={"e": [(3, 4)]})
+    stats = {rule: values for rule, values in engine.stats().items()}
+    base, step = stats["path(x, y) :- e(x, y)."], stats["path(x, z) :- path(x, y), e(y, z)."]
+    assert not base["skipped"] and not step["skipped"]
+    assert base["derived"] == 1                                  # path(3, 4) from the new edge
+    # step: path(2,4) and path(1,4) come from the new edge and then from new path tuples
+    assert step["derived"] >= 2 and step["delta_rules"] >= 2
+    assert sorted(engine.rows("path")) == [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+    assert all(v["skipped"] for k, v in stats.items() if k.startswith(("pa(", "pb(")))
