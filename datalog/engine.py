@@ -11,6 +11,13 @@
 [(1, 2), (1, 3), (2, 3)]
 >>> e.query("path(1, X)")
 [(1, 2), (1, 3)]
+>>> with e.transaction() as tx:
+...     tx.insert("edge", [(3, 4)])
+...     tx.retract("edge", [(1, 2)])
+>>> sorted(tx.delta["path"].inserted), sorted(tx.delta["path"].erased)
+([(2, 4), (3, 4)], [(1, 2), (1, 3)])
+>>> sorted(e.commit(inserts={"edge": [(1, 2)]})["path"].inserted)
+[(1, 2), (1, 3), (1, 4)]
 """
 
 from __future__ import annotations
