@@ -132,7 +132,14 @@ def format_value(value) -> str:
 
 
 def format_rows(rows, delimiter: str = "\t") -> str:
-    return "".join(delimiter.join(map(format_value, row)) + "\n" for row in rows)
+    """Rows as text lines. A column holds one type (floats are converted on insert), so a
+    relation whose first row has no float has none: its values print with plain ``str``."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    if not rows:
+        return ""
+    fmt = format_value if any(isinstance(v, float) for v in rows[0]) else str
+    join = delimiter.join
+    return "".join([join(map(fmt, row)) + "\n" for row in rows])
 
 
 def write_output(directive: ast.Directive, rows, out_dir: str | None) -> None:
