@@ -1,0 +1,71 @@
+"""Algorithm 1 (Idris et al., §5): enumerate Q(db) from a (T, N)-representation.
+
+ENUM(n, t): at a frontier node of N yield (t, rho[n](t)); otherwise, for each child c,
+iterate the compatible tuples ``rho[c] ⋈_pred(n->c) t`` through the index P_c and
+combine the children's enumerations.  Every tuple visited leads to an output
+(Lemma 6), so with one inequality per node the delay is constant (Prop. 5, Theorem 2).
+
+Delta enumeration (§7, push mode): the same walk with Δ_n instead of rho[n] on the
+nodes the update changed (the path from the updated atom to the root); each Δ_n
+gets a fresh index shaped like P_n.
+"""
+
+from __future__ import annotations
+
+
+def enumerate_full(reduct):
+    """(tuple over reduct.output_vars, multiplicity) for every tuple of Q(db)."""
+    root = reduct.gjt.root
+    return _enumerate(reduct, reduct.rho[root.id], lambda c: reduct.P[c.id])
+
+
+def index_deltas(reduct, deltas: dict[int, dict]) -> dict:
+    """Index each Δ_c of a node c ∈ N like P_c, as part of the update (so ΔQ keeps the delay)."""
+    probes = {}
+    for c in reduct.nodes:
+        if c.id in deltas and c.parent is not None and reduct.gjt.in_connex(c):
+            p = c.parent
+            probes[c.id] = reduct.probe(c, p.varset, c.pred_in, p.vars, gmr=deltas[c.id])
+    return probes
+
+
+def enumerate_delta_pass(reduct, deltas: dict[int, dict], probes: dict):
+    """ΔQ for one pass of Algorithm 2 that changed one atom with one sign (Δ_n per node, indexed)."""
+    root = reduct.gjt.root
+    return _enumerate(reduct, deltas.get(root.id, {}), lambda c: probes.get(c.id) or reduct.P[c.id])
+
+
+def enumerate_last_delta(reduct):
+    """ΔQ of the last update: lazily for one pass, from the materialized sum otherwise."""
+    if reduct.last is None:
+        raise RuntimeError("no delta to enumerate: the T-reduct was built with track_delta=False")
+    kind, value = reduct.last
+    if kind == "pass":
+        return enumerate_delta_pass(reduct, *value)
+    return iter(value.items())
+
+
+def _enumerate(reduct, root_gmr: dict, probe_of):
+    frontier = {n.id for n in reduct.gjt.frontier()}
+    out = reduct.output_vars
+
+    def enum(n, t, mult):                                        # ENUM(n, t, rho)
+        if n.id in frontier:                                     # line 4
+            yield dict(zip(n.vars, t)), mult
+        elif len(n.children) == 1:                               # lines 5-6
+            c = n.children[0]
+            for s, mu in probe_of(c).compatible(t):
+                yield from enum(c, s, mu)
+        else:                                                    # lines 7-12
+            c1, c2 = n.children
+            for t1, mu1 in probe_of(c1).compatible(t):
+                for t2, mu2 in probe_of(c2).compatible(t):
+                    for s1, mu in enum(c1, t1, mu1):
+                        for s2, nu in enum(c2, t2, mu2):
+                            yield {**s1, **s2}, mu * nu
+
+    root = reduct.gjt.root
+    for t, mult in list(root_gmr.items()):                      # lines 1-2
+        reduct.stats.touched += 1
+        for binding, mu in enum(root, t, mult):
+            yield tuple(binding[v] for v in out), mu

@@ -1,0 +1,225 @@
+"""IEDyn indexes on a GMR (Idris et al., §5 Definition 7 and "IEDyn"; §4 Fig. 7).
+
+A :class:`GroupIndex` groups the tuples of ``rho[n]`` by the *group variables*
+(a hash table: ``y*`` in Fig. 7) and keeps each group sorted lexicographically
+on the *sort variables* (the node's variables mentioned by the predicates).
+A group is a ``SortedDict`` from sort key to a :class:`Bucket` (tuple -> multiplicity).
+
+A :class:`Probe` answers ``rho[n] ⋈_θ t`` for a tuple ``t`` of another node:
+it turns every predicate with one unknown variable into a bound on a sort level
+and scans (Theorem 2's scan from the extreme end when the node carries one
+inequality; binary searches per level otherwise - Theorem 1's logarithmic delay).
+Predicates it cannot turn into bounds are checked on each candidate (residual).
+
+Instrumentation: ``stats.touched`` counts keys and tuples looked at, ``stats.bisects``
+counts binary searches; the constant-delay test reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sortedcontainers import SortedDict
+
+from .query import FLIP, OPS, Predicate, shift
+
+
+class _Top:
+    """Greater than every value: ``prefix + (TOP,)`` sorts after every key with that prefix."""
+
+    def __lt__(self, other): return False
+    def __le__(self, other): return other is self
+    def __gt__(self, other): return other is not self
+    def __ge__(self, other): return True
+
+
+TOP = _Top()
+
+
+@dataclass
+class Stats:
+    touched: int = 0
+    bisects: int = 0
+
+
+class Bucket(dict):
+    """The tuples of one sort key, with their multiplicities and their sum ``total``."""
+
+    total: int = 0
+
+
+class GroupIndex:
+    """rho[n] by (group vars, sort vars): dict group key -> SortedDict(sort key -> Bucket)."""
+
+    def __init__(self, node_vars, group_vars, sort_vars, stats: Stats):
+        position = {v: i for i, v in enumerate(node_vars)}
+        self.group_vars, self.sort_vars = tuple(group_vars), tuple(sort_vars)
+        self.group_at = tuple(position[v] for v in self.group_vars)
+        self.sort_at = tuple(position[v] for v in self.sort_vars)
+        self.groups: dict[tuple, SortedDict] = {}
+        self.stats = stats
+
+    def add(self, t: tuple, d: int) -> None:
+        """rho[n](t) += d, dropping zero multiplicities, empty buckets and empty groups."""
+        g = tuple(t[i] for i in self.group_at)
+        s = tuple(t[i] for i in self.sort_at)
+        group = self.groups.get(g)
+        if group is None:
+            group = self.groups[g] = SortedDict()
+        bucket = group.get(s)
+        if bucket is None:
+            bucket = group[s] = Bucket()
+        m = bucket.get(t, 0) + d
+        if m:
+            bucket[t] = m
+        else:
+            del bucket[t]
+        bucket.total += d
+        if not bucket:
+            del group[s]
+            if not group:
+                del self.groups[g]
+
+    def group(self, key: tuple) -> SortedDict | None:
+        return self.groups.get(key)
+
+
+@dataclass
+class Level:
+    """Bounds on one sort variable: lo/hi (None = open) with strictness, and excluded values."""
+
+    lo: object = None
+    lo_strict: bool = False
+    hi: object = None
+    hi_strict: bool = False
+    excluded: tuple = ()
+
+    def tighten(self, op: str, value) -> None:
+        if op in ("=", ">", ">=") and (self.lo is None or value > self.lo or (value == self.lo and op == ">")):
+            self.lo, self.lo_strict = value, op == ">"
+        if op in ("=", "<", "<=") and (self.hi is None or value < self.hi or (value == self.hi and op == "<")):
+            self.hi, self.hi_strict = value, op == "<"
+        if op == "!=":
+            self.excluded += (value,)
+
+    def verdict(self, v) -> str | None:
+        """None if v is inside, else 'below', 'above' or 'excluded'."""
+        if self.lo is not None and (v < self.lo or (self.lo_strict and v == self.lo)):
+            return "below"
+        if self.hi is not None and (v > self.hi or (self.hi_strict and v == self.hi)):
+            return "above"
+        return "excluded" if v in self.excluded else None
+
+
+class Probe:
+    """Compiled ``index ⋈_preds t`` for tuples t over ``known_vars`` (Definition 7's index use)."""
+
+    def __init__(self, index: GroupIndex, node_vars, preds: tuple[Predicate, ...], known_vars):
+        self.index, self.node_vars = index, tuple(node_vars)
+        known = {v: i for i, v in enumerate(known_vars)}
+        self.group_from = tuple(known[v] for v in index.group_vars)
+        level_of = {v: j for j, v in enumerate(index.sort_vars)}
+        self.bounds, self.checks, self.residual = [], [], []
+        for p in preds:
+            unknown = [v for v in p.variables() if v not in known]
+            if not unknown:
+                self.checks.append(p)
+            elif len(unknown) == 1 and unknown[0] in level_of:
+                self.bounds.append((level_of[unknown[0]], *_bound(p, unknown[0]), p))
+            else:
+                self.residual.append(p)
+        self.known = known
+        self.levels = len(index.sort_vars)
+
+    def compatible(self, t: tuple):
+        """Yield (tuple, multiplicity) of rho[n] compatible with t."""
+        binding = {v: t[i] for v, i in self.known.items()}
+        if not all(p.holds(binding) for p in self.checks):
+            return
+        group = self.index.group(tuple(t[i] for i in self.group_from))
+        if group is None:
+            return
+        levels = [Level() for _ in range(self.levels)]
+        for j, op, other, offset, _ in self.bounds:
+            levels[j].tighten(op, _value(binding, other, offset))
+        stats = self.index.stats
+        for key in scan(group, levels, stats):
+            for s, mult in group[key].items():
+                stats.touched += 1
+                if self.residual and not self._residual_holds(binding, s):
+                    continue
+                yield s, mult
+
+    def _residual_holds(self, binding: dict, s: tuple) -> bool:
+        full = dict(binding)
+        full.update(zip(self.node_vars, s))
+        return all(p.holds(full) for p in self.residual)
+
+
+def _bound(p: Predicate, unknown: str):
+    """θ solved for its unknown variable: (op, other variable or None, offset)."""
+    if p.left == unknown:
+        return p.op, p.right, p.offset                 # u op other + offset
+    return FLIP[p.op], p.left, -p.offset if p.offset else 0   # left op u + off  <=>  u flip(op) left - off
+
+
+def _value(binding: dict, other: str | None, offset):
+    return offset if other is None else shift(binding[other], offset)
+
+
+def scan(group: SortedDict, levels: list[Level], stats: Stats):
+    """The sort keys of ``group`` inside ``levels`` (lexicographic), in key order or reverse.
+
+    One level with only a lower bound: scan down from the largest key and stop at the
+    first key below (the paper's descending scan); only an upper bound: scan up from the
+    smallest.  Otherwise: seek with binary searches, one level at a time.
+    """
+    if not levels:
+        if () in group:
+            stats.touched += 1
+            yield ()
+        return
+    if len(levels) == 1 and levels[0].hi is None:
+        yield from _scan_down(group, levels[0], stats)
+        return
+    keys = group.keys()
+    i = _bisect(group, _lower((), levels[0]), stats) if levels[0].lo is not None else 0
+    while i < len(keys):
+        k = keys[i]
+        stats.touched += 1
+        j, verdict = _first_violation(k, levels)
+        if verdict is None:
+            yield k
+            i += 1
+        elif verdict == "below":
+            i = _bisect(group, _lower(k[:j], levels[j]), stats)
+        elif verdict == "above" and j == 0:
+            return
+        else:   # above at a deeper level: skip this prefix; excluded: skip this value
+            i = _bisect(group, k[:j + (verdict == "excluded")] + (TOP,), stats)
+
+
+def _scan_down(group: SortedDict, level: Level, stats: Stats):
+    for k in reversed(group.keys()):
+        stats.touched += 1
+        verdict = level.verdict(k[0])
+        if verdict == "below":
+            return
+        if verdict is None:
+            yield k
+
+
+def _first_violation(k: tuple, levels: list[Level]):
+    for j, level in enumerate(levels):
+        if (verdict := level.verdict(k[j])) is not None:
+            return j, verdict
+    return None, None
+
+
+def _lower(prefix: tuple, level: Level) -> tuple:
+    return prefix + ((level.lo, TOP) if level.lo_strict else (level.lo,))
+
+
+def _bisect(group, key: tuple, stats: Stats) -> int:
+    stats.bisects += 1
+    return group.bisect_left(key)
