@@ -43,6 +43,10 @@ class AggregateView:
         body = _name_wildcards(alternatives[0]) if _scanned(alternatives) else alternatives[0]
         self.outer = list(dict.fromkeys(v.name for v in aggregate_outer_variables(
             agg, _lift_atom_expressions(clause.body))))
+        in_atoms = {t.name for lit in body if isinstance(lit, ast.Atom) for t in lit.args
+                    if isinstance(t, ast.Variable)}
+        if any(n not in in_atoms for n in self.outer):
+            raise Unsupported("a group-by variable used but not bound by an atom inside the aggregate")
         plan = plan_body(body, schema, [], None, clause, clause.head.relation)
         if any(n not in plan.variable_order for n in self.outer) or any(
                 p.kind == "aggregate" or _reads_aggregate(p.literal) for p in plan.placed):

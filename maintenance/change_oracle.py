@@ -53,7 +53,7 @@ class Registry:
 
     def _unrecord(self, entry) -> None:
         entry.index.remove(entry)
-        entry.region[0].entries.remove(entry)
+        entry.region[0].remove_entry(entry)
         entry.owner.intervals -= 1
 
     def remove(self, entry) -> None:
@@ -74,10 +74,10 @@ class Registry:
         old = node.children[key] if had else None
         node.set_child(key, child)
         if self.journal is not None:
-            self.journal.record(lambda: node.set_child(key, old) if had else node.children.pop(key, None))
+            self.journal.record(lambda: node.set_child(key, old) if had else node.pop_child(key))
 
     def del_child(self, node: TraceNode, key) -> None:
-        old = node.children.pop(key)
+        old = node.pop_child(key)
         if self.journal is not None:
             self.journal.record(lambda: node.set_child(key, old))
 

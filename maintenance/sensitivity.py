@@ -7,9 +7,11 @@ earlier levels), was sensitive to changes of this level's keys in
 (a trace node and a key interval: the paper's ChangeOracle contribution). The
 other key variables bound before this level are the trace node's binding.
 
-Entries live in interval trees (the intervaltree package), one per ``alpha``.
-Endpoints are encoded so closed intervals over any ordered keys, with
-infinite ends, become the package's half-open ones: ``-inf -> (-1,)``,
+Entries under one ``alpha`` are few in most traces (a trie node's keys met by
+one leapfrog), so a group starts as a plain list scanned in full; past
+:data:`SMALL` entries it becomes an interval tree (the intervaltree package).
+In the tree, endpoints are encoded so closed intervals over any ordered keys,
+with infinite ends, become the package's half-open ones: ``-inf -> (-1,)``,
 ``v -> (0, v)`` as a start, ``(0, v, 1)`` as an end, ``+inf -> (1,)``. The
 tree hashes intervals by their endpoints only, and many entries share them
 (every ``[-inf, v]`` of one level), so each end also carries a serial number.
@@ -37,19 +39,28 @@ def end_of(v) -> tuple:
     return POS if v is None else (0, v, 1)
 
 
+SMALL = 256      # entries under one alpha kept in a list; more go to an interval tree
+
+
 class Entry:
-    """One sensitivity interval; ``alive`` turns False when it is matched or dropped."""
+    """One sensitivity interval ``[start, end]`` (None: infinite); ``alive`` turns False when it
+    is matched or dropped; ``interval`` is its node in the group's tree, if it has one."""
 
-    __slots__ = ("index", "alpha", "interval", "region", "owner", "alive")
+    __slots__ = ("index", "alpha", "start", "end", "interval", "region", "owner", "alive")
 
-    def __init__(self, index, alpha, interval, region, owner=None):
-        self.index, self.alpha, self.interval, self.region, self.owner = index, alpha, interval, region, owner
+    def __init__(self, index, alpha, start, end, region, owner=None):
+        self.index, self.alpha, self.start, self.end = index, alpha, start, end
+        self.region, self.owner = region, owner
+        self.interval = None
         self.alive = True
+
+    def holds(self, key) -> bool:
+        return (self.start is None or self.start <= key) and (self.end is None or key <= self.end)
 
 
 class SensitivityIndex:
     def __init__(self) -> None:
-        self.trees: dict[tuple, IntervalTree] = {}
+        self.trees: dict[tuple, list | IntervalTree] = {}     # alpha -> its entries
         self.size = 0
         self.serial = 0
 
@@ -57,22 +68,39 @@ class SensitivityIndex:
         return self.size
 
     def add(self, alpha: tuple, start, end, region, owner=None) -> Entry:
-        tree = self.trees.get(alpha)
-        if tree is None:
-            tree = self.trees[alpha] = IntervalTree()
-        entry = Entry(self, alpha, None, region, owner)
-        self.serial += 1
-        entry.interval = Interval(start_of(start), end_of(end) + (self.serial,), entry)
-        tree.add(entry.interval)
+        entry = Entry(self, alpha, start, end, region, owner)
+        self._insert(entry)
         self.size += 1
         return entry
+
+    def _insert(self, entry: Entry) -> None:
+        group = self.trees.get(entry.alpha)
+        if group is None:
+            self.trees[entry.alpha] = [entry]
+        elif type(group) is list:
+            group.append(entry)
+            if len(group) > SMALL:
+                self.trees[entry.alpha] = self._tree(group)
+        else:
+            group.add(self._interval(entry))
+
+    def _tree(self, entries: list) -> IntervalTree:
+        return IntervalTree(self._interval(entry) for entry in entries)
+
+    def _interval(self, entry: Entry) -> Interval:
+        self.serial += 1
+        entry.interval = Interval(start_of(entry.start), end_of(entry.end) + (self.serial,), entry)
+        return entry.interval
 
     def remove(self, entry: Entry) -> None:
         if not entry.alive:
             return
-        tree = self.trees[entry.alpha]
-        tree.remove(entry.interval)
-        if not tree:
+        group = self.trees[entry.alpha]
+        if type(group) is list:
+            group.remove(entry)
+        else:
+            group.remove(entry.interval)
+        if not group:
             del self.trees[entry.alpha]
         entry.alive = False
         self.size -= 1
@@ -81,22 +109,25 @@ class SensitivityIndex:
         """Undo ``remove`` (rollback)."""
         if entry.alive:
             return
-        tree = self.trees.get(entry.alpha)
-        if tree is None:
-            tree = self.trees[entry.alpha] = IntervalTree()
-        tree.add(entry.interval)
+        self._insert(entry)
         entry.alive = True
         self.size += 1
 
     def match(self, alpha: tuple, key) -> list[Entry]:
         """The entries under ``alpha`` whose interval holds ``key`` (the caller removes them)."""
-        tree = self.trees.get(alpha)
-        return [iv.data for iv in tree.at((0, key))] if tree is not None else []
+        group = self.trees.get(alpha)
+        if group is None:
+            return []
+        if type(group) is list:
+            return [entry for entry in group if entry.holds(key)]
+        return [iv.data for iv in group.at((0, key))]
 
     def intervals(self) -> list[tuple]:
         """Every entry as (alpha, start, end), sorted: for tests and explain."""
-        ivs = sorted((alpha, iv.begin, iv.end) for alpha, tree in self.trees.items() for iv in tree)
-        return [(alpha, _decode(begin), _decode(end)) for alpha, begin, end in ivs]
+        entries = [e for group in self.trees.values()
+                   for e in (group if type(group) is list else (iv.data for iv in group))]
+        out = sorted((e.alpha, start_of(e.start), end_of(e.end)) for e in entries)
+        return [(alpha, _decode(begin), _decode(end)) for alpha, begin, end in out]
 
 
 def _decode(point):

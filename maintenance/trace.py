@@ -17,7 +17,7 @@ the region instead of evaluating the old body again.
 
 from __future__ import annotations
 
-from sortedcontainers import SortedDict, SortedKeyList
+from bisect import bisect_left, bisect_right, insort
 
 from maintenance.sensitivity import end_of, start_of
 
@@ -28,12 +28,17 @@ def _entry_start(entry):
 
 
 class TraceNode:
-    __slots__ = ("parent", "key", "depth", "children", "entries", "alive")
+    """Children and entries are plain lists and dicts kept sorted by bisection: the trace
+    is recorded in key order, so nearly every insert is an append (a SortedDict per node
+    cost 2 KB and dominated the memory of the sensitivity indices)."""
+
+    __slots__ = ("parent", "key", "depth", "children", "keys", "entries", "alive")
 
     def __init__(self, parent: "TraceNode | None", key, depth: int):
         self.parent, self.key, self.depth = parent, key, depth
-        self.children: SortedDict | None = None
-        self.entries: SortedKeyList | None = None
+        self.children: dict | None = None          # key -> TraceNode | head tuple
+        self.keys: list | None = None              # the children's keys, ascending
+        self.entries: list | None = None           # sensitivity entries, by region start
         self.alive = True
 
     def path(self) -> list:
@@ -56,27 +61,55 @@ class TraceNode:
         return node
 
     def add_entry(self, entry) -> None:
-        if self.entries is None:
-            self.entries = SortedKeyList(key=_entry_start)
-        self.entries.add(entry)
+        entries = self.entries
+        if entries is None:
+            self.entries = [entry]
+        elif not entries or _entry_start(entry) >= _entry_start(entries[-1]):
+            entries.append(entry)
+        else:
+            insort(entries, entry, key=_entry_start)
+
+    def remove_entry(self, entry) -> None:
+        entries, start = self.entries, _entry_start(entry)
+        i = bisect_left(entries, start, key=_entry_start)
+        while entries[i] is not entry:
+            i += 1
+        del entries[i]
 
     def set_child(self, key, value) -> None:
         if self.children is None:
-            self.children = SortedDict()
+            self.children, self.keys = {}, []
+        if key not in self.children:
+            keys = self.keys
+            if not keys or key > keys[-1]:
+                keys.append(key)
+            else:
+                insort(keys, key)
         self.children[key] = value
+
+    def pop_child(self, key):
+        value = self.children.pop(key)
+        keys = self.keys
+        del keys[bisect_left(keys, key)]
+        return value
 
     def children_in(self, lo, hi) -> list:
         """(key, child) for the children with ``lo <= key <= hi`` (None: unbounded)."""
         if not self.children:
             return []
-        return [(k, self.children[k]) for k in self.children.irange(lo, hi)]
+        keys = self.keys
+        i = 0 if lo is None else bisect_left(keys, lo)
+        j = len(keys) if hi is None else bisect_right(keys, hi)
+        return [(k, self.children[k]) for k in keys[i:j]]
 
     def entries_within(self, start, end) -> list:
         """Entries whose region lies inside the encoded range [start, end)."""
         if not self.entries:
             return []
-        return [e for e in self.entries.irange_key(start, end, inclusive=(True, False))
-                if end_of(e.region[2]) <= end]
+        entries = self.entries
+        i = bisect_left(entries, start, key=_entry_start)
+        j = bisect_left(entries, end, key=_entry_start)
+        return [e for e in entries[i:j] if end_of(e.region[2]) <= end]
 
     def size(self) -> int:
         """Nodes and leaves in this subtree (for stats)."""

@@ -131,9 +131,10 @@ def snapshot(engine: Engine) -> dict:
 
 
 def _trace(node) -> tuple:
-    entries = sorted(map(repr, (e.interval for e in node.entries or ())))
-    children = tuple((repr(k), _trace(c) if hasattr(c, "entries") else c)
-                     for k, c in (node.children or {}).items())
+    entries = sorted(repr((e.alpha, e.start, e.end, e.region[1:], e.alive)) for e in node.entries or ())
+    children = tuple((repr(k), _trace(node.children[k]) if hasattr(node.children[k], "entries")
+                      else node.children[k]) for k in node.keys or ())
+    assert sorted(node.children or ()) == list(node.keys or ())
     return node.alive, tuple(entries), children
 
 

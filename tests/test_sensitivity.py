@@ -1,0 +1,48 @@
+"""SensitivityIndex against a brute-force list of intervals, across the list -> tree switch."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maintenance import sensitivity
+from maintenance.sensitivity import SensitivityIndex
+
+ENDS = st.one_of(st.none(), st.integers(0, 30))
+OPS = st.lists(st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 2), ENDS, ENDS),
+    st.tuples(st.just("remove"), st.integers(0, 10_000)),
+    st.tuples(st.just("restore"), st.integers(0, 10_000)),
+    st.tuples(st.just("match"), st.integers(0, 2), st.integers(-1, 31)),
+), max_size=300)
+
+
+def _holds(start, end, key) -> bool:
+    return (start is None or start <= key) and (end is None or key <= end)
+
+
+@settings(max_examples=200, deadline=None)
+@given(OPS, st.sampled_from([1, 3, 48]))
+def test_index_matches_brute_force(ops, small):
+    old, sensitivity.SMALL = sensitivity.SMALL, small
+    try:
+        index, entries = SensitivityIndex(), []
+        for op in ops:
+            if op[0] == "add":
+                _, alpha, start, end = op
+                if start is not None and end is not None and start > end:
+                    start, end = end, start                 # a recorded interval is never empty
+                entries.append(index.add((alpha,), start, end, len(entries)))
+            elif op[0] in ("remove", "restore") and entries:
+                entry = entries[op[1] % len(entries)]
+                (index.remove if op[0] == "remove" else index.restore)(entry)
+            elif op[0] == "match":
+                _, alpha, key = op
+                got = sorted(e.region for e in index.match((alpha,), key))
+                want = sorted(e.region for e in entries
+                              if e.alive and e.alpha == (alpha,) and _holds(e.start, e.end, key))
+                assert got == want
+        assert len(index) == sum(e.alive for e in entries)
+        assert len(index.intervals()) == len(index)
+    finally:
+        sensitivity.SMALL = old
