@@ -218,11 +218,14 @@ class Engine:
         if self.maintainer is None:
             self.maintainer = make_maintainer(self, self.maintenance)
         journal = Journal()
-        try:
-            return self.maintainer.apply(pending_changes(pending, self.db), journal)
-        except BaseException:
-            journal.rollback()
-            raise
+        with journal.deferring_interrupts():           # Ctrl-C cancels at a point the journal can undo
+            try:
+                delta = self.maintainer.apply(pending_changes(pending, self.db), journal)
+                journal.check_interrupt()
+                return delta
+            except BaseException:
+                journal.rollback()
+                raise
 
     def stats(self) -> dict:
         """Per rule: iterator operations in the last maintenance, sensitivity-index sizes, oracle

@@ -142,7 +142,7 @@ class IncrementalMaintainer:
 
     def _revisit(self, rule: RuleMaintainer, regions: list, change: Counter) -> None:
         """deltaF :- (Body ... Body')(region), ChangeOracle(region): old leaves out, new ones in."""
-        for node, lo, hi in merge(regions):
+        for node, lo, hi in merge([rule.widen(region) for region in regions]):
             if not node.alive:
                 continue                      # inside a region revisited already
             rule.regions += 1

@@ -16,15 +16,45 @@ order and the engine is exactly as it was before the transaction.
 
 from __future__ import annotations
 
+import signal
+from contextlib import contextmanager
 from typing import Callable
 
 
 class Journal:
+    """``deferring_interrupts()``: Ctrl-C (SIGINT) only sets ``interrupted``; the journal raises
+    ``KeyboardInterrupt`` at its next ``record`` -- right after an undo step was appended, so
+    every mutation made so far can be undone -- or at ``check_interrupt``. An interrupt that
+    landed between a mutation and its record would otherwise escape the rollback."""
+
     def __init__(self) -> None:
         self.undo: list[Callable[[], None]] = []
+        self.interrupted = False
+        self.rolling_back = False
 
     def record(self, undo: Callable[[], None]) -> None:
         self.undo.append(undo)
+        if self.interrupted and not self.rolling_back:
+            self.check_interrupt()
+
+    def check_interrupt(self) -> None:
+        if self.interrupted:
+            self.interrupted = False
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def deferring_interrupts(self):
+        def defer(signum, frame):
+            self.interrupted = True
+        try:
+            previous = signal.signal(signal.SIGINT, defer)
+        except ValueError:                      # not the main thread: no signal arrives here
+            yield
+            return
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def insert(self, relation, rows) -> list[tuple]:
         """Insert into a Relation (and all its indexes); returns the rows that were new."""
@@ -49,5 +79,6 @@ class Journal:
         self.record(lambda: mapping.__setitem__(key, old) if had else mapping.pop(key, None))
 
     def rollback(self) -> None:
+        self.rolling_back = True
         while self.undo:
             self.undo.pop()()

@@ -92,6 +92,9 @@ class RuleMaintainer:
             self.checks[placed.depth + 1].append((placed, check or placed.make(db)))
             if placed.probe is not None and placed.probe.relation in db:
                 db[placed.probe.relation].index(placed.probe.order)   # so its changes come as surgeries
+        # §2.2.1 short-circuit: variables from depth ``short`` on do not reach the head; below a
+        # node of that depth the search stops at the first witness (None: every variable is needed)
+        self.short = plan.needed if plan.needed < plan.depth else None
         self.root = TraceNode(None, None, 0)
         self.binding = [None] * len(plan.slots)
         self.operations = 0
@@ -119,8 +122,10 @@ class RuleMaintainer:
             return
         self._visit(node, lo, hi, out)
 
-    def _visit(self, node: TraceNode, lo, hi, out: Counter) -> None:
+    def _visit(self, node: TraceNode, lo, hi, out: Counter) -> bool:
+        """The leapfrog of depth ``d`` at ``node`` inside [lo, hi]; True if a leaf was reached."""
         d, b = node.depth, self.binding
+        short, found = self.short is not None and d >= self.short, False
         members = self.participants[d]
         levels = [self._keys(a, j, b) for a, j in members]
 
@@ -139,10 +144,24 @@ class RuleMaintainer:
                 continue
             if d + 1 == self.depth:
                 self._emit(node, key, out)
+                found = True
             else:
                 child = TraceNode(node, key, d + 1)
                 self.registry.set_child(node, key, child)
-                self._visit(child, None, None, out)
+                found = self._visit(child, None, None, out) or found
+            if short and found:
+                break                    # one witness is enough: the head is bound already
+        return found
+
+    def widen(self, region: tuple) -> tuple:
+        """A region at or below depth ``short`` becomes its whole existential subtree: that
+        search stopped at its first witness, so keys past it were never recorded."""
+        node, lo, hi = region
+        if self.short is None or node.depth < self.short:
+            return region
+        while node.depth > self.short:
+            node = node.parent
+        return node, None, None
 
     def _emit(self, node: TraceNode, key, out: Counter) -> None:
         head = self.plan.head(self.binding)
