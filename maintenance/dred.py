@@ -251,12 +251,27 @@ def _delta_rules(engine, clause: Clause, positive, negated, aggregated):
         return
     for a, atom in enumerate(plan.atoms):            # H :- A1, ..., ΔAi, ..., An, !N, C.
         if atom.relation in positive:
-            yield plan, {a: positive[atom.relation]}, None
+            variant, i = _delta_first(engine, clause, a)
+            yield variant, {i: positive[atom.relation]}, None
     for k, literal in enumerate(clause.body):
         if _is_probe(literal) and literal.relation in positive:          # ..., Δr(_), ...
             yield _literal_plan(engine, clause, k, replace=True), None, positive[literal.relation]
         elif isinstance(literal, ast.Negation) and literal.atom.relation in negated:   # ..., !r(t), Δr(t)
             yield _literal_plan(engine, clause, k, replace=False), None, negated[literal.atom.relation]
+
+
+def _delta_first(engine, clause: Clause, a: int) -> tuple[RulePlan, int]:
+    """The clause planned with atom ``a``'s variables first, and that atom's position in the plan:
+    the delta is small, so the triejoin starts from it instead of a full relation."""
+    base = engine.plans[id(clause)]
+    atom = base.atoms[a].atom
+    order = list(dict.fromkeys(t.name for t in atom.args if isinstance(t, ast.Variable)))
+    if not order or base.variable_order[:len(order)] == order:
+        return base, a
+    variant = _variant(engine, (id(clause), "delta", a),
+                       lambda: plan_clause(clause, engine.schema, pragma_order=order))
+    rank = sum(1 for p in base.atoms[:a] if p.atom == atom)      # the same one of equal atoms
+    return variant, [i for i, p in enumerate(variant.atoms) if p.atom == atom][rank]
 
 
 def _is_probe(literal) -> bool:
