@@ -64,6 +64,7 @@ from datalog.relation import Relation
 from datalog.strata import Stratum, dependencies
 from maintenance.delta import Change, Delta
 
+SMALL_DELTA = 8         # a delta at most 1/8 of its relation leads the variable order (measured)
 DELTA = "@delta"        # the pseudo relation a variant clause's extra atom reads
 
 _VARIANTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # engine -> {key: RulePlan}
@@ -251,8 +252,12 @@ def _delta_rules(engine, clause: Clause, positive, negated, aggregated):
         return
     for a, atom in enumerate(plan.atoms):            # H :- A1, ..., ΔAi, ..., An, !N, C.
         if atom.relation in positive:
-            variant, i = _delta_first(engine, plan, a)
-            yield variant, {i: positive[atom.relation]}, None
+            source = positive[atom.relation]
+            if len(source) * SMALL_DELTA <= len(engine.db[atom.relation]):
+                variant, i = _delta_first(engine, plan, a)
+                yield variant, {i: source}, None
+            else:
+                yield plan, {a: source}, None
     for k, literal in enumerate(clause.body):
         if _is_probe(literal) and literal.relation in positive:          # ..., Δr(_), ...
             yield _literal_plan(engine, clause, k, replace=True), None, positive[literal.relation]
