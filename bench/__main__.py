@@ -12,7 +12,7 @@ import sys
 SUITES = {
     "static": "bench.static",
     "maintenance": "bench.maintenance",
-    # "thetajoin": "bench.thetajoin",
+    "thetajoin": "bench.thetajoin",
     # "workspace": "bench.workspace",
     # "spark": "bench.spark",
 }

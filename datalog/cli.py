@@ -1,4 +1,4 @@
-"""``datalog run | check | explain``: thin wrappers around :class:`datalog.engine.Engine`.
+"""``datalog run | check | explain | repl``: thin wrappers around :class:`datalog.engine.Engine`.
 
 Flags follow Soufflé's: ``-F`` the fact directory, ``-D`` the output directory
 (``-D -`` prints output relations to stdout). A user mistake prints the
@@ -21,6 +21,7 @@ from datalog.errors import DatalogError, TooDeep, TypeMismatch
 from datalog.parser import parse_updates_file
 from datalog.schema import AUTO, value_type
 from datalog.sources.files import format_value, write_output
+from datalog.tables import stats_table
 
 STRATEGIES = ["incremental", "recompute"]
 
@@ -77,6 +78,17 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--updates", metavar="FILE", help="with --maintenance: the updates file to apply "
                                                       "(implies --maintenance)")
     exp.set_defaults(func=_explain)
+    repl = sub.add_parser("repl", help="interactive session: rules, facts, changes, queries, transactions "
+                                       "(reads statements from stdin when it is not a terminal)")
+    repl.add_argument("program", nargs="?", help="a program to start from (workspaces: not available yet)")
+    repl.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
+    repl.add_argument("--join", choices=["probe", "leapfrog"], default="probe",
+                      help="how each level is intersected (as for run)")
+    repl.add_argument("--maintenance", choices=STRATEGIES, default="incremental",
+                      help="how changes are maintained (default incremental)")
+    repl.add_argument("--echo", action="store_true",
+                      help="with piped input: print each statement after a prompt before its result")
+    repl.set_defaults(func=_repl)
     return parser
 
 
@@ -97,6 +109,11 @@ def _run(args) -> int:
     if applied and args.output_dir != "-":
         _rewrite_output_files(engine, args.output_dir)
     return status
+
+
+def _repl(args) -> int:
+    from datalog.terminal import main as repl     # prompt_toolkit is loaded only for the REPL
+    return repl(args)
 
 
 def _check(args) -> int:
@@ -122,7 +139,7 @@ def _explain(args) -> int:
               f"the {strategy} maintenance reported no statistics")
         return 0
     print(f"maintenance ({strategy}) of batch {applied}, the last one, per rule:")
-    print(_stats_table(stats))
+    print(stats_table(stats))
     return 0
 
 
@@ -255,37 +272,6 @@ def _rewrite_output_files(engine: Engine, out_dir: str) -> None:
     for directive in engine.checked.directives("output"):
         if (directive.param("IO") or "file").lower() == "file":
             write_output(directive, engine.rows(directive.relation), out_dir)
-
-
-def _stats_table(stats: dict) -> str:
-    """One row per rule: every key ``engine.stats()`` reports (numbers right-aligned), the rule last."""
-    rows = {str(rule): (values if isinstance(values, dict) else {"value": values})
-            for rule, values in stats.items()}
-    keys = list(dict.fromkeys(key for values in rows.values() for key in values))
-    cells = [[_cell(values.get(key, "")) for key in keys] for values in rows.values()]
-    widths = [max([len(key)] + [len(row[i]) for row in cells]) for i, key in enumerate(keys)]
-    numeric = [all(_is_number(values.get(key)) for values in rows.values() if values.get(key) is not None)
-               for key in keys]
-
-    def line(texts, rule):
-        parts = [text.rjust(w) if num else text.ljust(w) for text, w, num in zip(texts, widths, numeric)]
-        return "  ".join(parts + [rule]).rstrip()
-
-    return "\n".join([line(keys, "rule")] + [line(row, rule) for row, rule in zip(cells, rows)])
-
-
-def _cell(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _progress():

@@ -26,21 +26,26 @@ from pathlib import Path
 from typing import Callable
 
 from datalog import ast
-from datalog.checks import Checked, check, settle_types
+from datalog.checks import Checked, bound_variables, check, settle_types
 from datalog.errors import ArityMismatch, DatalogError, NotEdb, TypeMismatch, UndefinedRelation
 from datalog.evaluate import run_plan
 from datalog.expressions import compile_term
+from datalog.extension import combined, downstream, newly_derived, seeds
+from datalog.normalize import clauses as clauses_of, dnf
 from datalog.parser import parse, parse_atom, parse_file
 from datalog.plan import RulePlan, plan_clause
 from datalog.relation import Relation
 from datalog.schema import AUTO, convert, value_type
 from datalog.sources import files
 from datalog.strata import Stratum
-from maintenance.delta import Delta, pending_changes
+from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
+from maintenance.route import assign_routes
 
 Progress = Callable[[str], None]
+_ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
+_STATE = ("program", "checked", "schema", "db", "plans", "maintainer")   # what extend() replaces
 
 
 class Engine:
@@ -62,6 +67,7 @@ class Engine:
         self.db: dict[str, Relation] = {n: Relation(n, i.arity) for n, i in self.schema.items()}
         self.plans: dict[int, RulePlan] = {id(c): plan_clause(c, self.schema)
                                            for c in self.checked.clauses if c.body}
+        assign_routes(self.plans, self.checked)   # backend per rule: thetajoin or LFTJ (issue 4)
         self._inputs_loaded = False
         self._evaluated = False
         self.maintenance = maintenance
@@ -77,8 +83,8 @@ class Engine:
     def from_file(cls, path: str | Path, facts_dir=None, **kw) -> "Engine":
         return cls(parse_file(path), facts_dir, **kw)
 
-    def _load_program_facts(self, only=None) -> None:
-        for clause in self.checked.clauses:
+    def _load_program_facts(self, only=None, clauses=None) -> None:
+        for clause in self.checked.clauses if clauses is None else clauses:
             if not clause.body and (only is None or clause.head.relation in only):
                 name = clause.head.relation
                 row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
@@ -108,18 +114,22 @@ class Engine:
         """Read every ``.input`` file; all or nothing."""
         if self._inputs_loaded:
             return
+        loaded = self._read_inputs(self.checked.directives("input"))
+        self._settle_types(loaded)
+        for name, rows in loaded:
+            self.db[name].insert(rows)
+        self._inputs_loaded = True
+
+    def _read_inputs(self, directives) -> list[tuple[str, list]]:
         loaded = []
-        for directive in self.checked.directives("input"):
-            if (directive.param("IO") or "file").lower() != "file":
+        for directive in directives:
+            if directive.kind != "input" or (directive.param("IO") or "file").lower() != "file":
                 continue
             info = self.schema[directive.relation]
             path = files.input_path(directive, self.facts_dir)
             rows = files.read_facts(path, info.types, directive.param("delimiter") or "\t", directive)
             loaded.append((directive.relation, rows))
-        self._settle_types(loaded)
-        for name, rows in loaded:
-            self.db[name].insert(rows)
-        self._inputs_loaded = True
+        return loaded
 
     def _settle_types(self, loaded) -> None:
         """An ``auto`` column takes the type of its loaded values; the program is type-checked again."""
@@ -138,10 +148,11 @@ class Engine:
         self.evaluate(progress)
         self._evaluated = True
 
-    def evaluate(self, progress: Progress | None = None) -> None:
+    def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
+        """Every stratum in order, or only those holding a relation of ``only``."""
         for number, stratum in enumerate(self.checked.strata):
             clauses = [c for c in stratum.clauses if c.body]
-            if not clauses:
+            if not clauses or (only is not None and only.isdisjoint(stratum.relations)):
                 continue
             if progress:
                 progress(f"stratum {number + 1}/{len(self.checked.strata)}: {', '.join(stratum.relations)}")
@@ -196,6 +207,52 @@ class Engine:
                 total = sum(len(self.db[n]) for n in members)
                 progress(f"  iteration {iteration}: {total} tuples")
 
+    # ------------------------------------------------------------ growing the program
+    def extend(self, text: str | ast.Program, name: str = "<input>") -> Delta:
+        """Add declarations, directives, facts and rules to the evaluated program; returns the change
+        of every relation. The combined program is checked first, relations that the new statements
+        cannot reach keep their contents, and only the strata downstream of the new heads (and new
+        ``.input`` relations) are evaluated again. All or nothing, also on ``KeyboardInterrupt``.
+        The maintainer is dropped and rebuilt, not incrementally, at the next commit."""
+        if not self._evaluated:
+            self.run()
+        added = parse(text, name) if isinstance(text, str) else text
+        converted = {n: self.rows(n) for n in newly_derived(added, self.idb, self.db)}
+        checked = check(combined(self.program, added, converted))
+        old = {key: getattr(self, key) for key in _STATE}
+        try:
+            affected = self._install(checked, added, old["db"], old["schema"])
+        except BaseException:
+            for key, value in old.items():
+                setattr(self, key, value)
+            raise
+        changes = {n: diff(old["db"][n].tuples if n in old["db"] else set(), self.db[n].tuples)
+                   for n in affected}
+        return {n: change for n, change in changes.items() if change}
+
+    def _install(self, checked: Checked, added: ast.Program, old_db, old_schema) -> set[str]:
+        """Switch to ``checked`` (the old program plus ``added``), keeping unaffected relations, and
+        evaluate the affected strata; returns the affected relations. The caller restores on error."""
+        self.program, self.checked, self.schema, self.maintainer = checked.program, checked, checked.schema, None
+        self.db = {n: old_db[n] if n in old_db else Relation(n, i.arity) for n, i in self.schema.items()}
+        loaded = self._read_inputs(added.directives)
+        self._settle_types([(n, [next(iter(r.tuples))]) for n, r in old_db.items() if r.tuples] + loaded)
+        for n in (n for n in old_db if old_schema[n].types != self.schema[n].types):
+            for row in old_db[n].tuples:                  # a new .decl of a relation that has rows
+                self._typed(n, row, self.schema[n].span)
+        self.plans = {id(c): plan_clause(c, self.schema) for c in checked.clauses if c.body}
+        assign_routes(self.plans, checked)
+        affected, idb = downstream(checked.clauses, seeds(added)), self.idb
+        for n in affected:
+            kept = () if n in idb or n not in old_db else old_db[n].tuples
+            self.db[n] = Relation(n, self.schema[n].arity, kept)
+        self._load_program_facts(only=affected & idb)
+        self._load_program_facts(only=affected - idb, clauses=clauses_of(added))
+        for n, rows in loaded:
+            self.db[n].insert(rows)
+        self.evaluate(only=affected & idb)
+        return affected
+
     # ------------------------------------------------------------ transactions
     def transaction(self) -> "Transaction":
         """``with engine.transaction() as tx: tx.insert(r, rows); tx.retract(r, rows)``; on exit the
@@ -236,22 +293,39 @@ class Engine:
     def relations(self) -> list[str]:
         return sorted(self.db)
 
-    def _relation(self, name: str) -> Relation:
+    def _relation(self, name: str, span=None) -> Relation:
         if name not in self.db:
-            raise UndefinedRelation(f"undefined relation {name}")
+            raise UndefinedRelation(f"undefined relation {name}", span)
         return self.db[name]
 
     def rows(self, name: str) -> list[tuple]:
         return self._relation(name).sorted_rows()
 
-    def query(self, text: str) -> list[tuple]:
+    def query(self, text: str | ast.Atom) -> list[tuple]:
         """Tuples of a relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
-        atom = parse_atom(text)
-        relation = self._relation(atom.relation)
+        atom = parse_atom(text) if isinstance(text, str) else text
+        relation = self._relation(atom.relation, atom.span)
         if len(atom.args) != relation.arity:
             raise ArityMismatch(f"{atom.relation} has arity {relation.arity}, the query has "
                                 f"{len(atom.args)} arguments", atom.span)
         return [row for row in relation.sorted_rows() if _matches(atom, row)]
+
+    def ask(self, body: tuple) -> tuple[list[str], list[tuple]]:
+        """Answers of a query body (see :func:`datalog.parser.parse_query`): the variables it binds,
+        in order, and their sorted rows. Evaluated as a rule of its own; nothing changes."""
+        alternatives = dnf(body)
+        names = [n for n in dict.fromkeys(v.name for v in ast.variables(body))
+                 if all(n in bound_variables(alt) for alt in alternatives)]
+        head = ast.Atom(_ANSWER, tuple(ast.Variable(n) for n in names), body[0].span if body else None)
+        if not self._evaluated:
+            self.run()
+        old = {key: getattr(self, key) for key in _STATE}
+        try:
+            self.extend(ast.Program((ast.Rule((head,), body, head.span),)))
+            return names, self.rows(_ANSWER)
+        finally:
+            for key, value in old.items():
+                setattr(self, key, value)
 
     def write_outputs(self, out_dir: str | None = None) -> list[str]:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""

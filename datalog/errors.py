@@ -101,3 +101,6 @@ OutputError = _error("OutputError", "output_error", "An output file could not be
 NotEdb = _error("NotEdb", "not_edb", "A transaction tried to change a relation that rules derive.")
 TooDeep = _error("TooDeep", "too_deep", "Expressions nest too deeply for the parser.")
 BadPragma = _error("BadPragma", "bad_pragma", "A // @pragma comment names something the rule does not have.")
+BadCommand = _error("BadCommand", "bad_command", "A REPL command is unknown or has wrong arguments.")
+TransactionState = _error("TransactionState", "transaction_state", "A REPL statement does not fit the open (or missing) transaction.")
+NotAvailable = _error("NotAvailable", "not_available", "A feature that is not built yet (workspaces).")

@@ -71,6 +71,33 @@ def parse_atom(text: str, name: str = "<query>") -> ast.Atom:
     return rules[0].heads[0]
 
 
+def parse_query(text: str, name: str = "<query>") -> tuple:
+    """The body of a query ``?- path(1, x), !edge(x, _).``: a tuple of literals with their spans.
+
+    >>> [str(literal) for literal in parse_query("?- p(x), x > 1 ; q(x).")]
+    ['(p(x), x > 1 ; q(x))']
+    """
+    source = Source(name, text)
+    try:
+        tree = _query_lark().parse(text)
+    except lark.exceptions.UnexpectedInput as exc:
+        raise _syntax_error(exc, source) from None
+    try:
+        return _ToQuery(source).transform(tree)
+    except lark.exceptions.VisitError as exc:
+        if isinstance(exc.orig_exc, DatalogError):
+            raise exc.orig_exc from None
+        raise
+    except RecursionError:
+        raise TooDeep("the query nests too deeply to parse", Span(source, 1, 1)) from None
+
+
+@functools.cache
+def _query_lark() -> lark.Lark:
+    return lark.Lark(_GRAMMAR.read_text(), parser="lalr", propagate_positions=True,
+                     maybe_placeholders=True, start="query")
+
+
 # ---------------------------------------------------------------- updates files
 
 class Batch(list):
@@ -442,3 +469,11 @@ class _ToUpdates(ToAst):
         if str(name) != "commit":
             raise SyntaxError_(f"unexpected {name}.; expected commit. or a change such as +{name}(...).", span)
         return _Commit(self._span(meta))
+
+
+@v_args(meta=True)
+class _ToQuery(ToAst):
+    """A query's body, built as a rule body is."""
+
+    def query(self, meta, children):
+        return _flatten_body(children[0], self._span(meta))

@@ -37,6 +37,7 @@ from datalog.errors import BadPragma
 from datalog.expressions import compile_term
 from datalog.normalize import Clause, dnf
 from datalog.schema import convert
+from maintenance.route import pragma_backend
 
 _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
             ">": operator.gt, ">=": operator.ge}
@@ -88,6 +89,7 @@ class RulePlan:
     needed: int
     params: list[str] = field(default_factory=list)   # outer variables (aggregate sub-plans)
     head_slots: list[int] | None = None               # the head as binding slots, if it is just variables
+    route: object = None                              # maintenance.route.Route (set by the engine)
 
     @property
     def depth(self) -> int:
@@ -95,11 +97,13 @@ class RulePlan:
 
     def describe(self) -> str:
         indexes = ", ".join(f"{a.relation}{list(a.order)}" for a in self.atoms)
-        return f"order [{', '.join(self.variable_order)}]; indexes {indexes or '-'}"
+        text = f"order [{', '.join(self.variable_order)}]; indexes {indexes or '-'}"
+        return text if self.route is None else f"{text}\n      {self.route.describe()}"
 
 
 def plan_clause(clause: Clause, schema, pragma_order: list[str] | None = None) -> RulePlan:
     order = pragma_order if pragma_order is not None else _pragma_order(clause)
+    pragma_backend(clause)                            # // @backend thetajoin | lftj, checked here
     head_info = schema[clause.head.relation]
     plan = plan_body(clause.body, schema, [], order, clause, clause.head.relation)
     head_fns = [compile_term(t, plan.slots, clause.head.relation, clause.head.span) for t in clause.head.args]

@@ -12,7 +12,9 @@ indices and the support counts of the heads. Then, for each transaction:
      the difference (§2.2: a tuple is in the relation while its count is > 0);
      a rule with an aggregate is evaluated again whole when one of its
      relations changed (see README: partial); a recursive stratum is
-     maintained by DRed (:mod:`maintenance.dred`);
+     maintained by DRed (:mod:`maintenance.dred`); a rule routed to the theta-join
+     backend feeds the changes of the relations it reads to its T-reduct and takes the
+     delta enumeration as the change of the head's counts (:mod:`maintenance.theta_rule`);
   3. each IDB relation's change is applied by tree surgery in turn, so later
      strata see it. A change to a negated relation needs no sign flip here:
      revisiting a region compares the old trace with the new relations.
@@ -24,6 +26,7 @@ from collections import Counter
 
 from datalog import ast
 from datalog.evaluate import run_plan
+from datalog.relation import Relation
 from datalog.strata import dependencies
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
@@ -31,6 +34,8 @@ from maintenance.delta import Change, Delta
 from maintenance.dred import Tally, maintain_recursive
 from maintenance.rule import RuleMaintainer
 from maintenance.surgery import apply_change
+from maintenance.theta_rule import ThetaRule
+from maintenance.view_relation import ViewRelation
 
 
 class IncrementalMaintainer:
@@ -45,6 +50,7 @@ class IncrementalMaintainer:
         self.views: list[AggregateView] = []
         self.tally = Tally()                          # DRed's counts in the last transaction
         self.reached: set[int] = set()                # ids of recursive strata DRed ran on
+        _materialize_views(engine)
         for clause in engine.checked.clauses:
             if not clause.body:
                 if clause.head.relation in self.support:
@@ -55,6 +61,22 @@ class IncrementalMaintainer:
             for clause in stratum.clauses:
                 if clause.body:
                     self.rules[id(clause)] = self._build(clause)
+        self._virtualize()
+
+    def _virtualize(self) -> None:
+        """Heads that need not be stored become ViewRelations (see maintenance/view_relation.py)."""
+        engine, read = self.engine, {rel for c in self.engine.checked.clauses for rel, _, _ in dependencies(c)}
+        inputs = {d.relation for d in engine.checked.directives("input")}
+        defining: dict[str, list] = {}
+        for clause in engine.checked.clauses:
+            defining.setdefault(clause.head.relation, []).append(clause)
+        for rule in self.rules.values():
+            name = rule.clause.head.relation
+            if (isinstance(rule, ThetaRule) and rule.can_be_virtual() and len(defining[name]) == 1
+                    and name not in read and name not in inputs):
+                rule.virtual = True
+                engine.db[name] = ViewRelation(name, engine.db[name].arity, rule)
+                self.support[name].clear()
 
     def _fact(self, clause) -> tuple:
         engine = self.engine
@@ -65,6 +87,10 @@ class IncrementalMaintainer:
 
     def _build(self, clause):
         engine, plan = self.engine, self.engine.plans[id(clause)]
+        if plan.route is not None and plan.route.backend == "thetajoin":
+            rule = ThetaRule(clause, plan.route, engine.schema)
+            self.support[clause.head.relation].update(rule.load(engine.db))
+            return rule
         try:
             views = {id(p): self._view(p, clause) for p in plan.placed if _has_aggregate(p)}
         except Unsupported:
@@ -109,6 +135,10 @@ class IncrementalMaintainer:
             self.registry.journal = None
 
     def _apply_change(self, name: str, change: Change, journal, out: Delta) -> None:
+        if isinstance(self.engine.db[name], ViewRelation):   # not stored, read by no rule
+            if change:
+                out[name] = change
+            return
         surgeries = apply_change(self.engine.db[name], change, journal)
         out[name] = change
         self.changed.add(name)
@@ -126,6 +156,15 @@ class IncrementalMaintainer:
         for clause in clauses:
             rule = self.rules[id(clause)]
             change = counts.setdefault(clause.head.relation, Counter())
+            if isinstance(rule, ThetaRule) and rule.virtual:
+                # head :- GCQ body, not stored: Δhead = the sign changes of the delta enumeration
+                self._apply_change(clause.head.relation, rule.update_virtual(out, journal, self.engine),
+                                   journal, out)
+                continue
+            if isinstance(rule, ThetaRule):
+                # head :- GCQ body: Δhead = the T-reduct's delta enumeration of this batch
+                change.update(rule.update(out, journal, self.engine))
+                continue
             if isinstance(rule, WholeRule):
                 if rule.reads & self.changed:
                     rule.skipped = False
@@ -208,6 +247,9 @@ class IncrementalMaintainer:
             rule = self.rules.get(id(clause))
             if rule is None:
                 continue
+            if isinstance(rule, ThetaRule):
+                out[str(clause)] = _theta_stats(rule)
+                continue
             parts = [rule] + [view.rule for view in getattr(rule, "views", ())]
             out[str(clause)] = {"strategy": "whole rule" if isinstance(rule, WholeRule) else "oracle",
                                 "skipped": all(p.skipped for p in parts),
@@ -249,6 +291,20 @@ class WholeRule:
             old = self.derived
             journal.record(lambda: setattr(self, "derived", old))
         self.derived = derived
+
+
+def _materialize_views(engine) -> None:
+    """A new maintainer (after ``extend``) starts from stored relations: the old views are still
+    current, so their rows are the relations' rows."""
+    for name, relation in list(engine.db.items()):
+        if isinstance(relation, ViewRelation):
+            engine.db[name] = Relation(name, relation.arity, relation.tuples)
+
+
+def _theta_stats(rule: ThetaRule) -> dict:
+    """operations: the relation changes fed to the T-reduct; sensitivity_intervals: Σ |rho[n]|."""
+    return {"strategy": "thetajoin", "skipped": rule.skipped, "operations": rule.operations,
+            "sensitivity_intervals": rule.size(), "regions": None, "delta_rules": None, "derived": None}
 
 
 def _has_aggregate(placed) -> bool:

@@ -12,6 +12,8 @@ gets a fresh index shaped like P_n.
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 
 def enumerate_full(reduct):
     """(tuple over reduct.output_vars, multiplicity) for every tuple of Q(db)."""
@@ -47,7 +49,7 @@ def enumerate_last_delta(reduct):
 
 def _enumerate(reduct, root_gmr: dict, probe_of):
     frontier = {n.id for n in reduct.gjt.frontier()}
-    out = reduct.output_vars
+    pick = _picker(reduct.output_vars)
 
     def enum(n, t, mult):                                        # ENUM(n, t, rho)
         if n.id in frontier:                                     # line 4
@@ -58,8 +60,9 @@ def _enumerate(reduct, root_gmr: dict, probe_of):
                 yield from enum(c, s, mu)
         else:                                                    # lines 7-12
             c1, c2 = n.children
+            seconds = _Replay(probe_of(c2).compatible(t))     # probed once per t, not once per t1
             for t1, mu1 in probe_of(c1).compatible(t):
-                for t2, mu2 in probe_of(c2).compatible(t):
+                for t2, mu2 in seconds:
                     for s1, mu in enum(c1, t1, mu1):
                         for s2, nu in enum(c2, t2, mu2):
                             yield {**s1, **s2}, mu * nu
@@ -68,4 +71,36 @@ def _enumerate(reduct, root_gmr: dict, probe_of):
     for t, mult in list(root_gmr.items()):                      # lines 1-2
         reduct.stats.touched += 1
         for binding, mu in enum(root, t, mult):
-            yield tuple(binding[v] for v in out), mu
+            yield pick(binding), mu
+
+
+def _picker(names: tuple[str, ...]):
+    """binding -> the tuple of ``names`` (itemgetter, which returns a bare value for one name)."""
+    if len(names) > 1:
+        return itemgetter(*names)
+    return lambda binding: tuple(binding[v] for v in names)
+
+
+class _Replay:
+    """Iterate a generator any number of times: the first pass pulls lazily (constant delay is
+    kept), later passes replay what was pulled and continue where the first one stopped."""
+
+    __slots__ = ("source", "seen")
+
+    def __init__(self, source):
+        self.source, self.seen = source, []
+
+    def __iter__(self):
+        seen, i = self.seen, 0
+        while True:
+            if i < len(seen):
+                yield seen[i]
+                i += 1
+            elif self.source is None:
+                return
+            else:
+                item = next(self.source, None)
+                if item is None:
+                    self.source = None
+                    return
+                seen.append(item)

@@ -3,7 +3,8 @@
 A :class:`GroupIndex` groups the tuples of ``rho[n]`` by the *group variables*
 (a hash table: ``y*`` in Fig. 7) and keeps each group sorted lexicographically
 on the *sort variables* (the node's variables mentioned by the predicates).
-A group is a ``SortedDict`` from sort key to a :class:`Bucket` (tuple -> multiplicity).
+A group is a ``SortedDict`` from sort key to a :class:`Bucket` (tuple -> multiplicity); without
+sort variables its only key is ``()`` and a plain dict does.
 
 A :class:`Probe` answers ``rho[n] ⋈_θ t`` for a tuple ``t`` of another node:
 it turns every predicate with one unknown variable into a bound on a sort level
@@ -64,8 +65,8 @@ class GroupIndex:
         g = tuple(t[i] for i in self.group_at)
         s = tuple(t[i] for i in self.sort_at)
         group = self.groups.get(g)
-        if group is None:
-            group = self.groups[g] = SortedDict()
+        if group is None:               # no sort variables: one key (), a plain dict does (scan)
+            group = self.groups[g] = SortedDict() if self.sort_at else {}
         bucket = group.get(s)
         if bucket is None:
             bucket = group[s] = Bucket()
