@@ -13,7 +13,7 @@ SUITES = {
     "static": "bench.static",
     "maintenance": "bench.maintenance",
     "thetajoin": "bench.thetajoin",
-    # "workspace": "bench.workspace",
+    "workspace": "bench.workspace",
     # "spark": "bench.spark",
 }
 

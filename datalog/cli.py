@@ -89,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     repl.add_argument("--echo", action="store_true",
                       help="with piped input: print each statement after a prompt before its result")
     repl.set_defaults(func=_repl)
+    from datalog.workspace_cli import add_commands     # init, update, query, ... (issue 5)
+    add_commands(sub)
     return parser
 
 

@@ -105,6 +105,15 @@ class SensitivityIndex:
         entry.alive = False
         self.size -= 1
 
+    def load(self, alpha: tuple, entries: list[Entry]) -> None:
+        """Add many entries of one ``alpha`` at once (a workspace restoring a stored maintainer):
+        the group they would form one by one, its interval tree built in one pass."""
+        group = self.trees.get(alpha)
+        items = [] if group is None else list(group) if type(group) is list else [iv.data for iv in group]
+        items.extend(entries)
+        self.trees[alpha] = items if len(items) <= SMALL else self._tree(items)
+        self.size += len(entries)
+
     def restore(self, entry: Entry) -> None:
         """Undo ``remove`` (rollback)."""
         if entry.alive:

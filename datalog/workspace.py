@@ -1,0 +1,589 @@
+"""Workspaces: a program and its EDB kept on disk, so that the next process continues where the
+last one committed. The on-disk format and its guarantees are in ``datalog/workspace.md``.
+
+>>> import tempfile
+>>> path = tempfile.mkdtemp() + "/ws"
+>>> with Workspace.create(path, "edge(1, 2). path(x, y) :- edge(x, y).") as ws:
+...     _ = ws.engine.commit(inserts={"edge": [(2, 3)]})
+>>> with Workspace.open(path, readonly=True) as ws:
+...     ws.engine.rows("path")
+[(1, 2), (2, 3)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import os
+import time
+from itertools import chain
+from pathlib import Path
+
+from datalog import ast
+from datalog.engine import _STATE, Engine
+from datalog.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceLocked, WorkspaceMissing,
+                            WorkspaceReadOnly)
+from datalog.extension import combined, newly_derived
+from datalog.parser import parse
+from datalog.relation import Relation
+from datalog import wsfile, wsstate
+from maintenance.delta import Delta, diff, pending_changes
+
+SNAPSHOT, LOG, LOCK, MAINTAINER = "snapshot", "log", "lock", "maintainer"   # maintainer.<seq>
+CHUNK = 50_000                      # rows per snapshot record
+COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
+                                    # and than the snapshot
+
+
+class WorkspaceEngine(Engine):
+    """An engine whose commits are made durable by its workspace before they return."""
+
+    workspace: "Workspace | None" = None
+    _growing = False                                  # extend() allowed: addblock, or ask()'s rule
+
+    def extend(self, text, name: str = "<input>"):
+        """Only through ``Workspace.addblock`` (durable) or ``ask`` (undone at once)."""
+        if self.workspace is not None and not self._growing:
+            raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
+                           f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
+        return super().extend(text, name)
+
+    def ask(self, body):
+        self._growing, was = True, self._growing
+        try:
+            return super().ask(body)
+        finally:
+            self._growing = was
+
+    def _apply(self, pending):
+        workspace = self.workspace
+        if workspace is None:
+            return super()._apply(pending)
+        workspace.check_writable()
+        if not self._evaluated:
+            self.run()
+        changes = pending_changes(pending, self.db)
+        delta = super()._apply(pending)
+        idb = self.idb
+        try:                                          # every commit gets a number, empty ones too
+            workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
+        except BaseException:
+            if changes:
+                super()._apply(_inverse(changes))     # the commit is not durable: undo it
+            raise
+        workspace.maybe_compact()                     # the commit is durable whatever happens here
+        return delta
+
+
+class Workspace:
+    """A workspace directory opened by one process: ``engine`` answers and (for the writer)
+    commits; ``addblock``/``removeblock`` change the program. Use as a context manager or
+    ``close()`` to release the writer lock."""
+
+    def __init__(self, path: Path, blocks: list[dict], seq: int, when: float, writer: bool,
+                 compact_min: int = COMPACT_MIN):
+        self.path, self.blocks, self.seq, self.when = path, blocks, seq, when
+        self.writer, self.compact_min = writer, compact_min
+        self.engine: WorkspaceEngine | None = None
+        self._lock_fd = self._log_fd = None
+        self.log_bytes = self.snapshot_bytes = 0
+        self.discarded = 0                      # bytes of a torn last log record found on open
+        self.snapshot_seq = seq                 # the commit the snapshot on disk holds
+
+    # ------------------------------------------------------------ create / open / close
+    @classmethod
+    def create(cls, path, program: str, facts_dir=None, source: str = "main", name: str = "main",
+               **engine_options) -> "Workspace":
+        """Evaluate ``program`` (text; ``.input`` files read from ``facts_dir``) once and save it as
+        a new workspace at ``path``; returns it open for writing."""
+        path = Path(path)
+        _refuse_existing(path)
+        engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
+        engine.run()
+        if engine.maintenance == "incremental":
+            engine.commit()                       # builds the maintainer, stored when it can be
+        path.mkdir(parents=True, exist_ok=True)
+        block = {"name": name, "source": source, "text": program, "converted": {}}
+        ws = cls(path, [block], 0, time.time(), writer=True)
+        ws._lock()
+        try:
+            _refuse_existing(path)                # again, under the lock: two inits at once
+            ws.engine, engine.workspace = engine, ws
+            wsfile.write_file(path / LOG, "log", {"base": 0}, [])     # the snapshot last: it makes
+            ws._snapshot()                                            # the directory a workspace
+        except BaseException:
+            ws.close()
+            raise
+        return ws
+
+    @classmethod
+    def open(cls, path, readonly: bool = False, compact_min: int = COMPACT_MIN,
+             **engine_options) -> "Workspace":
+        """Open a workspace: the writer takes the lock (error ``workspace_locked`` naming the holder),
+        readers take no lock and see the last committed state. Every relation is read from the
+        snapshot and the log, nothing is evaluated; the maintainer's structures are not stored, so the
+        first commit after opening builds them (a full recording pass over the non-recursive rules)."""
+        path = Path(path)
+        if not (path / SNAPSHOT).exists() and not (path / LOG).exists():
+            raise WorkspaceMissing(f"{path} is not a workspace (no {path / SNAPSHOT}); create one "
+                                   f"with datalog init")
+        ws = cls(path, [], 0, 0.0, writer=not readonly, compact_min=compact_min)
+        try:
+            if ws.writer:
+                ws._lock()
+            with _no_gc():                      # millions of new tuples: the cyclic GC would rescan them
+                ws.engine = ws._read_state(engine_options)
+            ws.engine.workspace = ws
+            if ws.writer:
+                ws._open_log()
+        except BaseException:
+            ws.close()
+            raise
+        return ws
+
+    def close(self) -> None:
+        for name in ("_log_fd", "_lock_fd"):
+            fd = getattr(self, name)
+            if fd is not None:
+                if name == "_lock_fd":
+                    os.ftruncate(fd, 0)
+                os.close(fd)
+                setattr(self, name, None)
+
+    def __enter__(self) -> "Workspace":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ the lock
+    def _lock(self) -> None:
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = lock_holder(self.path)
+            raise WorkspaceLocked(f"workspace {self.path} is locked by process "
+                                  f"{holder if holder else '(pid not yet written)'} "
+                                  f"({self.path / LOCK}); one writer at a time") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def check_writable(self) -> None:
+        if not self.writer or self._lock_fd is None:
+            raise WorkspaceReadOnly(f"workspace {self.path} is open for reading (or closed): it cannot commit")
+
+    # ------------------------------------------------------------ reading the state
+    def _read_state(self, options: dict) -> WorkspaceEngine:
+        """The engine of the last commit. A writer with a stored maintainer (``maintainer`` of the
+        snapshot's commit) restores it and maintains the log's commits through it; otherwise the
+        log's changes are set arithmetic on the relations and the maintainer is built at the first
+        commit."""
+        log, snap = self._read_files()
+        self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
+        self.blocks, tables = _snapshot_state(snap, self.path / SNAPSHOT)
+        self.snapshot_seq = self.seq
+        self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
+        self.discarded = log.torn
+        state = self._maintainer_state() if self.writer else None
+        if state is None:
+            self._replay(log, tables)
+            return _restored(self.blocks, tables, options, self.path / SNAPSHOT)
+        engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT)
+        wsstate.restore(engine, state, self._maintainer_file(self.seq))
+        self._replay_through(engine, log)
+        return engine
+
+    def _maintainer_state(self) -> dict | None:
+        """The stored maintainer if it belongs to the snapshot's commit (a missing one, or one left
+        by a compaction cut short, is not used: the maintainer is then built at the first commit)."""
+        path = self._maintainer_file(self.seq)
+        if not path.exists():
+            return None
+        contents = wsfile.read_file(path, "maintainer")
+        if contents.header.get("seq") != self.seq:
+            raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {contents.header.get('seq')}")
+        if len(contents.records) != 1 or not isinstance(contents.records[0].get("state"), dict):
+            raise WorkspaceCorrupt(f"workspace file {path} is incomplete")
+        return contents.records[0]["state"]
+
+    def _replay_through(self, engine: WorkspaceEngine, log: wsfile.Contents) -> None:
+        """Maintain each logged commit through the restored maintainer; its derived changes must
+        be the logged ones."""
+        where, idb = self.path / LOG, engine.idb
+        for record in self._records_after(log):
+            changes = {**{n: (rows, set()) for n, rows in _rows_of(record, "insert", where)}}
+            for name, rows in _rows_of(record, "retract", where):
+                changes[name] = (changes.get(name, (set(), set()))[0], rows)
+            pending = {n: {**{r: -1 for r in erased}, **{r: +1 for r in inserted}}
+                       for n, (inserted, erased) in changes.items() if n not in idb}
+            delta = engine._apply(pending)
+            got = {n: (c.inserted, c.erased) for n, c in delta.items() if n in idb and c}
+            logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
+            if got != logged:
+                raise WorkspaceCorrupt(f"workspace file {where}: commit {record['seq']} maintained "
+                                       f"from {self._maintainer_file(self.seq)} differs from the logged one")
+            self.seq, self.when = record["seq"], record.get("time", self.when)
+
+    def _records_after(self, log: wsfile.Contents):
+        """The log's records after the snapshot, checked to be consecutive."""
+        where, seq = self.path / LOG, self.seq
+        for record in log.records:
+            number = _int(record, "seq", where)
+            if number <= seq:
+                continue
+            if number != seq + 1:
+                raise WorkspaceCorrupt(f"workspace file {where}: commit {seq + 1} is missing (found {number})")
+            seq = number
+            yield record
+
+    def _read_files(self) -> tuple[wsfile.Contents, wsfile.Contents]:
+        """Log first, then snapshot: a compaction between the two reads leaves a snapshot at least
+        as new as the log's base, so the pair is always a committed state."""
+        for _ in range(10):
+            log = wsfile.read_file(self.path / LOG, "log", torn_tail=True)
+            snap = wsfile.read_file(self.path / SNAPSHOT, "snapshot")
+            if _int(snap.header, "seq", self.path / SNAPSHOT) >= _int(log.header, "base", self.path / LOG):
+                break
+        else:
+            raise WorkspaceCorrupt(f"workspace file {self.path / LOG} starts after its snapshot "
+                                   f"{self.path / SNAPSHOT}: commits are missing")
+        return log, snap
+
+    def _replay(self, log: wsfile.Contents, tables: dict[str, set]) -> None:
+        """The log's changes applied to the relations' rows (records already in the snapshot, left
+        by a compaction cut short, are skipped)."""
+        where = self.path / LOG
+        for record in self._records_after(log):
+            seq = record["seq"]
+            for name, rows in _rows_of(record, "retract", where):
+                tables.setdefault(name, set()).difference_update(rows)
+            for name, rows in _rows_of(record, "insert", where):
+                _add(tables, name, rows, where)
+            self.seq, self.when = seq, record.get("time", self.when)
+
+    # ------------------------------------------------------------ writing
+    def _open_log(self) -> None:
+        """The writer cuts off a torn last record (the commit in flight at a crash) before appending."""
+        self._log_fd = os.open(self.path / LOG, os.O_RDWR)
+        if self.discarded:
+            os.ftruncate(self._log_fd, self.log_bytes)
+            os.fsync(self._log_fd)
+
+    def log_commit(self, changes: Delta) -> None:
+        """Append the commit's changes (EDB and IDB) to the log and fsync: durable when this returns."""
+        record = {"seq": self.seq + 1, "time": time.time(),
+                  "insert": {n: pack(c.inserted) for n, c in changes.items() if c.inserted},
+                  "retract": {n: pack(c.erased) for n, c in changes.items() if c.erased}}
+        self.log_bytes += wsfile.append(self._log_fd, record)
+        self.seq, self.when = record["seq"], record["time"]
+
+    def maybe_compact(self) -> None:
+        """Compact when the log outgrew the snapshot. A compaction that fails (a full disk) leaves
+        the workspace as it was: the log keeps growing and the next commit tries again."""
+        if self.log_bytes > max(self.compact_min, self.snapshot_bytes):
+            try:
+                self.compact()
+            except OSError:
+                pass
+
+    def compact(self) -> None:
+        """Fold the log into a new snapshot (temporary file, fsync, rename), then start an empty log.
+        A crash between the two leaves the new snapshot and the old log, whose records it skips."""
+        self.check_writable()
+        self._snapshot()
+
+    def _snapshot(self, then_reset_log: bool = True) -> None:
+        extra = self._save_maintainer()                   # compaction pays for both files
+        self.snapshot_bytes = extra + wsfile.write_file(self.path / SNAPSHOT, "snapshot",
+                                                        {"seq": self.seq, "time": self.when},
+                                                        self._snapshot_records())
+        self.snapshot_seq = self.seq
+        self._drop_old_maintainers()
+        if then_reset_log:
+            self._reset_log()
+
+    def _save_maintainer(self) -> int:
+        """The maintainer of this commit, if it can be captured, before the snapshot that it
+        belongs to; else no maintainer file. Returns its size."""
+        state = wsstate.capture(self.engine)
+        if state is None:
+            return 0
+        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer", {"seq": self.seq},
+                                 [{"state": state}])
+
+    def _maintainer_file(self, seq: int) -> Path:
+        return self.path / f"{MAINTAINER}.{seq}"
+
+    def _drop_old_maintainers(self) -> None:
+        """After a snapshot's rename, the maintainer files of other commits are stale."""
+        keep = self._maintainer_file(self.seq).name
+        for path in self.path.glob(f"{MAINTAINER}.*"):
+            if path.name != keep:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass                                  # stale, never read; next time
+
+    def _reset_log(self) -> None:
+        self.log_bytes = wsfile.write_file(self.path / LOG, "log", {"base": self.seq}, [])
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
+        self.discarded = 0
+        self._open_log()
+
+    def _snapshot_records(self):
+        yield {"blocks": self.blocks}
+        count = 1
+        engine = self.engine
+        for name in engine.relations():
+            rows, arity = list(engine.db[name].tuples), engine.db[name].arity
+            for start in range(0, max(len(rows), 1), CHUNK):
+                yield {"relation": name, **pack(rows[start:start + CHUNK], arity)}
+                count += 1
+        yield {"end": count}
+
+    # ------------------------------------------------------------ program changes
+    def addblock(self, name: str, text: str, source: str | None = None, facts_dir=None) -> Delta:
+        """Add a named block of statements: only the strata it reaches are evaluated
+        (``Engine.extend``); then a new snapshot makes it durable. All or nothing."""
+        self.check_writable()
+        if any(b["name"] == name for b in self.blocks):
+            raise BadBlock(f"workspace {self.path} already has a block named {name}")
+        engine, added = self.engine, parse(text, source or name)
+        if not engine._evaluated:
+            engine.run()
+        converted = {n: [list(r) for r in engine.rows(n)] for n in newly_derived(added, engine.idb, engine.db)}
+        saved = {key: getattr(engine, key) for key in (*_STATE, "facts_dir")}
+        if facts_dir is not None:
+            engine.facts_dir = Path(facts_dir)
+        try:
+            engine._growing = True
+            delta = engine.extend(added)
+            engine._growing = False
+            self._durably(lambda: self.blocks.append({"name": name, "source": source or name, "text": text,
+                                                       "converted": converted}))
+        except BaseException:
+            engine._growing = False
+            for key, value in saved.items():
+                setattr(engine, key, value)
+            raise
+        return delta
+
+    def removeblock(self, name: str) -> Delta:
+        """Remove a named block and everything only it derived. Cost: the remaining program is
+        evaluated again from the stored EDB (a full evaluation), then a new snapshot is written."""
+        self.check_writable()
+        blocks = [b for b in self.blocks if b["name"] != name]
+        if len(blocks) == len(self.blocks):
+            raise BadBlock(f"workspace {self.path} has no block named {name} "
+                           f"(blocks: {', '.join(b['name'] for b in self.blocks)})")
+        if self.blocks[0]["name"] == name:
+            raise BadBlock(f"block {name} is the workspace's program; only added blocks can be removed")
+        old = self.engine
+        tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
+        new = _build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
+        new.workspace = self
+        saved = (self.engine, self.blocks)
+        try:
+            self.engine, self.blocks = new, blocks
+            self._durably(lambda: None)
+        except BaseException:
+            self.engine, self.blocks = saved
+            raise
+        old.workspace = None
+        names = set(old.db) | set(new.db)
+        changes = {n: diff(old.db[n].tuples if n in old.db else set(), new.db[n].tuples if n in new.db else set())
+                   for n in names}
+        return {n: c for n, c in changes.items() if c}
+
+    def _durably(self, change) -> None:
+        """Apply ``change`` to the block list and write a snapshot with the next sequence number;
+        on failure the in-memory workspace is as before (the old snapshot is still on disk)."""
+        saved = (list(self.blocks), self.seq, self.when)
+        try:
+            change()
+            self.seq, self.when = self.seq + 1, time.time()
+            self._snapshot(then_reset_log=False)      # its rename is the commit point
+        except BaseException:
+            self.blocks, self.seq, self.when = saved
+            raise
+        try:
+            self._reset_log()                         # the old log's records are all in the snapshot
+        except OSError:
+            pass
+
+    # ------------------------------------------------------------ status
+    def status(self) -> dict:
+        files = [f for f in self.path.iterdir() if f.is_file()]
+        return {"path": str(self.path), "blocks": [(b["name"], b["source"]) for b in self.blocks],
+                "sizes": {n: len(self.engine.db[n]) for n in self.engine.relations()},
+                "idb": sorted(self.engine.idb), "last_commit": self.seq, "time": self.when,
+                "disk_bytes": sum(f.stat().st_size for f in files if f.exists()),
+                "writer": lock_holder(self.path), "discarded": self.discarded,
+                "maintainer": self._maintainer_file(self.snapshot_seq).exists()}
+
+
+# ---------------------------------------------------------------- helpers
+
+def _refuse_existing(path: Path) -> None:
+    """``init`` never overwrites a workspace. A log without commits and without a snapshot is
+    an ``init`` cut short, and is overwritten."""
+    if (path / SNAPSHOT).exists():
+        raise WorkspaceExists(f"{path} already holds a workspace ({path / SNAPSHOT})")
+    if (path / LOG).exists():
+        try:
+            empty = not wsfile.read_file(path / LOG, "log", torn_tail=True).records
+        except WorkspaceCorrupt:
+            empty = False
+        if not empty:
+            raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
+                                  f"it is damaged; move it away before datalog init")
+
+
+def lock_holder(path: Path) -> int | None:
+    """The pid written in the lock file, if that process is alive."""
+    try:
+        text = (Path(path) / LOCK).read_text().strip()
+        pid = int(text)
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The cyclic garbage collector paused (loading creates only acyclic tuples and sets)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def program_of(blocks: list[dict]) -> ast.Program:
+    """The program of a block list: each block added as ``Engine.extend`` added it (relations it
+    converted from EDB to derived keep their rows of that moment as facts)."""
+    program = parse(blocks[0]["text"], blocks[0]["source"])
+    for block in blocks[1:]:
+        converted = {n: [tuple(r) for r in rows] for n, rows in block["converted"].items()}
+        program = combined(program, parse(block["text"], block["source"]), converted)
+    return program
+
+
+def _build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:
+    """An engine for ``blocks`` whose EDB relations hold ``tables`` (not the program's facts or
+    input files), evaluated from scratch."""
+    engine = WorkspaceEngine(program_of(blocks), None, **options)
+    _fill(engine, {n: rows for n, rows in tables.items() if n in engine.db and n not in engine.idb})
+    engine.run()
+    return engine
+
+
+def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: Path) -> WorkspaceEngine:
+    """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated."""
+    engine = WorkspaceEngine(program_of(blocks), None, **options)
+    for name, rows in tables.items():
+        if name not in engine.db:
+            raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
+                                   f"does not have")
+        if rows and len(next(iter(rows))) != engine.db[name].arity:    # one arity per relation:
+            raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
+                                   f"{engine.db[name].arity}")             # checked by _add
+    _fill(engine, {n: tables.get(n, set()) for n in engine.db})
+    engine._evaluated = True
+    return engine
+
+
+def _fill(engine: WorkspaceEngine, tables: dict[str, set]) -> None:
+    """Replace the contents of the relations of ``tables``; the ``.input`` files count as read."""
+    edb = set(engine.db) - engine.idb
+    engine._settle_types([(n, [next(iter(rows))]) for n, rows in tables.items() if n in edb and rows])
+    for name, rows in tables.items():
+        relation = engine.db[name] = Relation(name, engine.db[name].arity)
+        relation.tuples = rows if isinstance(rows, set) else set(rows)
+    engine._inputs_loaded = True
+
+
+def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dict[str, set]]:
+    records = snap.records
+    if not records or "blocks" not in records[0] or records[-1].get("end") != len(records) - 1:
+        raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
+    blocks = records[0]["blocks"]
+    if not isinstance(blocks, list) or not blocks or not all(_is_block(b) for b in blocks):
+        raise WorkspaceCorrupt(f"workspace file {where}: the block list is malformed")
+    tables: dict[str, set] = {}
+    for record in records[1:-1]:
+        name = record.get("relation")
+        if not isinstance(name, str):
+            raise WorkspaceCorrupt(f"workspace file {where}: a relation record is malformed")
+        _add(tables, name, unpack(record, where), where)
+    return blocks, tables
+
+
+def _is_block(block) -> bool:
+    return (isinstance(block, dict) and all(isinstance(block.get(k), str) for k in ("name", "source", "text"))
+            and isinstance(block.get("converted"), dict))
+
+
+def _rows_of(record: dict, key: str, where: Path):
+    changes = record.get(key, {})
+    if not isinstance(changes, dict):
+        raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
+    for name, packed in changes.items():
+        if not isinstance(packed, dict):
+            raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
+        yield name, unpack(packed, where)
+
+
+def pack(rows, arity: int | None = None) -> dict:
+    """Rows as ``{"arity": k, "count": n, "values": [the n * k values, row after row]}``.
+
+    >>> pack([(1, "a"), (2, "b")]), sorted(unpack(pack([(1, "a"), (2, "b")]), "f"))
+    ({'arity': 2, 'count': 2, 'values': [1, 'a', 2, 'b']}, [(1, 'a'), (2, 'b')])
+    """
+    rows = rows if isinstance(rows, list) else list(rows)
+    arity = len(rows[0]) if arity is None and rows else arity or 0
+    return {"arity": arity, "count": len(rows), "values": list(chain.from_iterable(rows))}
+
+
+def unpack(packed: dict, where) -> set[tuple]:
+    arity, count, values = packed.get("arity"), packed.get("count"), packed.get("values")
+    if not (isinstance(arity, int) and isinstance(count, int) and isinstance(values, list)
+            and arity >= 0 and 0 <= count and len(values) == arity * count and (arity or count <= 1)):
+        raise WorkspaceCorrupt(f"workspace file {where}: a block of rows is malformed")
+    if arity == 0:
+        return {()} if count else set()
+    return set(zip(*[iter(values)] * arity))
+
+
+def _add(tables: dict[str, set], name: str, rows: set, where) -> None:
+    """Rows into ``tables[name]``; every row of a relation must have one arity."""
+    table = tables.get(name)
+    if table is None:
+        tables[name] = rows
+        return
+    if rows and table and len(next(iter(rows))) != len(next(iter(table))):
+        raise WorkspaceCorrupt(f"workspace file {where}: rows of {name} with different arities")
+    table |= rows
+
+
+def _int(record: dict, key: str, where: Path) -> int:
+    value = record.get(key)
+    if not isinstance(value, int):
+        raise WorkspaceCorrupt(f"workspace file {where}: a record has no {key} number")
+    return value
+
+
+def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
+    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.erased}} for n, c in changes.items()}
+
+
+__all__ = ["Workspace", "WorkspaceEngine", "lock_holder", "program_of"]

@@ -1,0 +1,161 @@
+"""Checksummed record files: the on-disk unit of a workspace (see ``datalog/workspace.md``).
+
+A file is a sequence of framed records. A frame is a 4-byte big-endian payload length, the
+CRC-32 of those 4 bytes, the CRC-32 of the payload (each 4 bytes, big-endian), then the
+payload: one JSON object, ASCII (non-ASCII characters escaped). The first record is the
+header ``{"format": "datalog-workspace", "kind": ..., "version": 1, ...}``; it is read and
+its version checked before anything else (later versions keep this first frame as it is).
+Nothing read is executed: payloads are JSON data.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> write_file(os.path.join(d, "f"), "log", {"base": 0}, [{"seq": 1}])
+97
+>>> read_file(os.path.join(d, "f"), "log", torn_tail=True).records
+[{'seq': 1}]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datalog.errors import WorkspaceCorrupt, WorkspaceVersion
+
+FORMAT = "datalog-workspace"
+VERSION = 1
+_FRAME = struct.Struct(">III")
+
+
+def encode(record: dict) -> bytes:
+    """One frame: length, CRC-32, JSON payload."""
+    payload = json.dumps(record, separators=(",", ":")).encode("ascii")
+    length = len(payload)
+    return _FRAME.pack(length, zlib.crc32(length.to_bytes(4, "big")), zlib.crc32(payload)) + payload
+
+
+def header(kind: str, extra: dict) -> dict:
+    return {"format": FORMAT, "kind": kind, "version": VERSION, **extra}
+
+
+@dataclass
+class Contents:
+    """A file read back: its header, its records after the header, and the byte length of
+    its valid prefix (``torn`` bytes after it were an unfinished append)."""
+
+    header: dict
+    records: list = field(default_factory=list)
+    valid_length: int = 0
+    torn: int = 0
+
+
+def read_file(path: str | Path, kind: str, torn_tail: bool = False) -> Contents:
+    """Every record of ``path``. An incomplete last frame is a torn append: allowed (and reported
+    in ``torn``) when ``torn_tail``, else the file is corrupt. A complete frame with a wrong
+    checksum is corrupt anywhere."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise WorkspaceCorrupt(f"workspace file {path} is missing") from None
+    except OSError as exc:
+        raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
+    return parse(data, str(path), kind, torn_tail)
+
+
+def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
+    first, offset = _frame(data, 0, path)
+    if first is None:
+        raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
+    _check_header(first, path, kind)
+    records = [first]
+    while offset < len(data):
+        record, end = _frame(data, offset, path)
+        if record is None:
+            if not torn_tail:
+                raise WorkspaceCorrupt(f"workspace file {path} is truncated at byte {offset} "
+                                       f"(of {len(data)})")
+            break
+        records.append(record)
+        offset = end
+    return Contents(records[0], records[1:], offset, len(data) - offset)
+
+
+def _frame(data: bytes, offset: int, path: str):
+    """The record at ``offset`` and where the next starts; ``(None, None)`` for an incomplete frame
+    (a torn append). A frame whose length field fails its checksum is corrupt, not torn, so a
+    flipped length byte is never mistaken for the end of the file."""
+    if offset + _FRAME.size > len(data):
+        return None, None
+    length, length_crc, crc = _FRAME.unpack_from(data, offset)
+    if zlib.crc32(length.to_bytes(4, "big")) != length_crc:
+        raise WorkspaceCorrupt(f"workspace file {path}: checksum mismatch in the frame at byte {offset}")
+    start, end = offset + _FRAME.size, offset + _FRAME.size + length
+    if end > len(data):
+        return None, None
+    payload = data[start:end]
+    if zlib.crc32(payload) != crc:
+        raise WorkspaceCorrupt(f"workspace file {path}: checksum mismatch in the record at byte {offset}")
+    try:
+        record = json.loads(payload.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not valid data") from None
+    if not isinstance(record, dict):
+        raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not an object")
+    return record, end
+
+
+def _check_header(first: dict, path: str, kind: str) -> None:
+    if first.get("format") != FORMAT or first.get("kind") != kind:
+        raise WorkspaceCorrupt(f"workspace file {path} does not start with a {kind} header")
+    version = first.get("version")
+    if not isinstance(version, int):
+        raise WorkspaceCorrupt(f"workspace file {path} has no format version")
+    if version > VERSION:
+        raise WorkspaceVersion(f"workspace file {path} has format version {version}; this engine reads "
+                               f"version {VERSION} and older: use a newer datalog")
+
+
+def write_file(path: str | Path, kind: str, extra: dict, records) -> int:
+    """Write header and records to ``path`` atomically: a temporary file, fsync, rename, fsync of
+    the directory. Returns the size in bytes."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    size = 0
+    with open(tmp, "wb") as out:
+        for record in [header(kind, extra), *records]:
+            frame = encode(record)
+            out.write(frame)
+            size += len(frame)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+    return size
+
+
+def fsync_dir(directory: str | Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append(fd: int, record: dict) -> int:
+    """Append one frame to an open file and fsync it (durable when this returns). On any error
+    the file is cut back to its old length, so that a failed append leaves no partial frame."""
+    frame = encode(record)
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.ftruncate(fd, start)
+        raise
+    return len(frame)

@@ -1,0 +1,150 @@
+"""The incremental maintainer's state as data records, and back (workspace format, see
+``datalog/workspace.md``): support counts, and per rule its trace tree and sensitivity entries.
+
+Only maintainers whose every rule is a plain :class:`maintenance.rule.RuleMaintainer` (no
+aggregate view, no theta-join route, no whole-rule fallback) are captured; for the others
+:func:`capture` returns None and the workspace builds the maintainer at the first commit.
+Restoring constructs the rules without evaluating them, rebuilds their trace trees, re-files
+their sensitivity entries and builds the trie indexes the rules read (so that changes come
+as surgeries, as after a build). Values are JSON data; a JSON array is read back as a tuple
+(keys, ``alpha`` prefixes and head tuples are tuples of scalars).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from datalog.errors import WorkspaceCorrupt
+from maintenance.incremental import IncrementalMaintainer
+from maintenance.rule import RuleMaintainer
+from maintenance.sensitivity import Entry, SensitivityIndex
+from maintenance.trace import TraceNode
+
+
+def capture(engine) -> dict | None:
+    """The maintainer of ``engine`` as one JSON-able record, or None when it cannot be captured."""
+    m = engine.maintainer
+    if type(m) is not IncrementalMaintainer or m.views or m.pending:
+        return None
+    if any(type(rule) is not RuleMaintainer or rule.views for rule in m.rules.values()):
+        return None
+    wheres = {id(index): where for where, index in m.registry.indexes.items()}
+    where_list, where_ids = [], {}
+    position = {id(c): i for i, c in enumerate(engine.checked.clauses)}
+    rules = []
+    for key, rule in m.rules.items():
+        nodes, leaves, entries = _trace(rule, wheres, where_ids, where_list)
+        rules.append({"clause": position[key], "nodes": nodes, "leaves": leaves, "entries": entries})
+    support = {name: [[list(row), n] for row, n in counter.items()] for name, counter in m.support.items()}
+    return {"drop_prefix": m.drop_prefix, "wheres": [[r, list(o), lv] for r, o, lv in where_list],
+            "rules": rules, "support": support}
+
+
+def _trace(rule, wheres, where_ids, where_list) -> tuple[list, list, list]:
+    """Nodes in preorder as [parent, key] (the root is node 0), leaves as [node, key, head],
+    entries as [where, alpha, start, end, node, region start, region end]."""
+    nodes, leaves, entries = [], [], []
+    stack, ids = [rule.root], {id(rule.root): 0}
+    while stack:
+        node = stack.pop()
+        for entry in node.entries or ():
+            where = wheres[id(entry.index)]
+            if where not in where_ids:
+                where_ids[where] = len(where_list)
+                where_list.append(where)
+            _, start, end = entry.region
+            entries.append([where_ids[where], list(entry.alpha), entry.start, entry.end,
+                            ids[id(node)], start, end])
+        children = [(k, node.children[k]) for k in node.keys or ()]
+        for key, child in children:
+            if isinstance(child, TraceNode):
+                ids[id(child)] = len(nodes) + 1
+                nodes.append([ids[id(node)], _json(key)])
+            else:
+                leaves.append([ids[id(node)], _json(key), list(child)])
+        stack.extend(child for _, child in reversed(children) if isinstance(child, TraceNode))
+    return nodes, leaves, entries
+
+
+def restore(engine, state: dict, where) -> None:
+    """Give ``engine`` (relations restored, nothing evaluated) the maintainer of ``state``."""
+    try:
+        _restore(engine, state)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        engine.maintainer = None
+        raise WorkspaceCorrupt(f"workspace file {where}: the maintainer record is malformed ({exc})") from None
+
+
+def _restore(engine, state: dict) -> None:
+    m = IncrementalMaintainer(_NoRules(engine), state["drop_prefix"])
+    m.engine = engine
+    clauses = engine.checked.clauses
+    wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
+    expected = {id(c) for s in engine.checked.strata if not s.recursive for c in s.clauses if c.body}
+    groups: dict[tuple, list] = {}                 # (where, alpha) -> entries, of every rule
+    for record in state["rules"]:
+        clause = clauses[record["clause"]]
+        rule = RuleMaintainer(clause, engine.plans[id(clause)], engine.db, m.registry, m.drop_prefix, {})
+        rule.views = []
+        _rebuild(rule, record, wheres, m.registry, groups)
+        for atom in engine.plans[id(clause)].atoms:
+            engine.db[atom.relation].index(atom.order)
+        m.rules[id(clause)] = rule
+    if set(m.rules) != expected:
+        raise ValueError("the rules do not match the program")
+    for (where, alpha), entries in groups.items():
+        m.registry.indexes[where].load(alpha, entries)
+    m.support = {name: Counter() for name in engine.idb}
+    for name, rows in state["support"].items():
+        m.support[name] = Counter({_tuple(row): n for row, n in rows})
+    engine.maintainer = m
+
+
+def _rebuild(rule, record, wheres, registry, groups: dict) -> None:
+    """The rule's trace tree; its entries are attached to their nodes and collected in ``groups``
+    for the indexes (as ``Registry.add`` would file them one by one)."""
+    nodes = [rule.root]
+    for parent, key in record["nodes"]:
+        above = nodes[parent]
+        node = TraceNode(above, _tuple(key), above.depth + 1)
+        above.set_child(node.key, node)
+        nodes.append(node)
+    for node, key, head in record["leaves"]:
+        nodes[node].set_child(_tuple(key), tuple(head))
+    indexes = registry.indexes
+    for where, alpha, start, end, node, lo, hi in record["entries"]:
+        key, alpha = wheres[where], tuple(alpha)
+        index = indexes.get(key)
+        if index is None:
+            index = indexes[key] = SensitivityIndex()
+        entry = Entry(index, alpha, _tuple(start), _tuple(end), (nodes[node], _tuple(lo), _tuple(hi)), rule)
+        nodes[node].add_entry(entry)
+        groups.setdefault((key, alpha), []).append(entry)
+    rule.intervals += len(record["entries"])
+
+
+class _NoRules:
+    """The engine as the maintainer's constructor sees it, with no strata to build."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.checked = _Checked(engine.checked)
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+
+class _Checked:
+    def __init__(self, checked):
+        self._checked, self.strata = checked, []
+
+    def __getattr__(self, name):
+        return getattr(self._checked, name)
+
+
+def _json(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _tuple(value):
+    return tuple(value) if isinstance(value, list) else value

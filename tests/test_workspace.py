@@ -1,0 +1,502 @@
+"""Workspaces (issue 5): reopening against from-scratch evaluation, the CLI as subprocesses, the
+writer lock held by a real process, corruption of every kind of file, addblock/removeblock.
+The crash test (SIGKILL during commits) is in test_workspace_crash.py."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from datalog.errors import DatalogError
+from datalog.workspace import LOG, SNAPSHOT, Workspace
+from tests.strategies import DOMAIN, programs
+from tests.workspace_oracle import BLOCK, EDB, PLAIN, PROGRAM, commit_of, contents, edb_after, from_scratch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _datalog(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=60)
+
+
+def _committed(path, n: int, compact_min: int = 1 << 20) -> None:
+    with Workspace.create(path, PROGRAM) as ws:
+        ws.compact_min = compact_min
+        for k in range(1, n + 1):
+            inserts, retracts = commit_of(k)
+            ws.engine.commit(inserts, retracts)
+
+
+# ---------------------------------------------------------------- reopening
+
+@pytest.mark.parametrize("compact_min", [1 << 20, 300])       # log only / frequent compactions
+def test_reopened_workspace_equals_from_scratch(tmp_path, compact_min):
+    path = tmp_path / "ws"
+    ws = Workspace.create(path, PROGRAM)
+    ws.compact_min = compact_min
+    for k in range(1, 41):
+        ws.engine.commit(*commit_of(k))
+        if k % 8 == 0:                                          # stop and resume
+            ws.close()
+            ws = Workspace.open(path, compact_min=compact_min)
+            assert ws.seq == k
+            assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(k))
+    ws.close()
+    with Workspace.open(path, readonly=True) as reader:
+        assert contents(reader.engine) == from_scratch(PROGRAM, edb_after(40))
+
+
+def _work(stats: dict) -> dict:
+    return {rule: (v["operations"], v["regions"], v["skipped"], v["delta_rules"], v["derived"])
+            for rule, v in stats.items()}
+
+
+@pytest.mark.parametrize("program, stored", [(PLAIN, True), (PROGRAM, False)])
+def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program, stored):
+    """A workspace closed and reopened before every commit against one that never stopped: the
+    same delta and the same work per rule (engine.stats()) for each commit, and the same
+    contents as from scratch. With a stored maintainer, opening restores it (no evaluation, no
+    build) and maintains the log's commits through it; with compact_min=600 the reopened
+    workspace alternates between a fresh snapshot and a log to replay. A program with an
+    aggregate has no stored maintainer: it is built at the first commit after opening."""
+    steady = Workspace.create(tmp_path / "steady", program)
+    reopened = Workspace.create(tmp_path / "reopened", program)
+    assert (tmp_path / "reopened" / "maintainer.0").exists() == stored
+    try:
+        for k in range(1, 41):
+            expected = steady.engine.commit(*commit_of(k))
+            reopened.close()
+            reopened = Workspace.open(tmp_path / "reopened", compact_min=600)
+            assert (reopened.engine.maintainer is not None) == stored
+            assert reopened.engine.commit(*commit_of(k)) == expected
+            assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
+            assert contents(reopened.engine) == from_scratch(program, edb_after(k))
+    finally:
+        steady.close()
+        reopened.close()
+
+
+@st.composite
+def _batches(draw, generated):
+    names = sorted(generated.edb)
+    return [[(draw(st.sampled_from("+-")), name, draw(st.tuples(*[DOMAIN] * generated.arity[name])))
+             for name in draw(st.lists(st.sampled_from(names), max_size=5))]
+            for _ in range(draw(st.integers(1, 4)))]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path_factory, data):
+    generated = data.draw(programs())
+    text = generated.text + "\n" + "".join(f"{name}({', '.join(map(str, row))}).\n"
+                                           for name, rows in generated.edb.items() for row in sorted(rows))
+    root = tmp_path_factory.mktemp("ws")
+    try:
+        steady = Workspace.create(root / "steady", text)
+    except DatalogError:
+        return                                        # e.g. a division by zero when evaluating
+    reopened = Workspace.create(root / "reopened", text)
+    compact_min = data.draw(st.sampled_from([0, 400, 1 << 20]))
+    try:
+        for batch in data.draw(_batches(generated)):
+            inserts, retracts = {}, {}
+            for sign, name, row in batch:
+                (inserts if sign == "+" else retracts).setdefault(name, []).append(row)
+            reopened.close()
+            reopened = Workspace.open(root / "reopened", compact_min=compact_min)
+            restored = reopened.engine.maintainer is not None    # else built afresh: its work may differ
+            try:
+                expected = steady.engine.commit(inserts, retracts)
+            except DatalogError:
+                with pytest.raises(DatalogError):
+                    reopened.engine.commit(inserts, retracts)
+                continue
+            assert reopened.engine.commit(inserts, retracts) == expected
+            if restored:
+                assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
+            assert contents(reopened.engine) == contents(steady.engine)
+    finally:
+        steady.close()
+        reopened.close()
+
+
+def test_commit_through_transaction_is_durable_and_empty_commits_count(tmp_path):
+    path = tmp_path / "ws"
+    with Workspace.create(path, PROGRAM) as ws:
+        with ws.engine.transaction() as tx:
+            tx.insert("e", [(5, 1)])
+            tx.retract("v", [(5,)])
+        ws.engine.commit()                                      # empty: still commit number 2
+        assert ws.seq == 2
+    with Workspace.open(path, readonly=True) as ws:
+        assert ws.seq == 2 and (5, 1) in ws.engine.db["e"] and (5,) not in ws.engine.db["v"]
+
+
+def test_failed_transaction_changes_nothing_on_disk(tmp_path):
+    path = tmp_path / "ws"
+    program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / y.\n"
+    with Workspace.create(path, program) as ws:
+        before = (path / LOG).read_bytes()
+        with pytest.raises(DatalogError) as err:
+            ws.engine.commit(inserts={"e": [(3, 0)]})           # division by zero: rolled back
+        assert err.value.code == "division_by_zero"
+        with pytest.raises(DatalogError) as err:
+            ws.engine.commit(inserts={"path": [(9, 9)]})
+        assert err.value.code == "not_edb"
+        assert (path / LOG).read_bytes() == before and ws.seq == 0
+        ws.engine.commit(inserts={"e": [(3, 4)]})
+    with Workspace.open(path, readonly=True) as ws:
+        assert ws.seq == 1 and contents(ws.engine) == from_scratch(program, {**EDB, "e": EDB["e"] | {(3, 4)}})
+
+
+def test_reader_cannot_commit_and_init_refuses_existing(tmp_path):
+    path = tmp_path / "ws"
+    Workspace.create(path, PROGRAM).close()
+    with Workspace.open(path, readonly=True) as ws:
+        with pytest.raises(DatalogError) as err:
+            ws.engine.commit(inserts={"e": [(1, 1)]})
+        assert err.value.code == "workspace_readonly"
+    with pytest.raises(DatalogError) as err:
+        Workspace.create(path, PROGRAM)
+    assert err.value.code == "workspace_exists"
+    with pytest.raises(DatalogError) as err:
+        Workspace.open(tmp_path / "nothing")
+    assert err.value.code == "workspace_missing"
+
+
+def test_values_of_every_type_survive(tmp_path):
+    program = '.decl r(a: number, b: symbol, c: float)\nr(1, "a\\"b", 2.5).\ns(x, y, z) :- r(x, y, z).\n'
+    path = tmp_path / "ws"
+    rows = [(-7, "ünï\tcode", 1.0), (10 ** 30, "", -0.5), (0, "x", float("inf"))]
+    with Workspace.create(path, program) as ws:
+        ws.engine.commit(inserts={"r": rows})
+    with Workspace.open(path, readonly=True) as ws:
+        assert set(ws.engine.rows("s")) == {(1, 'a"b', 2.5), *rows}
+        assert all(type(row[2]) is float for row in ws.engine.rows("r"))
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_cli_init_update_query_export_status(tmp_path):
+    program = ROOT / "programs" / "transitive_closure"
+    ws = tmp_path / "ws"
+    done = _datalog("init", ws, program / "prog.dl", "-F", program / "facts")
+    assert done.returncode == 0, done.stderr
+    done = _datalog("update", ws, program / "updates.dl")
+    assert done.returncode == 0, done.stderr
+    run = _datalog("run", program / "prog.dl", "-F", program / "facts", "-D", tmp_path / "expected",
+                   "--updates", program / "updates.dl")
+    assert [l for l in done.stdout.splitlines() if "maintained in" not in l] == \
+           [l for l in run.stdout.splitlines() if "maintained in" not in l]
+    assert _datalog("export", ws, "-D", tmp_path / "out").returncode == 0
+    assert (tmp_path / "out" / "path.csv").read_text() == (tmp_path / "expected" / "path.csv").read_text()
+    query = _datalog("query", ws, "path(1, X)")
+    expected = [l for l in (tmp_path / "expected" / "path.csv").read_text().splitlines() if l.startswith("1\t")]
+    assert query.returncode == 0 and query.stdout.splitlines() == expected
+    status = _datalog("status", ws)
+    assert status.returncode == 0 and "last commit: " in status.stdout and "on disk: " in status.stdout
+    assert f"path\t{len((tmp_path / 'expected' / 'path.csv').read_text().splitlines())}\tidb" in status.stdout
+
+
+def test_cli_errors_have_codes_and_no_traceback(tmp_path):
+    ws = tmp_path / "ws"
+    (tmp_path / "p.dl").write_text(PROGRAM)
+    assert _datalog("init", ws, tmp_path / "p.dl").returncode == 0
+    (tmp_path / "bad.dl").write_text("+path(1, 2).\ncommit.\n")
+    cases = [(("update", ws, tmp_path / "bad.dl"), "not_edb"),
+             (("init", ws, tmp_path / "p.dl"), "workspace_exists"),
+             (("status", tmp_path / "none"), "workspace_missing"),
+             (("query", ws, "nope(X)"), "undefined_relation"),
+             (("removeblock", ws, "ghost"), "bad_block")]
+    for args, code in cases:
+        done = _datalog(*args)
+        assert done.returncode == 1 and f"error[{code}]" in done.stderr and "Traceback" not in done.stderr, args
+    with Workspace.open(ws, readonly=True) as opened:
+        assert opened.seq == 0                               # the failed update applied nothing
+
+
+# ---------------------------------------------------------------- the writer lock
+
+HOLDER = """
+import sys, time
+from datalog.workspace import Workspace
+ws = Workspace.open(sys.argv[1])
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_second_writer_is_refused_naming_the_holder(tmp_path):
+    path = tmp_path / "ws"
+    _committed(path, 3)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True,
+                              cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(DatalogError) as err:
+            Workspace.open(path)
+        assert err.value.code == "workspace_locked" and str(holder.pid) in err.value.message
+        done = _datalog("update", path, ROOT / "programs" / "transitive_closure" / "updates.dl")
+        assert done.returncode == 1 and f"error[workspace_locked]" in done.stderr and str(holder.pid) in done.stderr
+        with Workspace.open(path, readonly=True) as reader:    # readers take no lock
+            assert reader.seq == 3 and contents(reader.engine) == from_scratch(PROGRAM, edb_after(3))
+        assert f"writer: process {holder.pid}" in _datalog("status", path).stdout
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with Workspace.open(path) as ws:                           # the kernel released the lock
+        assert ws.seq == 3
+
+
+# ---------------------------------------------------------------- corruption
+
+def _error_of(path) -> str | None:
+    try:
+        Workspace.open(path, readonly=True).close()
+    except DatalogError as err:
+        assert str(path) in err.message or "workspace" in err.message
+        return err.code
+    return None
+
+
+@pytest.mark.parametrize("name", [SNAPSHOT, LOG])
+def test_flipped_byte_anywhere_is_corrupt(tmp_path, name):
+    base = tmp_path / "base"
+    _committed(base, 6)
+    data = (base / name).read_bytes()
+    rng = random.Random(name)
+    for position in sorted(set(rng.sample(range(len(data)), min(40, len(data))) + [0, 5, 9, len(data) - 1])):
+        (base / name).write_bytes(data[:position] + bytes([data[position] ^ 0x5A]) + data[position + 1:])
+        try:
+            Workspace.open(base, readonly=True).close()
+        except DatalogError as err:
+            assert err.code == "workspace_corrupt" and str(base / name) in err.message, position
+        else:
+            pytest.fail(f"a flipped byte at {position} of {name} was not detected")
+    (base / name).write_bytes(data)
+
+
+@pytest.mark.parametrize("name", [SNAPSHOT, LOG])
+def test_deleted_file_is_corrupt(tmp_path, name):
+    path = tmp_path / "ws"
+    _committed(path, 2)
+    (path / name).unlink()
+    with pytest.raises(DatalogError) as err:
+        Workspace.open(path, readonly=True)
+    assert err.value.code == "workspace_corrupt" and str(path / name) in err.value.message
+    done = _datalog("status", path)
+    assert done.returncode == 1 and "error[workspace_corrupt]" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_deleted_or_damaged_lock_file_is_harmless(tmp_path):
+    """The lock file holds no data: only the flock on it and the holder's pid matter."""
+    path = tmp_path / "ws"
+    _committed(path, 2)
+    (path / "lock").unlink()
+    with Workspace.open(path) as ws:
+        assert ws.seq == 2 and (path / "lock").exists()
+    for garbage in (b"", b"\xff\x00garbage", b"999999999\n"):
+        (path / "lock").write_bytes(garbage)
+        assert "writer: none" in _datalog("status", path).stdout
+        with Workspace.open(path) as ws:
+            assert ws.seq == 2 and (path / "lock").read_text() == f"{os.getpid()}\n"
+
+
+def test_truncated_snapshot_is_corrupt(tmp_path):
+    path = tmp_path / "ws"
+    _committed(path, 4)
+    data = (path / SNAPSHOT).read_bytes()
+    for size in sorted({0, 1, 7, 11, 12, 30, len(data) // 2, len(data) - 1}):
+        (path / SNAPSHOT).write_bytes(data[:size])
+        assert _error_of(path) == "workspace_corrupt", size
+
+
+def test_truncated_log(tmp_path):
+    """Cut into its header: corrupt. Cut inside its last record: exactly what a crash during that
+    commit leaves, so the commit is dropped (it was never acknowledged) and the writer cuts it off;
+    ``status`` says so. Cut on a record boundary: indistinguishable from fewer commits."""
+    path = tmp_path / "ws"
+    _committed(path, 4)
+    data = (path / LOG).read_bytes()
+    for size in (0, 5, 11, 20):
+        (path / LOG).write_bytes(data[:size])
+        assert _error_of(path) == "workspace_corrupt", size
+    (path / LOG).write_bytes(data[:-3])
+    with Workspace.open(path, readonly=True) as ws:
+        assert ws.seq == 3 and ws.discarded > 0
+        assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(3))
+    assert "unfinished commit" in _datalog("status", path).stdout
+    with Workspace.open(path) as ws:                           # the writer cuts the torn record off
+        ws.engine.commit(*commit_of(4))
+    with Workspace.open(path, readonly=True) as ws:
+        assert ws.seq == 4 and ws.discarded == 0
+        assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(4))
+
+
+def test_maintainer_file_damaged_is_corrupt_and_deleted_is_rebuilt(tmp_path):
+    """The stored maintainer is derived data: deleted, the writer builds it at its first commit
+    (readers never read it); damaged, it is workspace_corrupt for the writer."""
+    path = tmp_path / "ws"
+    with Workspace.create(path, PLAIN) as ws:
+        for k in range(1, 6):
+            ws.engine.commit(*commit_of(k))
+        ws.compact()
+    name = path / "maintainer.5"
+    data = name.read_bytes()
+    rng = random.Random(3)
+    damaged = [data[:size] for size in (0, 7, 30, len(data) // 2, len(data) - 1)]
+    for position in rng.sample(range(len(data)), 25):
+        damaged.append(data[:position] + bytes([data[position] ^ 0x21]) + data[position + 1:])
+    for bad in damaged:
+        name.write_bytes(bad)
+        with pytest.raises(DatalogError) as err:
+            Workspace.open(path)
+        assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+        with Workspace.open(path, readonly=True) as reader:      # readers do not need it
+            assert contents(reader.engine) == from_scratch(PLAIN, edb_after(5))
+    name.unlink()
+    with Workspace.open(path) as ws:
+        assert ws.engine.maintainer is None                      # built at the first commit
+        ws.engine.commit(*commit_of(6))
+        assert contents(ws.engine) == from_scratch(PLAIN, edb_after(6))
+    (path / "maintainer.4").write_bytes(data)                   # a stale file of another commit
+    with Workspace.open(path) as ws:
+        assert ws.seq == 6 and ws.engine.maintainer is None
+        ws.engine.commit(*commit_of(7))
+        ws.compact()
+    assert sorted(p.name for p in path.glob("maintainer.*")) == ["maintainer.7"]
+    with Workspace.open(path) as ws:                            # the snapshot's own: restored
+        assert ws.engine.maintainer is not None
+
+
+def test_newer_format_version_is_refused(tmp_path):
+    from datalog import wsfile
+    path = tmp_path / "ws"
+    _committed(path, 1)
+    for name, kind in ((SNAPSHOT, "snapshot"), (LOG, "log")):
+        original = (path / name).read_bytes()
+        contents_ = wsfile.read_file(path / name, kind, torn_tail=True)
+        header = {**contents_.header, "version": wsfile.VERSION + 1}
+        (path / name).write_bytes(wsfile.encode(header) + b"\x00\x01 whatever a later version stores")
+        with pytest.raises(DatalogError) as err:
+            Workspace.open(path, readonly=True)
+        assert err.value.code == "workspace_version" and str(path / name) in err.value.message
+        (path / name).write_bytes(original)
+
+
+# ---------------------------------------------------------------- program changes
+
+BLOCK_CONVERTING = "v(x) :- hop2(x, _).\n"      # v had facts (EDB): its rows become facts of the program
+
+
+def test_addblock_and_removeblock_against_from_scratch(tmp_path):
+    path = tmp_path / "ws"
+    with Workspace.create(path, PROGRAM) as ws:
+        for k in range(1, 6):
+            ws.engine.commit(*commit_of(k))
+        ws.addblock("hops", BLOCK)
+        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK, edb_after(5))
+        for k in range(6, 11):
+            ws.engine.commit(*commit_of(k))
+        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK, edb_after(10))
+    with Workspace.open(path) as ws:
+        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK, edb_after(10))
+        delta = ws.removeblock("hops")
+        assert "hop2" in delta and "reach1" in delta
+        expected = from_scratch(PROGRAM, edb_after(10))
+        assert contents(ws.engine) == expected
+        ws.engine.commit(*commit_of(11))
+    with Workspace.open(path, readonly=True) as ws:
+        assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(11))
+        assert [b["name"] for b in ws.blocks] == ["main"]
+
+
+def test_addblock_converting_an_edb_relation_survives_reopen(tmp_path):
+    path = tmp_path / "ws"
+    with Workspace.create(path, PROGRAM) as ws:
+        ws.engine.commit(retracts={"v": [(2,)]})
+        ws.addblock("hops", BLOCK)
+        ws.addblock("conv", BLOCK_CONVERTING)
+        ws.engine.commit(inserts={"e": [(6, 6)]})
+        live = contents(ws.engine)
+    program = (PROGRAM.replace("v(1). v(2). v(3). v(4). v(5).", "v(1). v(3). v(4). v(5).")
+               + BLOCK + BLOCK_CONVERTING)
+    expected = from_scratch(program, {"e": EDB["e"] | {(6, 6)}})
+    assert live == expected and (6,) in expected["v"]            # v(6): derived from hop2(6, 6)
+    with Workspace.open(path, readonly=True) as ws:
+        assert contents(ws.engine) == expected
+
+
+def test_engine_extend_is_refused_but_ask_works(tmp_path):
+    with Workspace.create(tmp_path / "ws", PROGRAM) as ws:
+        with pytest.raises(DatalogError) as err:
+            ws.engine.extend("q(x) :- v(x).")
+        assert err.value.code == "bad_block" and "addblock" in err.value.message
+        from datalog.parser import parse_query
+        names, rows = ws.engine.ask(parse_query("?- path(1, y), !iso(y)."))
+        assert names == ["y"] and rows == [(2,)]                # 3 has no way out: iso(3)
+        ws.engine.commit(inserts={"e": [(3, 1)]})
+    with Workspace.open(tmp_path / "ws", readonly=True) as ws:
+        assert contents(ws.engine) == from_scratch(PROGRAM, {**EDB, "e": EDB["e"] | {(3, 1)}})
+
+
+def test_failed_addblock_and_removeblock_change_nothing(tmp_path):
+    path = tmp_path / "ws"
+    with Workspace.create(path, PROGRAM) as ws:
+        ws.addblock("hops", BLOCK)
+        ws.addblock("uses", "far(y) :- hop2(1, y).\n")
+        before = ((path / SNAPSHOT).read_bytes(), (path / LOG).read_bytes(), contents(ws.engine))
+        for action, code in ((lambda: ws.addblock("bad", "q(x) :- nothere(x, y)."), "undefined_relation"),
+                             (lambda: ws.addblock("hops", "q(1)."), "bad_block"),
+                             (lambda: ws.addblock("neg", "n(x) :- v(x), !n(x)."), "cyclic_negation"),
+                             (lambda: ws.removeblock("hops"), "undefined_relation"),   # 'uses' needs hop2
+                             (lambda: ws.removeblock("main"), "bad_block")):
+            with pytest.raises(DatalogError) as err:
+                action()
+            assert err.value.code == code
+            assert ((path / SNAPSHOT).read_bytes(), (path / LOG).read_bytes(), contents(ws.engine)) == before
+        ws.engine.commit(inserts={"e": [(3, 1)]})
+        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK + "far(y) :- hop2(1, y).\n",
+                                                   {**EDB, "e": EDB["e"] | {(3, 1)}})
+
+
+def test_cli_addblock_removeblock(tmp_path):
+    ws = tmp_path / "ws"
+    (tmp_path / "p.dl").write_text(PROGRAM)
+    (tmp_path / "hops.dl").write_text(BLOCK)
+    assert _datalog("init", ws, tmp_path / "p.dl").returncode == 0
+    done = _datalog("addblock", ws, tmp_path / "hops.dl")
+    assert done.returncode == 0 and done.stdout.startswith("added block hops: ") and "hop2 +" in done.stdout
+    assert "hops (" in _datalog("status", ws).stdout
+    assert _datalog("query", ws, "hop2(1, X)").stdout == "1\t3\n"
+    done = _datalog("removeblock", ws, "hops")
+    assert done.returncode == 0 and "hop2 +0 -" in done.stdout
+    done = _datalog("query", ws, "hop2(1, X)")
+    assert done.returncode == 1 and "error[undefined_relation]" in done.stderr
+
+
+def test_init_that_fails_or_was_cut_short(tmp_path):
+    path = tmp_path / "ws"
+    with pytest.raises(DatalogError) as err:
+        Workspace.create(path, "p(x) :- q(x, y).")              # undefined relation: nothing written
+    assert err.value.code == "undefined_relation" and not path.exists()
+    from datalog import wsfile
+    path.mkdir()
+    wsfile.write_file(path / LOG, "log", {"base": 0}, [])      # a crash between init's two writes
+    assert _error_of(path) == "workspace_corrupt"
+    Workspace.create(path, PROGRAM).close()                     # init may start over
+    _committed(tmp_path / "other", 1)
+    (tmp_path / "other" / SNAPSHOT).unlink()                    # a log with commits is never clobbered
+    with pytest.raises(DatalogError) as err:
+        Workspace.create(tmp_path / "other", PROGRAM)
+    assert err.value.code == "workspace_exists"
