@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.set_defaults(func=_explain)
     repl = sub.add_parser("repl", help="interactive session: rules, facts, changes, queries, transactions "
                                        "(reads statements from stdin when it is not a terminal)")
-    repl.add_argument("program", nargs="?", help="a program to start from (workspaces: not available yet)")
+    repl.add_argument("program", nargs="?",
+                      help="a program to start from, or a workspace directory to continue on (as its writer)")
     repl.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
     repl.add_argument("--join", choices=["probe", "leapfrog"], default="probe",
                       help="how each level is intersected (as for run)")

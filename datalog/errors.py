@@ -103,7 +103,6 @@ TooDeep = _error("TooDeep", "too_deep", "Expressions nest too deeply for the par
 BadPragma = _error("BadPragma", "bad_pragma", "A // @pragma comment names something the rule does not have.")
 BadCommand = _error("BadCommand", "bad_command", "A REPL command is unknown or has wrong arguments.")
 TransactionState = _error("TransactionState", "transaction_state", "A REPL statement does not fit the open (or missing) transaction.")
-NotAvailable = _error("NotAvailable", "not_available", "A feature that is not built yet (workspaces).")
 WorkspaceCorrupt = _error("WorkspaceCorrupt", "workspace_corrupt", "A workspace file is missing, truncated or fails its checksum.")
 WorkspaceLocked = _error("WorkspaceLocked", "workspace_locked", "Another process holds a workspace's writer lock.")
 WorkspaceVersion = _error("WorkspaceVersion", "workspace_version", "A workspace file has a format version this engine does not read.")

@@ -4,7 +4,9 @@ No terminal here (that is :mod:`datalog.terminal`): :meth:`Session.run` takes on
 :class:`~datalog.statements.Statement` and returns the text to print, or raises a
 :class:`~datalog.errors.DatalogError`. A statement that fails changes nothing: changes go
 through engine transactions (all or nothing, also on ``KeyboardInterrupt``) and new rules
-through :meth:`Engine.extend <datalog.engine.Engine.extend>` (the same).
+through :meth:`Engine.extend <datalog.engine.Engine.extend>` (the same). With a workspace open
+(``.open``, ``.save``, ``datalog repl ws/``) the engine is the workspace's: changes are durable
+commits and new statements are blocks (``Workspace.addblock``) named ``repl-1``, ``repl-2``, ...
 
 >>> from datalog.engine import Engine
 >>> from datalog.statements import split
@@ -26,17 +28,19 @@ X
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from datalog import ast
-from datalog.errors import (BadCommand, DatalogError, MissingInput, NotAvailable, Source, SyntaxError_,
-                            TransactionState)
+from datalog.errors import BadCommand, DatalogError, MissingInput, Source, SyntaxError_, TransactionState
+from datalog.extension import newly_derived
 from datalog.parser import parse, parse_query
 from datalog.sources.files import format_value
 from datalog.statements import Statement
 from datalog.tables import aligned, stats_table
+from datalog.workspace import Workspace
 
 HELP = """\
 statements (each ends with '.'; .decl and other directives end with their line):
@@ -52,7 +56,10 @@ commands:
   .explain REL         rules, variable orders, backend .stats              sizes, last maintenance
   .delta               what the last commit changed    .timing on|off      elapsed time per statement
   .limit N             rows shown before truncating    .help  .quit        (Ctrl-D quits too)
-  .save DIR / .open DIR  workspaces: not available yet
+  .open DIR            continue on a workspace (the writer): changes become durable commits,
+                       rules and declarations become blocks repl-1, repl-2, ... (.load too)
+  .save DIR            write the session (program and relations) to a new workspace and
+                       continue on it; .quit, Ctrl-D or another .open closes it
 Ctrl-C cancels a running statement and leaves everything as it was."""
 COMMANDS = ("load", "facts", "explain", "stats", "delta", "timing", "limit", "save", "open", "help", "quit")
 
@@ -62,13 +69,22 @@ class Quit(Exception):
 
 
 class Session:
-    """One engine, an optional open transaction, the last change, and display settings."""
+    """One engine (a workspace's, if one is open), an optional open transaction, the last change,
+    the program as blocks (for ``.save``), and display settings."""
 
-    def __init__(self, engine, timing: bool = False, limit: int = 50):
+    def __init__(self, engine, timing: bool = False, limit: int = 50, workspace: Workspace | None = None,
+                 program: tuple[str, str] = ("main", ""), facts_dir=None):
         self.engine, self.timing, self.limit = engine, timing, limit
         self.tx = None                      # the Transaction opened by begin, if any
         self.queued = 0                     # changes requested in it
         self.last = None                    # (what, delta) of the last commit or extension
+        self.workspace, self.facts_dir = workspace, facts_dir
+        self._blocks = [{"name": "main", "source": program[0], "text": program[1], "converted": {}}]
+
+    def close(self) -> None:
+        """Close the open workspace, if any (its writer lock is released)."""
+        if self.workspace is not None:
+            self.workspace.close()
 
     def run(self, statement: Statement) -> str:
         started = time.perf_counter()
@@ -108,9 +124,34 @@ class Session:
         if self.tx is not None:
             raise TransactionState("declarations and rules cannot be added inside a transaction; "
                                    "commit or rollback first", statement.span())
-        delta = self.engine.extend(text, name or statement.name)
+        source, block = name or statement.name, self._block_name()
+        if self.workspace is not None:
+            delta = self.workspace.addblock(block, text, source, self.facts_dir)
+        else:
+            delta = self._extend_in_memory(text, source, block)
         self.last = ("program change", delta)
-        return _summary(delta) or "ok"
+        stored = f" (stored as block {block})" if self.workspace is not None else ""
+        return (_summary(delta) or "ok") + stored
+
+    def _extend_in_memory(self, text: str, source: str, block: str):
+        """``Engine.extend``, and the statements kept as a block (as addblock keeps them) for ``.save``."""
+        engine, added = self.engine, parse(text, source)
+        if not engine._evaluated:
+            engine.run()
+        converted = {n: [list(r) for r in engine.rows(n)] for n in newly_derived(added, engine.idb, engine.db)}
+        delta = engine.extend(added)
+        self._blocks.append({"name": block, "source": source, "text": text, "converted": converted})
+        return delta
+
+    def _block_name(self) -> str:
+        names = {b["name"] for b in self._program_blocks()}
+        number = 1
+        while f"repl-{number}" in names:
+            number += 1
+        return f"repl-{number}"
+
+    def _program_blocks(self) -> list[dict]:
+        return self.workspace.blocks if self.workspace is not None else self._blocks
 
     def _is_edb(self, name: str) -> bool:
         return name in self.engine.db and name not in self.engine.idb
@@ -256,11 +297,41 @@ class Session:
         self.limit = int(value)
         return f"showing at most {self.limit} rows"
 
-    def _do_save(self, args, statement) -> str:
-        raise NotAvailable("workspaces are not available yet: .save and .open come with a later "
-                           "issue (.load FILE.dl adds a program)", statement.span())
+    def _do_open(self, args, statement) -> str:
+        path = self._workspace_arg(args, ".open DIR", statement)
+        if self.workspace is not None and Path(path).resolve() == self.workspace.path.resolve():
+            return f"workspace {path} is already open in this session"
+        with _located(statement):
+            ws = Workspace.open(path, **self._options())
+        self._switch(ws)
+        return (f"opened workspace {path} (the writer, last commit {ws.seq}): "
+                f"{len(ws.engine.relations())} relations; changes are durable commits, rules and "
+                f"declarations become blocks")
 
-    _do_open = _do_save
+    def _do_save(self, args, statement) -> str:
+        path = self._workspace_arg(args, ".save DIR", statement)
+        tables = {n: set(r.tuples) for n, r in self.engine.db.items()}
+        with _located(statement):
+            ws = Workspace.create_from(path, self._program_blocks(), tables, **self._options())
+        self._switch(ws)
+        return (f"saved to workspace {path}: {len(ws.blocks)} block{'s' * (len(ws.blocks) != 1)}, "
+                f"{len(tables)} relations; the session continues on it (changes are durable commits)")
+
+    def _workspace_arg(self, args, usage: str, statement) -> str:
+        path = _one(args, usage, statement)
+        if self.tx is not None:
+            raise TransactionState(f"{usage.split()[0]} cannot run inside a transaction; commit or "
+                                   f"rollback first", statement.span())
+        return path
+
+    def _options(self) -> dict:
+        return {"intersect": self.engine.intersect, "maintenance": self.engine.maintenance}
+
+    def _switch(self, ws: Workspace) -> None:
+        """Continue on ``ws``; the workspace open before (if any) is closed."""
+        old, self.workspace, self.engine, self.last = self.workspace, ws, ws.engine, None
+        if old is not None:
+            old.close()
 
     def _do_help(self, args, statement) -> str:
         return HELP
@@ -327,6 +398,17 @@ def _as_typed(err: DatalogError, statement: Statement) -> None:
         text = statement.positioned()
         original = text[:len(text) - len(statement.text)] + statement.original()
         err.span = replace(span, source=Source(span.source.name, original))
+
+
+@contextlib.contextmanager
+def _located(statement: Statement):
+    """An error without a place (a workspace's) points at the command."""
+    try:
+        yield
+    except DatalogError as err:
+        if err.span is None:
+            err.span = statement.span()
+        raise
 
 
 def _one(args: list[str], usage: str, statement: Statement) -> str:

@@ -23,29 +23,51 @@ from prompt_toolkit.shortcuts import confirm
 from prompt_toolkit.styles import Style
 
 from datalog.engine import Engine
-from datalog.errors import DatalogError, NotAvailable, SyntaxError_
+from datalog.errors import DatalogError, SyntaxError_
 from datalog.highlight import STYLE, DatalogCompleter, DatalogLexer
 from datalog.interrupts import cancellable
 from datalog.repl import Quit, Session
 from datalog.statements import Statement, is_complete, split
+from datalog.workspace import Workspace
 
 INTERRUPTED = "interrupted: the statement was cancelled and nothing changed"
 
 
 def main(args) -> int:
-    """Entry point of ``datalog repl [program.dl] [-F facts]`` (errors at start-up are raised)."""
+    """Entry point of ``datalog repl [program.dl | workspace/] [-F facts]`` (errors at start-up are
+    raised). An open workspace is closed (its lock released) however the session ends."""
+    session = _session(args)
+    try:
+        if sys.stdin.isatty():
+            session.timing = True
+            return interactive(session, args.program)
+        return script(session, sys.stdin.read(), "<stdin>", echo=args.echo)
+    finally:
+        session.close()
+
+
+def _session(args) -> Session:
+    """A session on the workspace ``args.program`` (a directory), or on the program file (or none)."""
+    options = {"intersect": args.join, "maintenance": args.maintenance}
     if args.program and (args.program.endswith("/") or Path(args.program).is_dir()):
-        raise NotAvailable(f"{args.program} is a directory: workspaces are not available yet "
-                           f"(a later issue); give a program file, or none")
+        ws = Workspace.open(args.program, **options)
+        return Session(ws.engine, workspace=ws, facts_dir=args.fact_dir)
     if args.program:
-        engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join,
-                                  maintenance=args.maintenance)
+        text = _read_program(args.program)
+        engine = Engine.from_file(args.program, args.fact_dir, **options)
+        program = (args.program, text)
     else:
-        engine = Engine.from_source("", args.fact_dir, intersect=args.join, maintenance=args.maintenance)
+        engine, program = Engine.from_source("", args.fact_dir, **options), ("main", "")
     engine.run()
-    if sys.stdin.isatty():
-        return interactive(Session(engine, timing=True), args.program)
-    return script(Session(engine), sys.stdin.read(), "<stdin>", echo=args.echo)
+    return Session(engine, program=program, facts_dir=args.fact_dir)
+
+
+def _read_program(path: str) -> str:
+    """The program's text, kept for ``.save`` (a file that cannot be read is reported by the parser)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 # ---------------------------------------------------------------- running statements
@@ -111,7 +133,7 @@ def _unfinished(rest: Statement) -> DatalogError:
 
 def interactive(session: Session, program: str | None) -> int:
     prompt = _prompt_session(session)
-    loaded = f" from {program}" if program else ""
+    loaded = f" from {'workspace ' * (session.workspace is not None)}{program}" if program else ""
     print(f"datalog repl: {len(session.engine.relations())} relations{loaded}. "
           f".help for help, Ctrl-D to quit.", flush=True)
     entry = 0

@@ -118,6 +118,28 @@ class Workspace:
         return ws
 
     @classmethod
+    def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
+        """A new workspace at ``path`` whose program is ``blocks`` (the format's block list) and
+        whose relations hold ``tables`` (every relation's rows, as an evaluated engine has them,
+        e.g. a REPL session's): nothing is evaluated, as when opening. Returns it open for writing;
+        the maintainer is built at the first commit. Error ``workspace_exists`` as for ``create``."""
+        path = Path(path)
+        _refuse_existing(path)
+        engine = _restored([dict(b) for b in blocks], tables, engine_options, path / SNAPSHOT)
+        path.mkdir(parents=True, exist_ok=True)
+        ws = cls(path, [dict(b) for b in blocks], 0, time.time(), writer=True)
+        ws._lock()
+        try:
+            _refuse_existing(path)                # again, under the lock
+            ws.engine, engine.workspace = engine, ws
+            wsfile.write_file(path / LOG, "log", {"base": 0}, [])
+            ws._snapshot()                        # last: it makes the directory a workspace
+        except BaseException:
+            ws.close()
+            raise
+        return ws
+
+    @classmethod
     def open(cls, path, readonly: bool = False, compact_min: int = COMPACT_MIN,
              **engine_options) -> "Workspace":
         """Open a workspace: the writer takes the lock (error ``workspace_locked`` naming the holder),

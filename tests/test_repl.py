@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from datalog.engine import Engine
 from datalog.errors import DatalogError
 from datalog.repl import Quit, Session
+from datalog.workspace import Workspace
 from datalog.statements import is_complete, split
 from tests.strategies import programs
 
@@ -267,8 +268,8 @@ def test_a_failed_commit_leaves_the_transaction_open_and_nothing_changed():
     ("path(x, y) :- edge(x, y)", None),                       # unfinished: caught by split
     (".frobnicate", "bad_command"),
     (".facts", "bad_command"),
-    (".save ws/", "not_available"),
-    (".open ws/", "not_available"),
+    (".open /nonexistent/ws/", "workspace_missing"),
+    ("begin\n.save /nonexistent/ws/", "transaction_state"),
     ("begin\nr(x) :- edge(x, _).", "transaction_state"),
     (".load /nonexistent.dl", "missing_input"),
 ])
@@ -353,9 +354,107 @@ def test_the_readme_session_is_what_the_repl_prints():
     assert "```\n" + done.stdout + "```\n" in (ROOT / "README.md").read_text()
 
 
-def test_workspaces_are_not_available(tmp_path):
-    done = repl([str(tmp_path) + "/"], "")
-    assert done.returncode == 1 and "error[not_available]" in done.stderr and "Traceback" not in done.stderr
+# ---------------------------------------------------------------- workspaces in the REPL
+
+TC = "programs/transitive_closure"
+QUERIES = "?- edge(X, Y).\n?- path(X, Y).\n?- twohop(X, Y).\n?- new(X).\n"
+
+
+def tc_workspace(path: Path) -> Path:
+    with Workspace.create(path, (ROOT / TC / "prog.dl").read_text(), facts_dir=ROOT / TC / "facts"):
+        pass
+    return path
+
+
+def datalog(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(DATALOG + [*map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+def test_save_then_a_second_process_opening_it_sees_the_same_relations(tmp_path):
+    ws = tmp_path / "ws"
+    changes = ("edge(14, 1).\n-edge(2, 3).\ntwohop(x, z) :- edge(x, y), edge(y, z), x != z.\n"
+               "new(1).\nnew(2).\n-new(1).\n")
+    first = repl([f"{TC}/prog.dl", "-F", f"{TC}/facts"], changes + QUERIES + f".save {ws}\n")
+    assert first.returncode == 0 and first.stderr == ""
+    assert f"saved to workspace {ws}: 3 blocks, 4 relations; the session continues on it" in first.stdout
+    second = repl([f"{ws}/"], QUERIES)
+    assert second.returncode == 0 and second.stderr == ""
+    assert first.stdout.startswith("edge +1, path +57\n")
+    assert first.stdout.split("new -1\n")[1].startswith(second.stdout)       # the same rows
+    again = repl([], f"e(1).\n.save {ws}\n?- e(X).\n")          # never over an existing workspace
+    assert again.returncode == 1 and "error[workspace_exists]" in again.stderr and "  .save " in again.stderr
+    assert again.stdout.endswith("X\n-\n1\n1 row\n")
+
+
+def test_changes_in_a_workspace_session_are_durable_commits(tmp_path):
+    ws = tc_workspace(tmp_path / "ws")
+    done = repl([f"{ws}/"], "edge(14, 1).\n-edge(1, 2).\nbegin\nedge(50, 51).\nedge(51, 52).\ncommit\n"
+                            "begin\nedge(60, 61).\nrollback\n")
+    assert done.returncode == 0 and done.stderr == ""
+    assert datalog("query", ws, "path(50, X)").stdout == "50\t51\n50\t52\n"
+    assert datalog("query", ws, "edge(1, 2)").stdout == "" and datalog("query", ws, "edge(60, X)").stdout == ""
+    assert "last commit: 3 " in datalog("status", ws).stdout
+
+
+def test_rules_and_declarations_in_a_workspace_session_are_blocks(tmp_path):
+    ws = tc_workspace(tmp_path / "ws")
+    (tmp_path / "more.dl").write_text("far(x) :- hop2(x, y), y > 10.\n")
+    script = (f"hop2(x, z) :- edge(x, y), edge(y, z).\n.decl extra(a: number)\n"
+              f"bad(x) :- nothere(x).\n.load {tmp_path / 'more.dl'}\nextra(3).\n")
+    done = repl([f"{ws}/"], script)
+    assert done.returncode == 1 and "error[undefined_relation]" in done.stderr and "Traceback" not in done.stderr
+    assert "hop2 +" in done.stdout and "(stored as block repl-1)" in done.stdout
+    assert "ok (stored as block repl-2)" in done.stdout and "(stored as block repl-3)" in done.stdout
+    status = datalog("status", ws).stdout
+    assert f"program: main (main), repl-1 (<stdin>), repl-2 (<stdin>), repl-3 ({tmp_path / 'more.dl'})" in status
+    assert datalog("query", ws, "extra(X)").stdout == "3\n" and datalog("query", ws, "hop2(1, X)").stdout
+    with Workspace.open(ws) as reopened:
+        assert [b["name"] for b in reopened.blocks] == ["main", "repl-1", "repl-2", "repl-3"]
+    more = repl([f"{ws}/"], "twice(x) :- far(x), hop2(x, x).\n")           # the next free name
+    assert "(stored as block repl-4)" in more.stdout
+
+
+LOCK_HOLDER = """
+import sys, time
+from datalog.workspace import Workspace
+ws = Workspace.open(sys.argv[1])
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_open_of_a_locked_workspace_leaves_the_session_as_it_was(tmp_path):
+    ws = tc_workspace(tmp_path / "ws")
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(ws)], stdout=subprocess.PIPE, text=True,
+                              cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        done = repl([], f"e(1).\n.open {ws}\ne(2).\n?- e(X).\n")
+        started = repl([f"{ws}/"], "?- edge(1, X).\n")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert done.returncode == 1 and "error[workspace_locked]" in done.stderr and str(holder.pid) in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == "e +1\ne +1\nX\n-\n1\n2\n2 rows\n"
+    assert started.returncode == 1 and "error[workspace_locked]" in started.stderr and started.stdout == ""
+
+
+def test_open_of_another_workspace_closes_the_first(tmp_path):
+    first, second = tc_workspace(tmp_path / "one"), tc_workspace(tmp_path / "two")
+    session = Session(Engine.from_source(""))
+    try:
+        assert "opened workspace" in run_session(session, f".open {first}")[0]
+        assert "already open" in run_session(session, f".open {first}")[0]
+        with pytest.raises(DatalogError) as info:                # the writer lock is this session's
+            Workspace.open(first)
+        assert info.value.code == "workspace_locked"
+        run_session(session, f".open {second}\nedge(7, 7).")
+        with Workspace.open(first) as ws:                         # released
+            assert (7, 7) not in ws.engine.rows("edge")
+    finally:
+        session.close()
+    with Workspace.open(second) as ws:                            # .close released the lock
+        assert (7, 7) in ws.engine.rows("edge")
 
 
 # ---------------------------------------------------------------- a real terminal (pexpect)
@@ -450,3 +549,24 @@ def test_terminal_session(tmp_path):
     assert term.child.exitstatus == 0
     history = (tmp_path / "history").read_text()
     assert "?- path(1, 99)." in history and "twohop(x, z) :-" in history
+
+
+def test_terminal_session_on_a_workspace(tmp_path):
+    ws = tc_workspace(tmp_path / "ws")
+    term = Terminal(tmp_path, f"{ws}/")
+    assert f"datalog repl: 2 relations from workspace {ws}/" in term.banner
+    assert re.match(r"edge \+1, path \+\d+ \(", term.enter("edge(14, 1)."))
+    assert "(stored as block repl-1)" in term.enter("back(x) :- edge(x, 1).")
+    term.enter("begin")
+    term.enter("edge(70, 71).")
+    assert re.match(r"edge \+1, path \+1 \(", term.enter("commit"))
+    term.enter("begin")
+    assert "error[transaction_state]" in term.enter(f".open {ws}")
+    term.enter("rollback")
+    term.child.sendcontrol("d")
+    term.child.expect(pexpect.EOF)
+    term.child.close()
+    assert term.child.exitstatus == 0
+    assert datalog("query", ws, "back(X)").stdout == "14\n"
+    assert datalog("query", ws, "path(70, X)").stdout == "70\t71\n"
+    assert "writer: none" in datalog("status", ws).stdout              # the lock was released
