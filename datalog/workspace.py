@@ -408,6 +408,7 @@ class Workspace:
             raise BadBlock(f"block {name} is the workspace's program; only added blocks can be removed")
         old = self.engine
         tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
+        blocks = _keep_conversions(self.blocks, name, tables)
         new = _build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
         new.workspace = self
         saved = (self.engine, self.blocks)
@@ -498,6 +499,20 @@ def program_of(blocks: list[dict]) -> ast.Program:
         converted = {n: [tuple(r) for r in rows] for n, rows in block["converted"].items()}
         program = combined(program, parse(block["text"], block["source"]), converted)
     return program
+
+
+def _keep_conversions(blocks: list[dict], name: str, tables: dict[str, set]) -> list[dict]:
+    """The blocks without ``name``. The rows it converted into facts (relations that were EDB
+    until it derived them) stay: as the next block's conversions -- which only replace those
+    relations' program facts -- and, for a relation that is EDB again, as its table rows."""
+    at = [b["name"] for b in blocks].index(name)
+    converted = blocks[at]["converted"]
+    kept = [dict(b) for b in blocks[:at] + blocks[at + 1:]]
+    if at < len(kept):
+        kept[at]["converted"] = {**converted, **kept[at]["converted"]}
+    for relation, rows in converted.items():
+        tables.setdefault(relation, {tuple(r) for r in rows})
+    return kept
 
 
 def _build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:

@@ -437,6 +437,27 @@ def test_addblock_converting_an_edb_relation_survives_reopen(tmp_path):
         assert contents(ws.engine) == expected
 
 
+@pytest.mark.parametrize("later", ["", "v(x) :- e(x, x).\n"])
+def test_removeblock_keeps_the_rows_a_block_converted(tmp_path, later):
+    """v had facts and a retraction (EDB) when 'conv' made it derived: its rows then became
+    facts. Removing 'conv' keeps those rows -- as v's table if v is EDB again, as facts if a
+    later block still derives it -- rather than the program text's original facts."""
+    with Workspace.create(tmp_path / "ws", PROGRAM) as ws:
+        ws.engine.commit(retracts={"v": [(2,)]})
+        ws.addblock("hops", BLOCK)
+        ws.addblock("conv", BLOCK_CONVERTING)
+        if later:
+            ws.addblock("later", later)
+        ws.engine.commit(inserts={"e": [(6, 6)]})
+        ws.removeblock("conv")
+        live = contents(ws.engine)
+    program = PROGRAM.replace("v(1). v(2). v(3). v(4). v(5).", "v(1). v(3). v(4). v(5).") + BLOCK + later
+    expected = from_scratch(program, {"e": EDB["e"] | {(6, 6)}})
+    assert live == expected and (2,) not in expected["v"]
+    with Workspace.open(tmp_path / "ws", readonly=True) as ws:
+        assert contents(ws.engine) == expected
+
+
 def test_engine_extend_is_refused_but_ask_works(tmp_path):
     with Workspace.create(tmp_path / "ws", PROGRAM) as ws:
         with pytest.raises(DatalogError) as err:
