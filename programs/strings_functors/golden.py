@@ -6,46 +6,16 @@ Method 1: plain Python, with explicit C-style integer division/remainder
 Method 2: DuckDB SQL (1-based substr, integer // and % which truncate).
 The two must agree; the result is written to expected/.
 """
+import functools
 import os
-import re
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))            # programs/: golden_common
+import golden_common  # noqa: E402
 
-
-def read_facts(name, types):
-    """types: one letter per column, n=number, s=symbol, f=float."""
-    conv = {"n": int, "s": str, "f": float}
-    rows = set()
-    with open(os.path.join(HERE, "facts", name + ".facts"), encoding="utf-8") as f:
-        for line in f:
-            fields = line.rstrip("\n").split("\t")
-            assert len(fields) == len(types), (name, line)
-            rows.add(tuple(conv[t](v) for t, v in zip(types, fields)))
-    return rows
-
-
-def fmt(v):
-    return repr(v) if isinstance(v, float) else str(v)
-
-
-def write_outputs(outputs, printsizes=()):
-    prog = open(os.path.join(HERE, "prog.dl"), encoding="utf-8").read()
-    declared_out = re.findall(r"^\s*\.output\s+(\w+)", prog, re.M)
-    declared_ps = re.findall(r"^\s*\.printsize\s+(\w+)", prog, re.M)
-    assert sorted(declared_out) == sorted(outputs), (declared_out, sorted(outputs))
-    assert [n for n, _ in printsizes] == declared_ps, (declared_ps, printsizes)
-    out = os.path.join(HERE, "expected")
-    os.makedirs(out, exist_ok=True)
-    for old in os.listdir(out):
-        os.remove(os.path.join(out, old))
-    for name, rows in outputs.items():
-        with open(os.path.join(out, name + ".csv"), "w", encoding="utf-8", newline="") as f:
-            for row in sorted(rows):
-                f.write("\t".join(fmt(v) for v in row) + "\n")
-    if printsizes:
-        with open(os.path.join(out, "stdout.txt"), "w", encoding="utf-8", newline="") as f:
-            for name, n in printsizes:
-                f.write(f"{name}\t{n}\n")
+read_facts = functools.partial(golden_common.read_facts, HERE)
+write_outputs = functools.partial(golden_common.write_outputs, HERE)
 
 
 def cdiv(a, b):
