@@ -258,6 +258,19 @@ class Program:
         return [s for s in self.statements if isinstance(s, Directive)]
 
 
+def subterms(term):
+    """The term and its sub-terms, not descending into aggregate bodies."""
+    yield term
+    if isinstance(term, BinaryOp):
+        yield from subterms(term.left)
+        yield from subterms(term.right)
+    elif isinstance(term, Negate):
+        yield from subterms(term.operand)
+    elif isinstance(term, Functor):
+        for arg in term.args:
+            yield from subterms(arg)
+
+
 def variables(node) -> list[Variable]:
     """Every Variable under ``node`` (a term, literal or tuple), in source order."""
     out: list[Variable] = []

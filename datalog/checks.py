@@ -112,7 +112,7 @@ def check_directives(ctx: Checked) -> None:
 def check_wildcard_in_head(ctx: Checked) -> None:
     for clause in ctx.clauses:
         for arg in clause.head.args:
-            for node in _terms(arg):
+            for node in ast.subterms(arg):
                 if isinstance(node, ast.Wildcard):
                     raise WildcardInHead(f"the head of {clause.head.relation} uses the wildcard _; "
                                          f"heads need a value in every column", node.span or clause.head.span)
@@ -163,7 +163,7 @@ def assignment_target(literal, bound, body) -> str | None:
 def _computable(expr, bound, body) -> bool:
     if isinstance(expr, ast.Aggregate):
         return all(v.name in bound for v in aggregate_outer_variables(expr, body))
-    if any(isinstance(t, ast.Wildcard) for t in _terms(expr)):
+    if any(isinstance(t, ast.Wildcard) for t in ast.subterms(expr)):
         return False
     return all(v.name in bound for v in _free_variables(expr))
 
@@ -204,7 +204,7 @@ def _check_body_safety(body, bound) -> None:
         elif isinstance(literal, ast.Comparison):
             # the side that is a lone variable last: in `q = q1 * q3` blame q3, not q
             for side in sorted((literal.left, literal.right), key=lambda t: isinstance(t, ast.Variable)):
-                for node in _terms(side):
+                for node in ast.subterms(side):
                     if isinstance(node, ast.Wildcard):
                         raise UnboundVariable("the wildcard _ cannot be compared", node.span or literal.span)
                 for var in _free_variables(side):
@@ -225,7 +225,7 @@ def _check_body_safety(body, bound) -> None:
 def _check_no_wildcard_in_expressions(atom: ast.Atom) -> None:
     for arg in atom.args:
         if not isinstance(arg, (ast.Variable, ast.Wildcard, ast.Constant)):
-            for node in _terms(arg):
+            for node in ast.subterms(arg):
                 if isinstance(node, ast.Wildcard):
                     raise UnboundVariable(f"the wildcard _ has no value to compute with in {arg} "
                                           f"(argument of {atom.relation}); use a variable",
@@ -463,7 +463,7 @@ def _body_atoms(body):
 
 def _aggregate_atoms(terms):
     for term in terms:
-        for node in _terms(term):
+        for node in ast.subterms(term):
             if isinstance(node, ast.Aggregate):
                 yield from _body_atoms(node.body)
 
@@ -472,22 +472,9 @@ def _positive_atoms(body) -> list[ast.Atom]:
     return [lit for lit in body if isinstance(lit, ast.Atom)]
 
 
-def _terms(term):
-    """The term and its sub-terms, not descending into aggregate bodies."""
-    yield term
-    if isinstance(term, ast.BinaryOp):
-        yield from _terms(term.left)
-        yield from _terms(term.right)
-    elif isinstance(term, ast.Negate):
-        yield from _terms(term.operand)
-    elif isinstance(term, ast.Functor):
-        for arg in term.args:
-            yield from _terms(arg)
-
-
 def _free_variables(term) -> list[ast.Variable]:
     """Variables of a term outside any aggregate body (an aggregate's group-by variables excepted)."""
-    return [t for t in _terms(term) if isinstance(t, ast.Variable)]
+    return [t for t in ast.subterms(term) if isinstance(t, ast.Variable)]
 
 
 def _aggregates(literal):
@@ -497,6 +484,6 @@ def _aggregates(literal):
     elif isinstance(literal, ast.Atom):
         sides = literal.args
     for side in sides:
-        for node in _terms(side):
+        for node in ast.subterms(side):
             if isinstance(node, ast.Aggregate):
                 yield node

@@ -307,24 +307,12 @@ def _term_dependencies(term, body, plan) -> list[str]:
     if isinstance(term, ast.Aggregate):
         return [v.name for v in aggregate_outer_variables(term, body)]
     out = []
-    for node in _subterms(term):
+    for node in ast.subterms(term):
         if isinstance(node, ast.Variable):
             out.append(node.name)
         elif isinstance(node, ast.Aggregate):
             out.extend(v.name for v in aggregate_outer_variables(node, body))
     return out
-
-
-def _subterms(term):
-    yield term
-    if isinstance(term, ast.BinaryOp):
-        yield from _subterms(term.left)
-        yield from _subterms(term.right)
-    elif isinstance(term, ast.Negate):
-        yield from _subterms(term.operand)
-    elif isinstance(term, ast.Functor):
-        for a in term.args:
-            yield from _subterms(a)
 
 
 def _negation_check(atom: ast.Atom, slots, rule_name):
@@ -482,7 +470,7 @@ def _aggregates_in(literal) -> bool:
         terms = (literal.left, literal.right)
     else:
         terms = (literal.atom if isinstance(literal, ast.Negation) else literal).args
-    return any(isinstance(t, ast.Aggregate) for term in terms for t in _subterms(term))
+    return any(isinstance(t, ast.Aggregate) for term in terms for t in ast.subterms(term))
 
 
 def _name_wildcards(body) -> tuple:
