@@ -94,7 +94,8 @@ def check_undefined(ctx: Checked) -> None:
 def check_directives(ctx: Checked) -> None:
     known = {"input": {"io", "filename", "delimiter", "headers", "rfc4180", "table", "path",
                        "format", "query", "columns"},
-             "output": {"io", "filename", "delimiter", "headers", "table", "mode", "attributenames"},
+             "output": {"io", "filename", "delimiter", "headers", "table", "path", "format", "mode",
+                        "attributenames"},
              "printsize": set()}
     for directive in ctx.program.directives:
         for key, value in directive.params:
@@ -105,6 +106,28 @@ def check_directives(ctx: Checked) -> None:
         if io not in ("file", "stdout", "stdin", "spark"):
             raise UnknownDirective(f"unknown IO={io} for {directive.relation} (use file, stdout or spark)",
                                    directive.span)
+        if io == "spark":
+            check_spark_directive(directive)
+
+
+SPARK_FORMATS, SPARK_MODES = ("parquet", "orc", "json", "csv"), ("overwrite", "merge")
+
+
+def check_spark_directive(directive: ast.Directive) -> None:
+    """``IO=spark``: an input names one of ``table``/``path``/``query``, an output one of
+    ``table``/``path``; ``format`` and ``mode`` take the values Spark is asked for."""
+    where = ("table", "path", "query") if directive.kind == "input" else ("table", "path")
+    given = [k for k in where if directive.param(k) is not None]
+    if len(given) != 1:
+        raise UnknownDirective(f".{directive.kind} {directive.relation}(IO=spark) needs exactly one of "
+                               f"{', '.join(k + '=' for k in where)} (found {len(given) or 'none'})", directive.span)
+    fmt = (directive.param("format") or "parquet").lower()
+    if fmt not in SPARK_FORMATS:
+        raise UnknownDirective(f"format={fmt} for {directive.relation} (use {', '.join(SPARK_FORMATS)})",
+                               directive.span)
+    mode = (directive.param("mode") or "overwrite").lower()
+    if directive.kind == "output" and mode not in SPARK_MODES:
+        raise UnknownDirective(f"mode={mode} for {directive.relation} (use overwrite or merge)", directive.span)
 
 
 # ---------------------------------------------------------------- rule shape

@@ -17,7 +17,7 @@ import sys
 import time
 
 from datalog.engine import Engine
-from datalog.errors import DatalogError, TooDeep, TypeMismatch
+from datalog.errors import BadCommand, DatalogError, TooDeep, TypeMismatch
 from datalog.parser import parse_updates_file
 from datalog.schema import AUTO, value_type
 from datalog.sources.files import format_value, write_output
@@ -64,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
                           "and print each batch's delta")
     run.add_argument("--maintenance", choices=STRATEGIES, default="incremental",
                      help="how --updates batches are maintained (default incremental)")
+    run.add_argument("--spark", action="store_true",
+                     help="start Spark (it starts anyway when the program names IO=spark sources or sinks)")
+    run.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
+                     help="evaluate in this process (default) or each stratum on Spark")
+    add_spark_options(run)
     run.set_defaults(func=_run)
     chk = sub.add_parser("check", help="parse and check a program without evaluating it")
     chk.add_argument("program")
@@ -97,9 +102,19 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args) -> int:
     started = time.perf_counter()
-    engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance)
+    engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
+                              spark=spark_options(args))
     batches = _read_updates(engine, args.updates) if args.updates else None
-    engine.run(progress=_progress() if sys.stderr.isatty() else None)
+    progress = _progress() if sys.stderr.isatty() else None
+    if args.spark or args.engine == "spark":
+        engine.spark_session()
+    if args.engine == "spark":
+        from datalog.distributed import evaluate_on_spark
+        engine.load_inputs(progress)
+        evaluate_on_spark(engine, engine.spark_session(), progress=progress)
+        engine._evaluated = True
+    else:
+        engine.run(progress=progress)
     for line in engine.write_outputs(args.output_dir):
         print(line)
     if sys.stderr.isatty():
@@ -275,6 +290,24 @@ def _rewrite_output_files(engine: Engine, out_dir: str) -> None:
     for directive in engine.checked.directives("output"):
         if (directive.param("IO") or "file").lower() == "file":
             write_output(directive, engine.rows(directive.relation), out_dir)
+
+
+def add_spark_options(parser) -> None:
+    parser.add_argument("--master", help="Spark master URL (default: local[2] inside this process, "
+                                         "or $SPARK_MASTER)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting, e.g. --conf spark.driver.memory=8g (repeatable)")
+
+
+def spark_options(args) -> dict:
+    """``--master`` / ``--conf k=v`` as the engine's ``spark=`` option."""
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadCommand(f"--conf takes KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value.strip()
+    return {"master": args.master, "conf": conf}
 
 
 def _progress():

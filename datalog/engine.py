@@ -58,7 +58,7 @@ class Engine:
     """
 
     def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "probe",
-                 maintenance: str = "incremental"):
+                 maintenance: str = "incremental", spark: dict | None = None):
         self.program = program
         self.checked: Checked = check(program)
         self.facts_dir = Path(facts_dir) if facts_dir is not None else Path(".")
@@ -72,6 +72,8 @@ class Engine:
         self._evaluated = False
         self.maintenance = maintenance
         self.maintainer = None                    # built on the first commit
+        self.spark_options = spark or {}          # master=, conf= for the Spark session
+        self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
         self._load_program_facts()
 
     # ------------------------------------------------------------ construction
@@ -110,18 +112,19 @@ class Engine:
         """Add EDB facts (before ``run``)."""
         self._relation(name).insert([self._typed(name, tuple(r)) for r in rows])
 
-    def load_inputs(self) -> None:
-        """Read every ``.input`` file; all or nothing."""
+    def load_inputs(self, progress: Progress | None = None) -> None:
+        """Read every ``.input`` file and Spark source; all or nothing."""
         if self._inputs_loaded:
             return
-        loaded = self._read_inputs(self.checked.directives("input"))
+        loaded = self._read_inputs(self.checked.directives("input"), progress)
         self._settle_types(loaded)
         for name, rows in loaded:
             self.db[name].insert(rows)
         self._inputs_loaded = True
 
-    def _read_inputs(self, directives) -> list[tuple[str, list]]:
-        loaded = []
+    def _read_inputs(self, directives, progress: Progress | None = None) -> list[tuple[str, list]]:
+        """Every file and Spark ``.input`` of ``directives``, read before any is loaded."""
+        loaded = self._read_spark_inputs(directives, progress)
         for directive in directives:
             if directive.kind != "input" or (directive.param("IO") or "file").lower() != "file":
                 continue
@@ -130,6 +133,33 @@ class Engine:
             rows = files.read_facts(path, info.types, directive.param("delimiter") or "\t", directive)
             loaded.append((directive.relation, rows))
         return loaded
+
+    def _read_spark_inputs(self, directives, progress: Progress | None) -> list[tuple[str, list]]:
+        """Spark sources: every schema is checked before any row is read (``type_mismatch``)."""
+        directives = [d for d in directives if d.kind == "input" and (d.param("IO") or "").lower() == "spark"]
+        if not directives:
+            return []
+        from datalog.sources import spark as spark_io  # pyspark is loaded only for Spark programs
+        session = self.spark_session()
+        frames = [(d, spark_io.source_frame(session, d, self.schema[d.relation].types, self.column_names(d.relation)))
+                  for d in directives]
+        loaded = []
+        for directive, frame in frames:
+            if self.stage_source is not None:
+                frame = self.stage_source(directive, frame)
+            loaded.append((directive.relation, spark_io.rows_of(frame, progress, f"loading {directive.relation}")))
+        return loaded
+
+    def spark_session(self):
+        """The process's Spark session (started on first use with ``spark_options``)."""
+        from datalog.sources import spark as spark_io
+        return spark_io.session(**self.spark_options)
+
+    def column_names(self, name: str) -> list[str]:
+        """A relation's column names: the ``.decl``'s, else ``c0, c1, ...``."""
+        info = self.schema[name]
+        names = list(info.column_names) if len(info.column_names) == info.arity else []
+        return names if len(set(names)) == len(names) and names else [f"c{i}" for i in range(info.arity)]
 
     def _settle_types(self, loaded) -> None:
         """An ``auto`` column takes the type of its loaded values; the program is type-checked again."""
@@ -144,7 +174,7 @@ class Engine:
     # ------------------------------------------------------------ evaluation
     def run(self, progress: Progress | None = None) -> None:
         """Evaluate every stratum in order (semi-naive inside recursive strata)."""
-        self.load_inputs()
+        self.load_inputs(progress)
         self.evaluate(progress)
         self._evaluated = True
 
@@ -330,11 +360,29 @@ class Engine:
     def write_outputs(self, out_dir: str | None = None) -> list[str]:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""
         for directive in self.checked.directives("output"):
-            if (directive.param("IO") or "file").lower() in ("file", "stdout"):
+            io = (directive.param("IO") or "file").lower()
+            if io in ("file", "stdout"):
                 files.write_output(directive, self.rows(directive.relation), out_dir)
+            elif io == "spark":
+                self.write_spark_output(directive)
         stratum_of = {r: i for i, s in enumerate(self.checked.strata) for r in s.relations}
         sizes = sorted(self.checked.directives("printsize"), key=lambda d: stratum_of.get(d.relation, -1))
         return [f"{d.relation}\t{len(self.db[d.relation])}" for d in sizes]   # in evaluation order
+
+    def write_spark_output(self, directive: ast.Directive, delta=None) -> None:
+        """Write a relation to its Spark sink: all of it, or with ``mode=merge`` and a ``delta``
+        holding only insertions, just those (a deletion rewrites the sink)."""
+        from datalog.sources import spark as spark_io
+        name = directive.relation
+        names, types = self.column_names(name), self.schema[name].types
+        types = [t if t != AUTO else value_type(next(iter(self.db[name].tuples), ("",) * len(types))[i])
+                 for i, t in enumerate(types)]
+        merge = (directive.param("mode") or "overwrite").lower() == "merge"
+        if merge and delta is not None and not delta.erased:
+            if delta.inserted:
+                spark_io.append_sink(self.spark_session(), directive, delta.inserted, names, types)
+            return
+        spark_io.write_sink(self.spark_session(), directive, self.rows(name), names, types)
 
     def explain(self) -> str:
         lines = []

@@ -109,4 +109,6 @@ WorkspaceVersion = _error("WorkspaceVersion", "workspace_version", "A workspace 
 WorkspaceMissing = _error("WorkspaceMissing", "workspace_missing", "A directory is not a workspace.")
 WorkspaceExists = _error("WorkspaceExists", "workspace_exists", "init into a directory that already holds a workspace.")
 WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit through a workspace opened for reading.")
+SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
+SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
 BadBlock = _error("BadBlock", "bad_block", "addblock/removeblock named a block that exists already or does not exist.")

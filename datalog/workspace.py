@@ -90,6 +90,9 @@ class Workspace:
         self.log_bytes = self.snapshot_bytes = 0
         self.discarded = 0                      # bytes of a torn last log record found on open
         self.snapshot_seq = seq                 # the commit the snapshot on disk holds
+        self.sources: dict[str, str] = {}       # Spark source -> its snapshot under spark/ (refresh)
+        self._next_sources: dict[str, str] | None = None
+        self._before_log = None
 
     # ------------------------------------------------------------ create / open / close
     @classmethod
@@ -100,22 +103,36 @@ class Workspace:
         path = Path(path)
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
+        sources: dict[str, str] = {}
+        engine.stage_source = _stager(path, sources)      # a Spark source's rows kept as Parquet
         engine.run()
+        engine.stage_source = None
         if engine.maintenance == "incremental":
             engine.commit()                       # builds the maintainer, stored when it can be
         path.mkdir(parents=True, exist_ok=True)
         block = {"name": name, "source": source, "text": program, "converted": {}}
         ws = cls(path, [block], 0, time.time(), writer=True)
+        ws.sources = sources
         ws._lock()
         try:
             _refuse_existing(path)                # again, under the lock: two inits at once
             ws.engine, engine.workspace = engine, ws
             wsfile.write_file(path / LOG, "log", {"base": 0}, [])     # the snapshot last: it makes
             ws._snapshot()                                            # the directory a workspace
+            ws.write_spark_outputs()
         except BaseException:
             ws.close()
             raise
         return ws
+
+    def write_spark_outputs(self) -> None:
+        """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
+        they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
+        outputs = [d for d in self.engine.checked.directives("output") if (d.param("IO") or "").lower() == "spark"]
+        for directive in outputs:
+            self.engine.write_spark_output(directive)
+        if outputs:
+            self.mark_outputs_synced()
 
     @classmethod
     def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
@@ -207,6 +224,7 @@ class Workspace:
         log, snap = self._read_files()
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
         self.blocks, tables = _snapshot_state(snap, self.path / SNAPSHOT)
+        self.sources = _sources(snap.records[0].get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
@@ -260,6 +278,7 @@ class Workspace:
             if number != seq + 1:
                 raise WorkspaceCorrupt(f"workspace file {where}: commit {seq + 1} is missing (found {number})")
             seq = number
+            self.sources.update(_sources(record.get("sources", {}), where))
             yield record
 
     def _read_files(self) -> tuple[wsfile.Contents, wsfile.Contents]:
@@ -300,8 +319,14 @@ class Workspace:
         record = {"seq": self.seq + 1, "time": time.time(),
                   "insert": {n: pack(c.inserted) for n, c in changes.items() if c.inserted},
                   "retract": {n: pack(c.erased) for n, c in changes.items() if c.erased}}
+        if self._next_sources:
+            record["sources"] = self._next_sources
+        if self._before_log is not None:
+            self._before_log()
         self.log_bytes += wsfile.append(self._log_fd, record)
         self.seq, self.when = record["seq"], record["time"]
+        if self._next_sources:
+            self.sources.update(self._next_sources)
 
     def maybe_compact(self) -> None:
         """Compact when the log outgrew the snapshot. A compaction that fails (a full disk) leaves
@@ -359,7 +384,7 @@ class Workspace:
         self._open_log()
 
     def _snapshot_records(self):
-        yield {"blocks": self.blocks}
+        yield {"blocks": self.blocks, **({"sources": self.sources} if self.sources else {})}
         count = 1
         engine = self.engine
         for name in engine.relations():
@@ -368,6 +393,31 @@ class Workspace:
                 yield {"relation": name, **pack(rows[start:start + CHUNK], arity)}
                 count += 1
         yield {"end": count}
+
+    def commit_sources(self, inserts: dict, retracts: dict, sources: dict[str, str], before_log=None) -> Delta:
+        """One transaction of EDB changes whose log record also moves the named Spark sources to
+        new snapshots (``refresh``): the two become durable together or not at all.
+        ``before_log`` runs after maintenance, before the record is written (the kill tests)."""
+        self._next_sources, self._before_log = dict(sources), before_log
+        try:
+            return self.engine.commit(inserts=inserts, retracts=retracts)
+        finally:
+            self._next_sources = self._before_log = None
+
+    def outputs_synced(self) -> int | None:
+        """The commit whose relations the Spark output tables last received in full or in part
+        (``spark/outputs``), or None."""
+        where = self.path / "spark" / "outputs"
+        if not where.exists():
+            return None
+        try:
+            return _int(wsfile.read_file(where, "outputs").header, "seq", where)
+        except WorkspaceCorrupt:
+            return None                           # derived: the next refresh rewrites every output
+
+    def mark_outputs_synced(self) -> None:
+        (self.path / "spark").mkdir(exist_ok=True)
+        wsfile.write_file(self.path / "spark" / "outputs", "outputs", {"seq": self.seq}, [])
 
     # ------------------------------------------------------------ program changes
     def addblock(self, name: str, text: str, source: str | None = None, facts_dir=None) -> Delta:
@@ -565,6 +615,27 @@ def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dic
     return blocks, tables
 
 
+def _stager(path: Path, sources: dict[str, str]):
+    """``init``'s hook for Spark sources: each one's rows go to ``spark/<relation>/v0`` first and
+    are loaded from there, so the snapshot and the engine hold the same version."""
+    def stage(directive, frame):
+        from datalog.sources import spark as spark_io
+        sources[directive.relation] = "v0"
+        return spark_io.stage(frame, source_snapshot(path, directive.relation, "v0"))
+    return stage
+
+
+def source_snapshot(path: Path, relation: str, version: str) -> Path:
+    return Path(path) / "spark" / relation / version
+
+
+def _sources(value, where: Path) -> dict[str, str]:
+    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v.startswith("v")
+                                            for k, v in value.items())):
+        raise WorkspaceCorrupt(f"workspace file {where}: the Spark source list is malformed")
+    return value
+
+
 def _is_block(block) -> bool:
     return (isinstance(block, dict) and all(isinstance(block.get(k), str) for k in ("name", "source", "text"))
             and isinstance(block.get("converted"), dict))
@@ -623,4 +694,4 @@ def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
     return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.erased}} for n, c in changes.items()}
 
 
-__all__ = ["Workspace", "WorkspaceEngine", "lock_holder", "program_of"]
+__all__ = ["Workspace", "WorkspaceEngine", "lock_holder", "program_of", "source_snapshot"]

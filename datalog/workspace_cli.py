@@ -1,4 +1,4 @@
-"""``datalog init | update | query | export | status | addblock | removeblock | compact``: the
+"""``datalog init | refresh | update | query | export | status | addblock | removeblock | compact``: the
 workspace commands (:mod:`datalog.workspace`). Errors print their diagnostic and exit 1, as
 for ``datalog run``.
 """
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from datalog import ast
-from datalog.cli import _apply_updates, _delta_printer, _read_updates
+from datalog.cli import _apply_updates, _delta_printer, _progress, _read_updates, add_spark_options, spark_options
 from datalog.errors import MissingInput
 from datalog.parser import parse_query
 from datalog.sources.files import format_rows, write_output
@@ -29,7 +29,13 @@ def add_commands(sub) -> None:
     init.add_argument("workspace")
     init.add_argument("program")
     init.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
+    add_spark_options(init)
     init.set_defaults(func=_init)
+    refresh = sub.add_parser("refresh", help="apply what changed in the Spark sources since the last "
+                                             "load, then write the Spark outputs")
+    refresh.add_argument("workspace")
+    add_spark_options(refresh)
+    refresh.set_defaults(func=_refresh)
     update = sub.add_parser("update", help="commit the batches of an updates file (+r(1). -r(2). commit.)")
     update.add_argument("workspace")
     update.add_argument("updates")
@@ -72,9 +78,21 @@ def _read_text(path: str, what: str) -> str:
 
 def _init(args) -> int:
     text = _read_text(args.program, "program")
-    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program) as ws:
+    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program,
+                             spark=spark_options(args)) as ws:
         sizes = ws.status()["sizes"]
     print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
+    return 0
+
+
+def _refresh(args) -> int:
+    from datalog.refresh import describe, refresh
+    with _workspace().open(args.workspace, spark=spark_options(args)) as ws:
+        report = refresh(ws, _progress() if sys.stderr.isatty() else None)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    for line in describe(report):
+        print(line)
     return 0
 
 

@@ -1,0 +1,160 @@
+"""``datalog refresh ws/``: bring a workspace up to date with its Spark sources, then write its
+Spark outputs -- maintaining only what changed.
+
+For each ``.input r(IO=spark, ...)`` the workspace keeps the version it last loaded as Parquet
+(``ws/spark/r/vN``, named by the workspace's log). A refresh:
+
+1. **stage**: writes each source's current rows to ``spark/r/v<next>`` (one consistent version);
+2. **diff**: compares it with the kept snapshot inside Spark (signed union + ``groupBy``) and
+   brings only the difference to the driver, through Arrow (**transfer**);
+3. **maintain**: applies every source's difference as one transaction, whose log record also
+   names the new snapshots: both become durable together, or neither does;
+4. **write back**: each ``.output r(IO=spark, ...)``: ``mode=overwrite`` rewrites the sink,
+   ``mode=merge`` appends only the inserted rows (a deletion rewrites it: Parquet tables
+   cannot delete in place); then ``spark/outputs`` records the commit the sinks hold;
+5. removes the old snapshots.
+
+No difference: no transaction, no engine work, the staged copies are dropped.
+
+**Killed or failed at any point** the next refresh converges: before step 3 commits, the
+workspace and its snapshots are as before and the staged copy is rewritten next time; after it,
+the workspace holds the new state and the sinks, if ``spark/outputs`` does not name the last
+commit, are rewritten in full from the workspace's relations.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from datalog import ast
+from datalog.workspace import Workspace, source_snapshot
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SourceReport:
+    relation: str
+    rows: int = 0
+    inserted: int = 0
+    deleted: int = 0
+
+
+@dataclass
+class RefreshReport:
+    """What one refresh did: per source, per output, and seconds per phase."""
+
+    sources: list[SourceReport] = field(default_factory=list)
+    outputs: dict[str, tuple[int, int, str]] = field(default_factory=dict)   # name -> (+, -, how)
+    seconds: dict[str, float] = field(default_factory=dict)
+    commit: int | None = None                 # the workspace commit made, None if nothing changed
+    commit_before: int = 0
+    repaired: list[str] = field(default_factory=list)   # sinks rewritten after an earlier failure
+
+    def phase(self, name: str, started: float) -> float:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - started
+        return now
+
+
+def checkpoint(phase: str) -> None:
+    """Where the kill tests stop a refresh: with ``DATALOG_REFRESH_PAUSE=<phase>`` in the
+    environment the refresh says so on stderr and waits there to be killed."""
+    if os.environ.get("DATALOG_REFRESH_PAUSE") == phase:
+        print(f"refresh paused at {phase}", file=sys.stderr, flush=True)
+        time.sleep(3600)
+
+
+def spark_inputs(engine) -> list[ast.Directive]:
+    return [d for d in engine.checked.directives("input") if (d.param("IO") or "").lower() == "spark"]
+
+
+def spark_outputs(engine) -> list[ast.Directive]:
+    return [d for d in engine.checked.directives("output") if (d.param("IO") or "").lower() == "spark"]
+
+
+def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
+    """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring."""
+    from datalog.sources import spark as spark_io
+    report, engine = RefreshReport(commit_before=ws.seq), ws.engine
+    spark = engine.spark_session()
+    started = time.perf_counter()
+    _repair_outputs(ws, report)
+    started = report.phase("repair", started)
+    version = f"v{ws.seq + 1}"
+    staged, changes = {}, {}
+    for directive in spark_inputs(engine):
+        name = directive.relation
+        frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name))
+        staged[name] = spark_io.stage(frame, source_snapshot(ws.path, name, version))
+        started = report.phase("stage", started)
+        checkpoint("diff")
+        previous = spark_io.snapshot(spark, source_snapshot(ws.path, name, ws.sources.get(name, "v0")))
+        changes[name] = spark_io.split_difference(spark_io.difference(staged[name], previous), progress,
+                                                  f"diff {name}")
+        report.sources.append(SourceReport(name, spark_io.count(staged[name]), len(changes[name][0]),
+                                           len(changes[name][1])))
+        started = report.phase("diff+transfer", started)
+    if not any(ins or dels for ins, dels in changes.values()):
+        _drop_old_snapshots(ws, spark)        # the staged copies, and any a killed refresh left
+        return report
+    delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
+                              {n: version for n in changes}, before_log=lambda: checkpoint("transaction"))
+    report.commit = ws.seq
+    started = report.phase("maintain", started)
+    _write_back(ws, delta, report)
+    report.phase("write back", started)
+    _drop_old_snapshots(ws, spark)
+    return report
+
+
+def _repair_outputs(ws: Workspace, report: RefreshReport) -> None:
+    """Sinks that may not hold the last commit (a write-back cut short, ``datalog update`` since)
+    are rewritten in full."""
+    if spark_outputs(ws.engine) and ws.outputs_synced() != ws.seq:
+        report.repaired = [d.relation for d in spark_outputs(ws.engine)]
+        ws.write_spark_outputs()
+
+
+def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
+    from maintenance.delta import Change
+    for directive in spark_outputs(ws.engine):
+        change = delta.get(directive.relation) or Change(set(), set())
+        merge = (directive.param("mode") or "overwrite").lower() == "merge"
+        if merge and not change:
+            report.outputs[directive.relation] = (0, 0, "unchanged")
+            continue
+        ws.engine.write_spark_output(directive, change if merge else None)
+        how = "appended" if merge and not change.erased else "rewritten"
+        report.outputs[directive.relation] = (len(change.inserted), len(change.erased), how)
+        checkpoint("write back")
+    ws.mark_outputs_synced()
+
+
+def _drop_old_snapshots(ws: Workspace, spark) -> None:
+    """Every snapshot directory but the ones the last commit names."""
+    from datalog.sources import spark as spark_io
+    root = ws.path / "spark"
+    for relation_dir in (p for p in root.iterdir() if p.is_dir()) if root.exists() else ():
+        keep = ws.sources.get(relation_dir.name)
+        for version in relation_dir.iterdir():
+            if version.name != keep:
+                spark_io.remove(spark, version)
+
+
+def describe(report: RefreshReport) -> list[str]:
+    """The lines ``datalog refresh`` prints."""
+    lines = [f"source {s.relation}: {s.rows:,} rows read, +{s.inserted:,} -{s.deleted:,}" for s in report.sources]
+    lines += [f"output {name}: +{ins:,} -{dels:,} ({how})" for name, (ins, dels, how) in report.outputs.items()]
+    lines += [f"output {name}: rewritten in full (it may not have held commit {report.commit_before}: a write-back "
+              f"cut short, or datalog update since)" for name in report.repaired]
+    lines.append("no change: nothing to maintain" if report.commit is None else f"committed {report.commit}")
+    lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in report.seconds.items()))
+    return lines
+
+
+__all__ = ["refresh", "describe", "RefreshReport"]

@@ -1,0 +1,13 @@
+"""Fixtures shared across test files: one Spark session for the whole run (start-up costs 5-15 s)."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The process's Spark session in local mode (datalog.sources.spark.session)."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    from datalog.sources import spark as spark_io
+    session = spark_io.session()
+    yield session
+    spark_io.stop()

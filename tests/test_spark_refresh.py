@@ -1,0 +1,185 @@
+"""Batch refresh from Spark tables (``datalog refresh``, ``datalog.refresh``): after every
+refresh the workspace equals from-scratch evaluation over the current tables and every Spark
+output equals its relation; a refresh killed in any phase converges on the next one."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from datalog.engine import Engine
+from datalog.refresh import describe, refresh
+from datalog.workspace import Workspace
+
+pytest.importorskip("pyspark")
+
+PROGRAM = """
+.decl edge(src: number, dst: number)
+.input edge(IO=spark, {edge})
+.decl blocked(n: number)
+.input blocked(IO=spark, {blocked})
+.decl path(a: number, b: number)
+.output path(IO=spark, {path_out}, mode=merge)
+.decl open_path(a: number, b: number)
+.output open_path(IO=spark, {open_out}, mode=overwrite)
+path(x, y) :- edge(x, y).
+path(x, z) :- path(x, y), edge(y, z).
+open_path(x, y) :- path(x, y), !blocked(x), !blocked(y).
+"""
+
+
+def _write(spark, rows, schema, table=None, path=None):
+    frame = spark.createDataFrame(sorted(rows), schema)
+    if table:
+        frame.write.mode("overwrite").saveAsTable(table)
+    else:
+        frame.write.mode("overwrite").parquet(str(path))
+
+
+def _read(spark, table=None, path=None):
+    frame = spark.table(table) if table else spark.read.parquet(str(path))
+    return sorted(tuple(r) for r in frame.collect())
+
+
+def _scratch(text, edges, blocked):
+    """The program evaluated from scratch over the given tables, without Spark."""
+    plain = "\n".join(line for line in text.splitlines() if "IO=spark" not in line)
+    engine = Engine.from_source(plain)
+    engine.insert("edge", edges)
+    engine.insert("blocked", [(b,) for b in blocked])
+    engine.run()
+    return {n: engine.rows(n) for n in ("edge", "blocked", "path", "open_path")}
+
+
+def _check(ws, spark, text, edges, blocked, outputs):
+    expected = _scratch(text, edges, blocked)
+    assert {n: ws.engine.rows(n) for n in expected} == expected
+    assert _read(spark, **outputs["path"]) == expected["path"]
+    assert _read(spark, **outputs["open_path"]) == expected["open_path"]
+
+
+@pytest.fixture
+def managed(spark, tmp_path):
+    """A program over managed tables db_r.edges / db_r.blocked writing db_r.paths / db_r.open."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS db_r")
+    for table in ("edges", "blocked", "paths", "open"):
+        spark.sql(f"DROP TABLE IF EXISTS db_r.{table}")
+    text = PROGRAM.format(edge='table="db_r.edges"', blocked='table="db_r.blocked"',
+                          path_out='table="db_r.paths"', open_out='table="db_r.open"')
+    outputs = {"path": {"table": "db_r.paths"}, "open_path": {"table": "db_r.open"}}
+    return text, outputs, tmp_path / "ws"
+
+
+def test_refresh_inserts_deletes_mixed_and_empty(spark, managed):
+    text, outputs, where = managed
+    rng = random.Random(7)
+    edges = {(rng.randrange(30), rng.randrange(30)) for _ in range(60)}
+    blocked = {3, 4}
+    _write(spark, edges, "src int, dst int", table="db_r.edges")
+    _write(spark, [(b,) for b in blocked], "n int", table="db_r.blocked")
+    with Workspace.create(where, text) as ws:
+        _check(ws, spark, text, edges, blocked, outputs)
+    steps = [("insert", {(rng.randrange(30), rng.randrange(30)) for _ in range(5)}, set()),
+             ("delete", set(), set(rng.sample(sorted(edges), 6))),
+             ("mixed", {(rng.randrange(30), rng.randrange(30)) for _ in range(4)}, set(rng.sample(sorted(edges), 4)))]
+    for kind, added, removed in steps:
+        old, edges = edges, (edges - removed) | added
+        blocked = blocked ^ {rng.randrange(30)} if kind == "mixed" else blocked
+        _write(spark, edges, "src int, dst int", table="db_r.edges")
+        _write(spark, [(b,) for b in blocked], "n int", table="db_r.blocked")
+        with Workspace.open(where) as ws:
+            before = ws.seq
+            report = refresh(ws)
+            assert report.commit == before + 1, kind
+            source = {s.relation: s for s in report.sources}["edge"]
+            assert source.rows == len(edges)
+            assert (source.inserted, source.deleted) == (len(edges - old), len(old - edges))
+            _check(ws, spark, text, edges, blocked, outputs)
+        with Workspace.open(where, readonly=True) as ws:          # durable: a new process sees it
+            _check(ws, spark, text, edges, blocked, outputs)
+    with Workspace.open(where) as ws:                             # no change: no commit, no engine work
+        before, applied, apply = ws.seq, [], ws.engine._apply
+        ws.engine._apply = lambda pending: applied.append(pending) or apply(pending)
+        report = refresh(ws)
+        assert report.commit is None and ws.seq == before and "maintain" not in report.seconds
+        assert applied == []                                      # the engine was never asked
+        assert "no change" in "\n".join(describe(report))
+        _check(ws, spark, text, edges, blocked, outputs)
+
+
+def test_merge_appends_only_the_inserted_rows(spark, managed):
+    text, outputs, where = managed
+    _write(spark, {(1, 2)}, "src int, dst int", table="db_r.edges")
+    _write(spark, [], "n int", table="db_r.blocked")
+    Workspace.create(where, text).close()
+    files_before = set(spark.table("db_r.paths").inputFiles())
+    _write(spark, {(1, 2), (2, 3)}, "src int, dst int", table="db_r.edges")
+    with Workspace.open(where) as ws:
+        report = refresh(ws)
+    assert report.outputs["path"] == (2, 0, "appended") and report.outputs["open_path"][2] == "rewritten"
+    files_after = set(spark.table("db_r.paths").inputFiles())
+    assert files_before <= files_after                           # the old files stay: an append
+    assert _read(spark, table="db_r.paths") == [(1, 2), (1, 3), (2, 3)]
+
+
+def test_datalog_update_between_refreshes_is_repaired_in_the_outputs(spark, managed, tmp_path):
+    text, outputs, where = managed
+    _write(spark, {(1, 2)}, "src int, dst int", table="db_r.edges")
+    _write(spark, [], "n int", table="db_r.blocked")
+    with Workspace.create(where, text) as ws:
+        ws.engine.commit(inserts={"blocked": [(1,)]})             # not a Spark change: outputs stale
+    with Workspace.open(where) as ws:
+        report = refresh(ws)
+        assert report.repaired == ["path", "open_path"]
+        assert _read(spark, table="db_r.open") == ws.engine.rows("open_path") == []
+
+
+# ---------------------------------------------------------------- killed refreshes
+
+def _paths(tmp_path):
+    text = PROGRAM.format(edge=f'path="{tmp_path}/edges"', blocked=f'path="{tmp_path}/blocked"',
+                          path_out=f'path="{tmp_path}/paths"', open_out=f'path="{tmp_path}/open"')
+    outputs = {"path": {"path": tmp_path / "paths"}, "open_path": {"path": tmp_path / "open"}}
+    return text, outputs
+
+
+def _killed_refresh(where, phase):
+    """``datalog refresh`` in a child process, SIGKILLed once it reaches ``phase``."""
+    env = {**os.environ, "DATALOG_REFRESH_PAUSE": phase}
+    child = subprocess.Popen([sys.executable, "-m", "datalog", "refresh", str(where)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    for line in child.stderr:
+        if f"paused at {phase}" in line or time.time() > deadline:
+            break
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert time.time() <= deadline, f"the refresh never reached {phase}"
+
+
+@pytest.mark.parametrize("phase", ["diff", "transaction", "write back"])
+def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
+    text, outputs = _paths(tmp_path)
+    edges, blocked = {(1, 2), (2, 3), (5, 6)}, {6}
+    _write(spark, edges, "src int, dst int", path=tmp_path / "edges")
+    _write(spark, [(b,) for b in blocked], "n int", path=tmp_path / "blocked")
+    where = tmp_path / "ws"
+    Workspace.create(where, text).close()
+    old = _scratch(text, edges, blocked)
+    edges = (edges - {(1, 2)}) | {(3, 4), (6, 7)}
+    _write(spark, edges, "src int, dst int", path=tmp_path / "edges")
+    new = _scratch(text, edges, blocked)
+    _killed_refresh(where, phase)
+    with Workspace.open(where, readonly=True) as ws:             # the previous or the new state, whole
+        state = {n: ws.engine.rows(n) for n in old}
+        assert state == (new if phase == "write back" else old)
+    with Workspace.open(where) as ws:                            # the next refresh converges
+        refresh(ws)
+        _check(ws, spark, text, edges, blocked, outputs)
+        assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == [f"v{ws.seq}"]
+    with Workspace.open(where) as ws:                            # and is then a no-op
+        assert refresh(ws).commit is None
