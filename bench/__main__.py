@@ -14,7 +14,7 @@ SUITES = {
     "maintenance": "bench.maintenance",
     "thetajoin": "bench.thetajoin",
     "workspace": "bench.workspace",
-    # "spark": "bench.spark",
+    "spark": "bench.spark",
 }
 
 

@@ -391,6 +391,9 @@ class _NoValue:
     def __repr__(self) -> str:
         return "<no value>"
 
+    def __reduce__(self) -> str:
+        return "_NONE"          # pickled by name: a plan shipped to Spark executors keeps ``is _NONE``
+
 
 _NONE = _NoValue()   # min/max/mean of nothing: the literal fails
 

@@ -492,7 +492,7 @@ class Workspace:
 
     # ------------------------------------------------------------ status
     def status(self) -> dict:
-        files = [f for f in self.path.iterdir() if f.is_file()]
+        files = [f for f in self.path.rglob("*") if f.is_file()]      # spark/ snapshots too
         return {"path": str(self.path), "blocks": [(b["name"], b["source"]) for b in self.blocks],
                 "sizes": {n: len(self.engine.db[n]) for n in self.engine.relations()},
                 "idb": sorted(self.engine.idb), "last_commit": self.seq, "time": self.when,

@@ -5,8 +5,9 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    """The process's Spark session in local mode (datalog.sources.spark.session)."""
-    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    """The process's Spark session in local mode (datalog.sources.spark.session). Skipped only
+    when the spark extra is not installed; a Spark that fails to start fails the tests."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install 'datalog-lftj[spark]'")
     from datalog.sources import spark as spark_io
     session = spark_io.session()
     yield session

@@ -183,3 +183,24 @@ def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
         assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == [f"v{ws.seq}"]
     with Workspace.open(where) as ws:                            # and is then a no-op
         assert refresh(ws).commit is None
+
+
+def test_cli_init_and_refresh_print_what_changed(spark, managed, capsys):
+    from datalog.cli import main
+    text, outputs, where = managed
+    _write(spark, {(1, 2), (2, 3)}, "src int, dst int", table="db_r.edges")
+    _write(spark, [], "n int", table="db_r.blocked")
+    program = where.parent / "prog.dl"
+    program.write_text(text)
+    assert main(["init", str(where), str(program)]) == 0
+    assert "initialized" in capsys.readouterr().out
+    _write(spark, {(1, 2), (3, 4)}, "src int, dst int", table="db_r.edges")
+    assert main(["refresh", str(where), "--conf", "spark.sql.shuffle.partitions=2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "source edge: 2 rows read, +1 -1" in out and "source blocked: 0 rows read, +0 -0" in out
+    assert "output path: +1 -2 (rewritten)" in out and "committed 1" in out
+    assert any(line.startswith("time: ") and "maintain" in line for line in out)
+    assert main(["refresh", str(where), "--conf", "nonsense"]) == 1
+    assert "error[bad_command]: --conf takes KEY=VALUE" in capsys.readouterr().err
+    assert main(["refresh", str(where)]) == 0
+    assert "no change: nothing to maintain" in capsys.readouterr().out

@@ -210,7 +210,8 @@ def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "
         rows.extend(zip(*columns) if columns else [()] * batch.num_rows)
         done += batch.num_rows
         if progress and total:
-            progress(f"{label}: {done:,}/{total:,} rows ({100 * done // total}%)")
+            filled = 30 * done // total
+            progress(f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} rows")
     return rows
 
 
