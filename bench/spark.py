@@ -10,7 +10,7 @@ table with f/2 of its rows deleted and as many inserted (f of the rows changed) 
 ``refresh`` runs; its time is split into the phases of datalog.refresh:
 
   stage      reading the source and writing its new Parquet snapshot (Spark)
-  diff       the signed-union diff in Spark and the transfer of the delta through Arrow
+  diff       the digest-then-rows diff in Spark and the transfer of the delta through Arrow
   maintain   the transaction: incremental maintenance of the program
   write back the outputs' delta (merge: appended; a deletion rewrites the sink)
 

@@ -4,9 +4,11 @@ Spark outputs -- maintaining only what changed.
 For each ``.input r(IO=spark, ...)`` the workspace keeps the version it last loaded as Parquet
 (``ws/spark/r/vN``, named by the workspace's log). A refresh:
 
-1. **stage**: writes each source's current rows to ``spark/r/v<next>`` (one consistent version);
-2. **diff**: compares it with the kept snapshot inside Spark (signed union + ``groupBy``) and
-   brings only the difference to the driver, through Arrow (**transfer**);
+1. **stage**: writes each source's current rows to ``spark/r/v<next>`` (one consistent version)
+   with a digest per bucket of rows;
+2. **diff**: compares it with the kept snapshot inside Spark -- the digests first, then the rows
+   of the buckets whose digests differ -- and brings only the difference to the driver,
+   through Arrow (**transfer**);
 3. **maintain**: applies every source's difference as one transaction, whose log record also
    names the new snapshots: both become durable together, or neither does;
 4. **write back**: each ``.output r(IO=spark, ...)``: ``mode=overwrite`` rewrites the sink,
@@ -86,18 +88,17 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     _repair_outputs(ws, report)
     started = report.phase("repair", started)
     version = f"v{ws.seq + 1}"
-    staged, changes = {}, {}
+    changes = {}
     for directive in spark_inputs(engine):
         name = directive.relation
         frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name))
-        staged[name] = spark_io.stage(frame, source_snapshot(ws.path, name, version))
+        _, rows = spark_io.stage(frame, source_snapshot(ws.path, name, version))
         started = report.phase("stage", started)
         checkpoint("diff")
-        previous = spark_io.snapshot(spark, source_snapshot(ws.path, name, ws.sources.get(name, "v0")))
-        changes[name] = spark_io.split_difference(spark_io.difference(staged[name], previous), progress,
-                                                  f"diff {name}")
-        report.sources.append(SourceReport(name, spark_io.count(staged[name]), len(changes[name][0]),
-                                           len(changes[name][1])))
+        changes[name] = spark_io.difference(spark, source_snapshot(ws.path, name, version),
+                                            source_snapshot(ws.path, name, ws.sources.get(name, "v0")),
+                                            progress, f"diff {name}")
+        report.sources.append(SourceReport(name, rows, len(changes[name][0]), len(changes[name][1])))
         started = report.phase("diff+transfer", started)
     if not any(ins or dels for ins, dels in changes.values()):
         _drop_old_snapshots(ws, spark)        # the staged copies, and any a killed refresh left

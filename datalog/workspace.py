@@ -621,7 +621,7 @@ def _stager(path: Path, sources: dict[str, str]):
     def stage(directive, frame):
         from datalog.sources import spark as spark_io
         sources[directive.relation] = "v0"
-        return spark_io.stage(frame, source_snapshot(path, directive.relation, "v0"))
+        return spark_io.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
     return stage
 
 

@@ -204,3 +204,59 @@ def test_cli_init_and_refresh_print_what_changed(spark, managed, capsys):
     assert "error[bad_command]: --conf takes KEY=VALUE" in capsys.readouterr().err
     assert main(["refresh", str(where)]) == 0
     assert "no change: nothing to maintain" in capsys.readouterr().out
+
+
+def test_duplicate_source_rows_are_one_tuple_and_a_dropped_copy_changes_nothing(spark, managed):
+    text, outputs, where = managed
+    _write(spark, [], "n int", table="db_r.blocked")
+    spark.createDataFrame([(1, 2), (1, 2), (2, 3)], "src int, dst int").write.mode("overwrite") \
+        .saveAsTable("db_r.edges")
+    with Workspace.create(where, text) as ws:
+        assert ws.engine.rows("edge") == [(1, 2), (2, 3)]
+    spark.createDataFrame([(1, 2), (2, 3), (2, 3)], "src int, dst int").write.mode("overwrite") \
+        .saveAsTable("db_r.edges")                               # other copies, the same set
+    with Workspace.open(where) as ws:
+        report = refresh(ws)
+        assert report.commit is None and [(s.inserted, s.deleted) for s in report.sources] == [(0, 0), (0, 0)]
+    spark.createDataFrame([(2, 3), (2, 3)], "src int, dst int").write.mode("overwrite").saveAsTable("db_r.edges")
+    with Workspace.open(where) as ws:
+        report = refresh(ws)
+        assert {s.relation: (s.inserted, s.deleted) for s in report.sources}["edge"] == (0, 1)
+        _check(ws, spark, text, {(2, 3)}, set(), outputs)
+
+
+def test_a_source_whose_type_changed_is_refused_and_changes_nothing(spark, managed):
+    from datalog.errors import TypeMismatch
+    text, outputs, where = managed
+    _write(spark, {(1, 2)}, "src int, dst int", table="db_r.edges")
+    _write(spark, [], "n int", table="db_r.blocked")
+    Workspace.create(where, text).close()
+    spark.createDataFrame([("a", 2)], "src string, dst int").write.mode("overwrite").saveAsTable("db_r.edges")
+    with Workspace.open(where) as ws:
+        with pytest.raises(TypeMismatch, match="db_r.edges column src is string"):
+            refresh(ws)
+        assert ws.seq == 0 and ws.engine.rows("edge") == [(1, 2)]
+    _write(spark, {(1, 2), (2, 3)}, "src int, dst int", table="db_r.edges")
+    with Workspace.open(where) as ws:                            # and the next good refresh works
+        assert refresh(ws).commit == 1
+        _check(ws, spark, text, {(1, 2), (2, 3)}, set(), outputs)
+
+
+def test_init_with_a_bad_source_creates_no_workspace(spark, managed):
+    from datalog.errors import MissingInput
+    text, outputs, where = managed
+    _write(spark, [], "n int", table="db_r.blocked")
+    with pytest.raises(MissingInput, match="db_r.edges"):
+        Workspace.create(where, text)
+    assert not (where / "snapshot").exists()
+
+
+def test_missing_java_is_a_clear_error_without_a_traceback(tmp_path):
+    prog = tmp_path / "prog.dl"
+    prog.write_text('.decl e(a: number)\n.input e(IO=spark, table="t")\n.output e(IO=stdout)\n')
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)                                  # no java on it
+    done = subprocess.run([sys.executable, "-m", "datalog", "run", str(prog)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "error[spark_unavailable]" in done.stderr and "Java 17" in done.stderr

