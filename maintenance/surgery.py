@@ -91,11 +91,14 @@ def _edits(edits: dict, node) -> tuple:
 
 def _settle(edits: dict) -> None:
     """Apply each node's key edits to its sorted list: one by one when they are few for its
-    length (each moves the list's tail), else in one pass (a filter, then timsort, which
-    merges the appended run in linear time)."""
+    length, else in one pass (a filter, then timsort, which merges the appended run). Measured
+    on a 6.3M-key list: an insort or a delete moves the tail, ~1 ms each; the filter 0.7 s and
+    extend + sort 0.45 s; so one pass pays from about n / 8192 edits on. Either way a large
+    level costs O(n) memory traffic per commit that touches it: the price of plain sorted
+    lists, which keep seeks and scans at C speed."""
     for node, erased, inserted in edits.values():
         keys = node._keys
-        if (len(erased) + len(inserted)) * 256 <= len(keys) or len(erased) + len(inserted) <= 8:
+        if (len(erased) + len(inserted)) * 8192 <= len(keys) or len(erased) + len(inserted) <= 8:
             for key in erased:
                 del keys[bisect_left(keys, key)]
             for key in inserted:
