@@ -261,28 +261,33 @@ BUCKETS = 1 << 18          # digest buckets: a 10M-row snapshot has ~40 rows a b
 def stage(frame: "DataFrame", where: Path) -> tuple["DataFrame", int]:
     """Write ``frame``'s rows as a snapshot at ``where`` (replacing what a cut-short attempt
     left there): ``where/rows`` (Parquet, duplicates kept -- removing them would cost a
-    shuffle of every row) and ``where/digest``, per bucket of rows (by a hash of the row) the
-    count, the xor and the sum of two other hashes, so that two snapshots are compared bucket
-    by bucket. Returns the rows read back -- one consistent version of the source, which both
+    shuffle of every row) and ``where/digest`` (:func:`_digest`), so that two snapshots are
+    compared bucket by bucket. Returns the rows read back -- one consistent version of the source, which both
     the diff and the next refresh read -- and how many there are."""
     rows = _uri(where / "rows")
     _guard(lambda: frame.write.mode("overwrite").parquet(rows), f"writing {where}")
     staged = frame.sparkSession.read.parquet(rows)
     digest = _digest(staged)
     _guard(lambda: digest.write.mode("overwrite").parquet(_uri(where / "digest")), f"writing {where}")
-    counted = _guard(lambda: _read_digest(frame.sparkSession, where).agg(F.sum("n")).first()[0], "counting")
-    return staged, int(counted or 0)
+    return staged, _guard(staged.count, "counting")         # from the Parquet footers
 
 
 def _digest(rows: "DataFrame") -> "DataFrame":
-    columns = [F.col(_quote(c)) for c in rows.columns]
-    return (rows.select(_bucket(rows).alias("b"), F.xxhash64(*columns, F.lit(7)).alias("x"),
-                        F.pmod(F.xxhash64(*columns, F.lit(11)), F.lit(1 << 31)).alias("s"))
-            .groupBy("b").agg(F.count("*").alias("n"), F.bit_xor("x").alias("x"), F.sum("s").alias("s")))
+    """Per bucket (the low bits of a row's 64-bit hash): the row count, the xor of the hashes
+    and the sum of their high 31 bits. Two different multisets of rows in a bucket agree on all
+    three only through a hash collision; one hash per row (three cost 3 s of 10M rows)."""
+    hashed = rows.select(_hash(rows).alias("h"))
+    return (hashed.select(F.pmod("h", F.lit(BUCKETS)).alias("b"), "h",
+                          F.shiftrightunsigned("h", 33).alias("s"))
+            .groupBy("b").agg(F.count("*").alias("n"), F.bit_xor("h").alias("x"), F.sum("s").alias("s")))
+
+
+def _hash(rows: "DataFrame"):
+    return F.xxhash64(*[F.col(_quote(c)) for c in rows.columns])
 
 
 def _bucket(rows: "DataFrame"):
-    return F.pmod(F.xxhash64(*[F.col(_quote(c)) for c in rows.columns]), F.lit(BUCKETS))
+    return F.pmod(_hash(rows), F.lit(BUCKETS))
 
 
 def _read_digest(spark, where: Path) -> "DataFrame":
