@@ -83,6 +83,8 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring."""
     from datalog.sources import spark as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
+    if not spark_inputs(engine) and not spark_outputs(engine):
+        return report                         # nothing to refresh: Spark is not even started
     spark = engine.spark_session()
     started = time.perf_counter()
     _repair_outputs(ws, report)
@@ -149,6 +151,8 @@ def _drop_old_snapshots(ws: Workspace, spark) -> None:
 
 def describe(report: RefreshReport) -> list[str]:
     """The lines ``datalog refresh`` prints."""
+    if not report.seconds:
+        return ["nothing to refresh: the program names no Spark source or output"]
     lines = [f"source {s.relation}: {s.rows:,} rows read, +{s.inserted:,} -{s.deleted:,}" for s in report.sources]
     lines += [f"output {name}: +{ins:,} -{dels:,} ({how})" for name, (ins, dels, how) in report.outputs.items()]
     lines += [f"output {name}: rewritten in full (it may not have held commit {report.commit_before}: a write-back "

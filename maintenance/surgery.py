@@ -4,9 +4,9 @@
 every trie index it has, and returns for each index order the surgeries:
 ``(level, alpha, key)`` meaning the branch ``alpha + (key,)`` (in that order's
 columns) was created or removed. Sorted key lists that are already built are
-kept sorted: a node with few changed keys for its size by bisection, one with many in one
-pass (``_settle``) -- inserting 20k keys one by one into a 2M-key list moved 16 MB each
-time and took 1.3 s in all. Undo goes to the journal.
+kept sorted: a node with a few changed keys by bisection, one with more by splicing
+(``_settle``) -- inserting 20k keys one by one into a 2M-key list moved 16 MB each time and
+took 1.3 s in all. Undo goes to the journal.
 
 The paper's example, A(x, y, z) from version 1 to version 2:
 
@@ -90,26 +90,46 @@ def _edits(edits: dict, node) -> tuple:
 
 
 def _settle(edits: dict) -> None:
-    """Apply each node's key edits to its sorted list: one by one when they are few for its
-    length, else in one pass (a filter, then timsort, which merges the appended run). Measured
-    on a 6.3M-key list: an insort or a delete moves the tail, ~1 ms each; the filter 0.7 s and
-    extend + sort 0.45 s; so one pass pays from about n / 8192 edits on. Either way a large
-    level costs O(n) memory traffic per commit that touches it: the price of plain sorted
-    lists, which keep seeks and scans at C speed."""
+    """Apply each node's key edits to its sorted list: a few one by one (each ``del`` or
+    ``insort`` moves the list's tail), more by cutting the list at the edited positions and
+    joining the pieces (``_spliced``). Measured on a 6.3M-key level with 10k edits: one by one
+    ~1 ms an edit; a filter plus timsort 1.1 s; splicing one copy of the list plus a bisection
+    per edit."""
     for node, erased, inserted in edits.values():
         keys = node._keys
-        if (len(erased) + len(inserted)) * 8192 <= len(keys) or len(erased) + len(inserted) <= 8:
+        if len(erased) + len(inserted) <= 8:
             for key in erased:
                 del keys[bisect_left(keys, key)]
             for key in inserted:
                 insort(keys, key)
-            continue
-        if erased:
-            gone = set(erased)
-            keys = [k for k in keys if k not in gone]
-        keys.extend(inserted)
-        keys.sort()
-        node._keys = keys
+        else:
+            node._keys = _spliced(keys, erased, inserted)
+
+
+def _spliced(keys: list, erased: list, inserted: list) -> list:
+    """``keys`` without ``erased`` (all present) and with ``inserted`` (all absent once the
+    erased are gone), sorted: slices between the edit positions, copied once.
+
+    >>> _spliced([1, 3, 5, 7, 9], [3, 9], [4, 10, 0])
+    [0, 1, 4, 5, 7, 10]
+    """
+    if erased:
+        out, start = [], 0
+        for cut in sorted(bisect_left(keys, key) for key in erased):
+            out += keys[start:cut]
+            start = cut + 1
+        out += keys[start:]
+        keys = out
+    if inserted:
+        out, start = [], 0
+        for key in sorted(inserted):
+            cut = bisect_left(keys, key, start)
+            out += keys[start:cut]
+            out.append(key)
+            start = cut
+        out += keys[start:]
+        keys = out
+    return keys
 
 
 def _new_node(parent):

@@ -324,3 +324,14 @@ def test_short_circuit_keeps_one_witness_per_head_tuple():
             assert engine.rows("q") == ([(1,)] if (b, c) < (19, 1) else []) + \
                 ([(2,)] if (b, c) < (7, 2) else [])
             assert all(count == 1 for count in engine.maintainer.support["q"].values())
+
+
+@given(st.sets(st.integers(-50, 50)), st.data())
+@settings(max_examples=200, deadline=None)
+def test_spliced_key_lists_equal_sorting_from_scratch(keys, data):
+    """surgery._spliced against its slow twin: the sorted set difference and union."""
+    from maintenance.surgery import _spliced
+    erased = data.draw(st.lists(st.sampled_from(sorted(keys)), unique=True) if keys else st.just([]))
+    inserted = data.draw(st.lists(st.integers(-60, 60).filter(lambda k: k not in set(keys) - set(erased)),
+                                  unique=True))
+    assert _spliced(sorted(keys), erased, inserted) == sorted((keys - set(erased)) | set(inserted))

@@ -260,3 +260,10 @@ def test_missing_java_is_a_clear_error_without_a_traceback(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "error[spark_unavailable]" in done.stderr and "Java 17" in done.stderr
+
+
+def test_refresh_without_spark_sources_is_a_no_op(tmp_path):
+    with Workspace.create(tmp_path / "ws", "e(1). p(x) :- e(x).") as ws:
+        report = refresh(ws)
+    assert report.commit is None and describe(report) == [
+        "nothing to refresh: the program names no Spark source or output"]
