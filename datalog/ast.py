@@ -224,6 +224,11 @@ class Directive:
                 return v
         return default
 
+    @property
+    def io(self) -> str:
+        """Where the rows come from or go: ``file`` (the default), ``stdout``, ``stdin``, ``spark``."""
+        return (self.param("IO") or "file").lower()
+
     def __str__(self) -> str:
         if not self.params:
             return f".{self.kind} {self.relation}"

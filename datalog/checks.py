@@ -102,7 +102,7 @@ def check_directives(ctx: Checked) -> None:
             if key.lower() not in known[directive.kind]:
                 raise UnknownDirective(f"unknown parameter {key} for .{directive.kind} {directive.relation}",
                                        directive.span)
-        io = (directive.param("IO") or "file").lower()
+        io = directive.io
         if io not in ("file", "stdout", "stdin", "spark"):
             raise UnknownDirective(f"unknown IO={io} for {directive.relation} (use file, stdout or spark)",
                                    directive.span)

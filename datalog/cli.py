@@ -106,14 +106,11 @@ def _run(args) -> int:
                               spark=spark_options(args))
     batches = _read_updates(engine, args.updates) if args.updates else None
     progress = _progress() if sys.stderr.isatty() else None
-    if args.spark or args.engine == "spark":
-        engine.spark_session()
     if args.engine == "spark":
-        from datalog.distributed import evaluate_on_spark
-        engine.load_inputs(progress)
-        evaluate_on_spark(engine, engine.spark_session(), progress=progress)
-        engine._evaluated = True
+        engine.run_on_spark(progress)
     else:
+        if args.spark:
+            engine.spark_session()
         engine.run(progress=progress)
     for line in engine.write_outputs(args.output_dir):
         print(line)
@@ -288,7 +285,7 @@ def _batch_summary(number: int, delta, seconds: float) -> None:
 def _rewrite_output_files(engine: Engine, out_dir: str) -> None:
     """The final state into the ``.output`` files (``IO=stdout`` ones are not printed again)."""
     for directive in engine.checked.directives("output"):
-        if (directive.param("IO") or "file").lower() == "file":
+        if directive.io == "file":
             write_output(directive, engine.rows(directive.relation), out_dir)
 
 

@@ -126,7 +126,7 @@ class Engine:
         """Every file and Spark ``.input`` of ``directives``, read before any is loaded."""
         loaded = self._read_spark_inputs(directives, progress)
         for directive in directives:
-            if directive.kind != "input" or (directive.param("IO") or "file").lower() != "file":
+            if directive.kind != "input" or directive.io != "file":
                 continue
             info = self.schema[directive.relation]
             path = files.input_path(directive, self.facts_dir)
@@ -136,7 +136,7 @@ class Engine:
 
     def _read_spark_inputs(self, directives, progress: Progress | None) -> list[tuple[str, list]]:
         """Spark sources: every schema is checked before any row is read (``type_mismatch``)."""
-        directives = [d for d in directives if d.kind == "input" and (d.param("IO") or "").lower() == "spark"]
+        directives = [d for d in directives if d.kind == "input" and d.io == "spark"]
         if not directives:
             return []
         from datalog.sources import spark as spark_io  # pyspark is loaded only for Spark programs
@@ -149,6 +149,10 @@ class Engine:
                 frame = self.stage_source(directive, frame)
             loaded.append((directive.relation, spark_io.rows_of(frame, progress, f"loading {directive.relation}")))
         return loaded
+
+    def spark_directives(self, kind: str) -> list[ast.Directive]:
+        """The ``.input`` or ``.output`` directives with ``IO=spark``."""
+        return [d for d in self.checked.directives(kind) if d.io == "spark"]
 
     def spark_session(self):
         """The process's Spark session (started on first use with ``spark_options``)."""
@@ -176,6 +180,13 @@ class Engine:
         """Evaluate every stratum in order (semi-naive inside recursive strata)."""
         self.load_inputs(progress)
         self.evaluate(progress)
+        self._evaluated = True
+
+    def run_on_spark(self, progress: Progress | None = None) -> None:
+        """``run``, every stratum evaluated on Spark (:mod:`datalog.distributed`)."""
+        from datalog.distributed import evaluate_on_spark
+        self.load_inputs(progress)
+        evaluate_on_spark(self, self.spark_session(), progress=progress)
         self._evaluated = True
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
@@ -360,7 +371,7 @@ class Engine:
     def write_outputs(self, out_dir: str | None = None) -> list[str]:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""
         for directive in self.checked.directives("output"):
-            io = (directive.param("IO") or "file").lower()
+            io = directive.io
             if io in ("file", "stdout"):
                 files.write_output(directive, self.rows(directive.relation), out_dir)
             elif io == "spark":

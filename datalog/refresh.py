@@ -32,7 +32,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from datalog import ast
 from datalog.workspace import Workspace, source_snapshot
 
 Progress = Callable[[str], None]
@@ -71,19 +70,11 @@ def checkpoint(phase: str) -> None:
         time.sleep(3600)
 
 
-def spark_inputs(engine) -> list[ast.Directive]:
-    return [d for d in engine.checked.directives("input") if (d.param("IO") or "").lower() == "spark"]
-
-
-def spark_outputs(engine) -> list[ast.Directive]:
-    return [d for d in engine.checked.directives("output") if (d.param("IO") or "").lower() == "spark"]
-
-
 def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring."""
     from datalog.sources import spark as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
-    if not spark_inputs(engine) and not spark_outputs(engine):
+    if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
     spark = engine.spark_session()
     started = time.perf_counter()
@@ -91,7 +82,7 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     started = report.phase("repair", started)
     version = f"v{ws.seq + 1}"
     changes = {}
-    for directive in spark_inputs(engine):
+    for directive in engine.spark_directives("input"):
         name = directive.relation
         frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name))
         _, rows = spark_io.stage(frame, source_snapshot(ws.path, name, version))
@@ -103,7 +94,7 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
         report.sources.append(SourceReport(name, rows, len(changes[name][0]), len(changes[name][1])))
         started = report.phase("diff+transfer", started)
     if not any(ins or dels for ins, dels in changes.values()):
-        _drop_old_snapshots(ws, spark)        # the staged copies, and any a killed refresh left
+        _drop_old_snapshots(ws)        # the staged copies, and any a killed refresh left
         return report
     delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
                               {n: version for n in changes}, before_log=lambda: checkpoint("transaction"))
@@ -111,21 +102,21 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     started = report.phase("maintain", started)
     _write_back(ws, delta, report)
     report.phase("write back", started)
-    _drop_old_snapshots(ws, spark)
+    _drop_old_snapshots(ws)
     return report
 
 
 def _repair_outputs(ws: Workspace, report: RefreshReport) -> None:
     """Sinks that may not hold the last commit (a write-back cut short, ``datalog update`` since)
     are rewritten in full."""
-    if spark_outputs(ws.engine) and ws.outputs_synced() != ws.seq:
-        report.repaired = [d.relation for d in spark_outputs(ws.engine)]
+    if ws.engine.spark_directives("output") and ws.outputs_synced() != ws.seq:
+        report.repaired = [d.relation for d in ws.engine.spark_directives("output")]
         ws.write_spark_outputs()
 
 
 def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
     from maintenance.delta import Change
-    for directive in spark_outputs(ws.engine):
+    for directive in ws.engine.spark_directives("output"):
         change = delta.get(directive.relation) or Change(set(), set())
         merge = (directive.param("mode") or "overwrite").lower() == "merge"
         if merge and not change:
@@ -138,7 +129,7 @@ def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
     ws.mark_outputs_synced()
 
 
-def _drop_old_snapshots(ws: Workspace, spark) -> None:
+def _drop_old_snapshots(ws: Workspace) -> None:
     """Every snapshot directory but the ones the last commit names."""
     from datalog.sources import spark as spark_io
     root = ws.path / "spark"
@@ -146,7 +137,7 @@ def _drop_old_snapshots(ws: Workspace, spark) -> None:
         keep = ws.sources.get(relation_dir.name)
         for version in relation_dir.iterdir():
             if version.name != keep:
-                spark_io.remove(spark, version)
+                spark_io.remove(version)
 
 
 def describe(report: RefreshReport) -> list[str]:

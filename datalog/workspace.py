@@ -128,7 +128,7 @@ class Workspace:
     def write_spark_outputs(self) -> None:
         """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
         they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
-        outputs = [d for d in self.engine.checked.directives("output") if (d.param("IO") or "").lower() == "spark"]
+        outputs = self.engine.spark_directives("output")
         for directive in outputs:
             self.engine.write_spark_output(directive)
         if outputs:

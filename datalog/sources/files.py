@@ -144,7 +144,7 @@ def format_rows(rows, delimiter: str = "\t") -> str:
 
 def write_output(directive: ast.Directive, rows, out_dir: str | None) -> None:
     delimiter = directive.param("delimiter") or "\t"
-    if out_dir == "-" or (directive.param("IO") or "").lower() == "stdout":
+    if out_dir == "-" or directive.io == "stdout":
         sys.stdout.write(f"---------------\n{directive.relation}\n===============\n")
         sys.stdout.write(format_rows(rows, delimiter))
         sys.stdout.write("===============\n")

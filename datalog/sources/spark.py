@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Callable, Iterable
@@ -75,7 +75,7 @@ def session(master: str | None = None, conf: dict[str, str] | None = None) -> "S
     for key, value in settings.items():
         builder = builder.config(key, value)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)        # workers run this interpreter
     log = Path(settings["spark.sql.warehouse.dir"]).parent / "spark.log"
     try:
         with _stderr_to(log):                   # the JVM's start-up chatter and later log lines
@@ -123,11 +123,6 @@ def _defaults() -> dict[str, str]:
             "spark.driver.extraJavaOptions": java, "spark.executor.extraJavaOptions": java,
             "spark.sql.autoBroadcastJoinThreshold": "-1",     # SPARK_NOTES: two-int keys hash badly
             "spark.sql.execution.arrow.pyspark.enabled": "true"}
-
-
-def _python() -> str:
-    import sys
-    return sys.executable
 
 
 def _first_line(exc: BaseException) -> str:
@@ -325,7 +320,7 @@ def difference(spark, current: Path, previous: Path, progress: Progress | None =
     return [r[:-1] for r in rows if r[-1]], [r[:-1] for r in rows if not r[-1]]
 
 
-def remove(spark, where: Path) -> None:
+def remove(where: Path) -> None:
     """Delete a snapshot directory (Spark writes it through Hadoop; a local path here)."""
     shutil.rmtree(where, ignore_errors=True)
 
