@@ -155,3 +155,13 @@ def test_a_run_time_error_in_an_executor_is_raised_on_the_driver(spark):
         evaluate_on_spark(engine, spark)
     assert caught.value.code == "division_by_zero"
     assert caught.value.span is not None and caught.value.span.file == "div.dl"
+
+
+def test_cli_engine_spark_prints_what_the_in_process_engine_prints(spark, capsys):
+    from datalog.cli import main
+    program = ROOT / "programs" / "transitive_closure"
+    args = ["run", str(program / "prog.dl"), "-F", str(program / "facts"), "-D", "-"]
+    assert main(args) == 0
+    expected = capsys.readouterr().out
+    assert main(args + ["--engine", "spark"]) == 0
+    assert capsys.readouterr().out == expected and expected.count("\n") > 10

@@ -4,12 +4,15 @@ output equals its relation; a refresh killed in any phase converges on the next 
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from datalog.engine import Engine
 from datalog.refresh import describe, refresh
@@ -267,3 +270,21 @@ def test_refresh_without_spark_sources_is_a_no_op(tmp_path):
         report = refresh(ws)
     assert report.commit is None and describe(report) == [
         "nothing to refresh: the program names no Spark source or output"]
+
+
+@given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=14),
+                                   st.sets(st.integers(0, 6), max_size=3)), min_size=2, max_size=4))
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions):
+    """A random stream of table versions: after every refresh, from-scratch evaluation."""
+    text, outputs, where = managed
+    shutil.rmtree(where, ignore_errors=True)
+    for number, (edges, blocked) in enumerate(versions):
+        _write(spark, edges, "src int, dst int", table="db_r.edges")
+        _write(spark, [(b,) for b in blocked], "n int", table="db_r.blocked")
+        if number == 0:
+            Workspace.create(where, text).close()
+            continue
+        with Workspace.open(where) as ws:
+            refresh(ws)
+            _check(ws, spark, text, edges, blocked, outputs)
