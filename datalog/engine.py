@@ -22,6 +22,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from pathlib import Path
 from typing import Callable
 
@@ -42,6 +44,21 @@ from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
 from maintenance.route import assign_routes
+
+@contextlib.contextmanager
+def paused_gc():
+    """The cyclic garbage collector paused while millions of acyclic tuples, sets and trie nodes
+    are built: with it running, loading 2M edges and evaluating took 10.7 s instead of 5.7 s
+    (its full collections rescan the growing heap). Objects made meanwhile are scanned once at
+    the next collection after it resumes (1.2 s there)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
@@ -110,7 +127,8 @@ class Engine:
     # ------------------------------------------------------------ EDB
     def insert(self, name: str, rows) -> None:
         """Add EDB facts (before ``run``)."""
-        self._relation(name).insert([self._typed(name, tuple(r)) for r in rows])
+        with paused_gc():
+            self._relation(name).insert([self._typed(name, tuple(r)) for r in rows])
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source; all or nothing."""
@@ -178,8 +196,9 @@ class Engine:
     # ------------------------------------------------------------ evaluation
     def run(self, progress: Progress | None = None) -> None:
         """Evaluate every stratum in order (semi-naive inside recursive strata)."""
-        self.load_inputs(progress)
-        self.evaluate(progress)
+        with paused_gc():
+            self.load_inputs(progress)
+            self.evaluate(progress)
         self._evaluated = True
 
     def run_on_spark(self, progress: Progress | None = None) -> None:

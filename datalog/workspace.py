@@ -12,16 +12,14 @@ last one committed. The on-disk format and its guarantees are in ``datalog/works
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import gc
 import os
 import time
 from itertools import chain
 from pathlib import Path
 
 from datalog import ast
-from datalog.engine import _STATE, Engine
+from datalog.engine import _STATE, Engine, paused_gc
 from datalog.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceLocked, WorkspaceMissing,
                             WorkspaceReadOnly)
 from datalog.extension import combined, newly_derived
@@ -171,7 +169,7 @@ class Workspace:
         try:
             if ws.writer:
                 ws._lock()
-            with _no_gc():                      # millions of new tuples: the cyclic GC would rescan them
+            with paused_gc():                   # millions of new tuples: the cyclic GC would rescan them
                 ws.engine = ws._read_state(engine_options)
             ws.engine.workspace = ws
             if ws.writer:
@@ -527,18 +525,6 @@ def lock_holder(path: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return pid
-
-
-@contextlib.contextmanager
-def _no_gc():
-    """The cyclic garbage collector paused (loading creates only acyclic tuples and sets)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def program_of(blocks: list[dict]) -> ast.Program:
