@@ -48,9 +48,11 @@ from maintenance.route import assign_routes
 @contextlib.contextmanager
 def paused_gc():
     """The cyclic garbage collector paused while millions of acyclic tuples, sets and trie nodes
-    are built: with it running, loading 2M edges and evaluating took 10.7 s instead of 5.7 s
-    (its full collections rescan the growing heap). Objects made meanwhile are scanned once at
-    the next collection after it resumes (1.2 s there)."""
+    are built, then one full collection. Running, its collections rescanned the growing heap:
+    loading 2M edges and evaluating took 10.7 s instead of 5.7 s. Without the final collection
+    the new objects would be scanned by a young, a middle and a full collection in turn, inside
+    whatever runs next (a first commit after opening a workspace: 0.79 s instead of 0.23 s plus
+    0.21 s for the one collection)."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -58,6 +60,7 @@ def paused_gc():
     finally:
         if was:
             gc.enable()
+            gc.collect()
 
 
 Progress = Callable[[str], None]
@@ -127,8 +130,7 @@ class Engine:
     # ------------------------------------------------------------ EDB
     def insert(self, name: str, rows) -> None:
         """Add EDB facts (before ``run``)."""
-        with paused_gc():
-            self._relation(name).insert([self._typed(name, tuple(r)) for r in rows])
+        self._relation(name).insert([self._typed(name, tuple(r)) for r in rows])
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source; all or nothing."""
