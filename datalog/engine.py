@@ -45,6 +45,9 @@ from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
 from maintenance.route import assign_routes
 
+BULK = 200_000                              # new container objects that make a load "bulk"
+
+
 @contextlib.contextmanager
 def paused_gc():
     """The cyclic garbage collector paused while millions of acyclic tuples, sets and trie nodes
@@ -60,7 +63,8 @@ def paused_gc():
     finally:
         if was:
             gc.enable()
-            gc.collect()
+            if gc.get_count()[0] > BULK:          # only after bulk work: a full collection scans the
+                gc.collect()                      # whole process (every small run paid it in tests)
 
 
 Progress = Callable[[str], None]
