@@ -42,6 +42,16 @@ class GeneratedProgram:
         return list(self.arity)
 
 
+def program_of(text: str, edb: dict[str, set[tuple]]) -> GeneratedProgram:
+    """A hand-written program (a shrunk counterexample, an edge case) as a GeneratedProgram:
+    arities from the EDB rows and the ``.decl`` lines."""
+    arity = {name: len(next(iter(rows))) for name, rows in edb.items()}
+    for line in text.splitlines():  # .decl r(c0: number, c1: number)
+        if line.startswith(".decl "):
+            arity.setdefault(line.split()[1].split("(")[0], line.count(":"))
+    return GeneratedProgram(text, {k: frozenset(v) for k, v in edb.items()}, arity)
+
+
 @st.composite
 def programs(draw, max_groups: int = 3) -> GeneratedProgram:
     arity: dict[str, int] = {}

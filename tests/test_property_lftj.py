@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 
 from datalog import naive
 from datalog.parser import parse
-from strategies import GeneratedProgram, programs
+from strategies import GeneratedProgram, program_of, programs
 
 
 def naive_result(generated: GeneratedProgram) -> dict[str, list[tuple]]:
@@ -18,31 +18,23 @@ def naive_result(generated: GeneratedProgram) -> dict[str, list[tuple]]:
     return {name: sorted(rows) for name, rows in db.items()}
 
 
-def _program(text: str, edb: dict[str, set[tuple]]) -> GeneratedProgram:
-    arity = {name: len(next(iter(rows))) for name, rows in edb.items()}
-    for line in text.splitlines():  # .decl r(c0: number, c1: number)
-        if line.startswith(".decl "):
-            name = line.split()[1].split("(")[0]
-            arity.setdefault(name, line.count(":"))
-    return GeneratedProgram(text, {k: frozenset(v) for k, v in edb.items()}, arity)
-
 
 # Shrunk counterexamples found by this test.
-RECURSION_THROUGH_A_WILDCARD_ATOM = _program("""\
+RECURSION_THROUGH_A_WILDCARD_ATOM = program_of("""\
 .decl e0(c0: number, c1: number)
 .decl e1(c0: number)
 .decl r(c0: number)
 r(x) :- e1(x), r(_).
 r(x) :- e0(x, x).""", {"e0": {(0, 0), (0, 1)}, "e1": {(0,), (1,)}})  # r = {0, 1}
 
-NEGATION_OF_AN_EMPTY_RELATION = _program("""\
+NEGATION_OF_AN_EMPTY_RELATION = program_of("""\
 .decl e0(c0: number)
 .decl r(c0: number)
 .decl s(c0: number)
 r(0) :- e0(2).
 s(0) :- e0(0), !r(_).""", {"e0": {(0,), (1,)}})  # s = {0}
 
-COUNT_OF_A_TWO_ATOM_BODY = _program("""\
+COUNT_OF_A_TWO_ATOM_BODY = program_of("""\
 .decl e0(c0: number)
 .decl r(c0: number)
 r(a) :- a = count : { e0(l), e0(_) }.""", {"e0": {(0,), (1,)}})  # distinct l: r = {2}

@@ -23,7 +23,8 @@ from datalog.engine import Engine  # noqa: E402
 from datalog.errors import DatalogError  # noqa: E402
 from datalog.parser import parse  # noqa: E402
 from datalog.plan import plan_clause  # noqa: E402
-from strategies import GeneratedProgram, programs  # noqa: E402
+from strategies import GeneratedProgram, program_of, programs  # noqa: E402
+from test_property_lftj import RECURSION_THROUGH_A_WILDCARD_ATOM  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.parent for p in ROOT.glob("programs/*/prog.dl"))
@@ -92,29 +93,14 @@ def test_independent_strata_share_a_level():
 
 # ---------------------------------------------------------------- random and edge-case programs
 
-def _program(text: str, edb: dict[str, set[tuple]]) -> GeneratedProgram:
-    arity = {name: len(next(iter(rows))) for name, rows in edb.items()}
-    for line in text.splitlines():
-        if line.startswith(".decl "):
-            arity.setdefault(line.split()[1].split("(")[0], line.count(":"))
-    return GeneratedProgram(text, {k: frozenset(v) for k, v in edb.items()}, arity)
-
-
-RECURSION_THROUGH_A_WILDCARD_ATOM = _program("""\
-.decl e0(c0: number, c1: number)
-.decl e1(c0: number)
-.decl r(c0: number)
-r(x) :- e1(x), r(_).
-r(x) :- e0(x, x).""", {"e0": {(0, 0), (0, 1)}, "e1": {(0,), (1,)}})   # an exists probe that grows
-
-RULES_WITHOUT_VARIABLES = _program("""\
+RULES_WITHOUT_VARIABLES = program_of("""\
 .decl e0(c0: number)
 .decl r(c0: number)
 .decl s(c0: number)
 r(a) :- a = count : { e0(l), e0(_) }.
 s(0) :- e0(2), !r(1).""", {"e0": {(0,), (1,), (2,)}})              # run once, on a marker record
 
-MEMBER_IN_TWO_POSITIONS = _program("""\
+MEMBER_IN_TWO_POSITIONS = program_of("""\
 .decl e0(c0: number, c1: number)
 .decl r(c0: number, c1: number)
 r(x, y) :- e0(x, y).
