@@ -9,12 +9,8 @@ other key variables bound before this level are the trace node's binding.
 
 Entries under one ``alpha`` are few in most traces (a trie node's keys met by
 one leapfrog), so a group starts as a plain list scanned in full; past
-:data:`SMALL` entries it becomes an interval tree (the intervaltree package).
-In the tree, endpoints are encoded so closed intervals over any ordered keys,
-with infinite ends, become the package's half-open ones: ``-inf -> (-1,)``,
-``v -> (0, v)`` as a start, ``(0, v, 1)`` as an end, ``+inf -> (1,)``. The
-tree hashes intervals by their endpoints only, and many entries share them
-(every ``[-inf, v]`` of one level), so each end also carries a serial number.
+:data:`SMALL` entries it becomes a :class:`maintenance.stabbing.StabbingGroup`,
+static interval trees built in bulk (see there).
 
 >>> index = SensitivityIndex()
 >>> a = index.add((), None, 0, "r1"); b = index.add((), 6, None, "r2"); c = index.add((), 2, 4, "r3")
@@ -26,32 +22,21 @@ tree hashes intervals by their endpoints only, and many entries share them
 
 from __future__ import annotations
 
-from intervaltree import Interval, IntervalTree
+from maintenance.stabbing import NEG, StabbingGroup, end_of, start_of
 
-NEG, POS = (-1,), (1,)
-
-
-def start_of(v) -> tuple:
-    return NEG if v is None else (0, v)
-
-
-def end_of(v) -> tuple:
-    return POS if v is None else (0, v, 1)
-
-
-SMALL = 256      # entries under one alpha kept in a list; more go to an interval tree
+SMALL = 256      # entries under one alpha kept in a list; more go to a StabbingGroup
 
 
 class Entry:
     """One sensitivity interval ``[start, end]`` (None: infinite); ``alive`` turns False when it
-    is matched or dropped; ``interval`` is its node in the group's tree, if it has one."""
+    is matched or dropped; ``slot`` is where its group keeps it (see StabbingGroup)."""
 
-    __slots__ = ("index", "alpha", "start", "end", "interval", "region", "owner", "alive")
+    __slots__ = ("index", "alpha", "start", "end", "slot", "region", "owner", "alive")
 
     def __init__(self, index, alpha, start, end, region, owner=None):
         self.index, self.alpha, self.start, self.end = index, alpha, start, end
         self.region, self.owner = region, owner
-        self.interval = None
+        self.slot = None
         self.alive = True
 
     def holds(self, key) -> bool:
@@ -60,9 +45,8 @@ class Entry:
 
 class SensitivityIndex:
     def __init__(self) -> None:
-        self.trees: dict[tuple, list | IntervalTree] = {}     # alpha -> its entries
+        self.trees: dict[tuple, list | StabbingGroup] = {}     # alpha -> its entries
         self.size = 0
-        self.serial = 0
 
     def __len__(self) -> int:
         return self.size
@@ -76,30 +60,21 @@ class SensitivityIndex:
     def _insert(self, entry: Entry) -> None:
         group = self.trees.get(entry.alpha)
         if group is None:
+            entry.slot = None
             self.trees[entry.alpha] = [entry]
         elif type(group) is list:
+            entry.slot = None
             group.append(entry)
             if len(group) > SMALL:
-                self.trees[entry.alpha] = self._tree(group)
+                self.trees[entry.alpha] = _grouped(group)
         else:
-            group.add(self._interval(entry))
-
-    def _tree(self, entries: list) -> IntervalTree:
-        return IntervalTree(self._interval(entry) for entry in entries)
-
-    def _interval(self, entry: Entry) -> Interval:
-        self.serial += 1
-        entry.interval = Interval(start_of(entry.start), end_of(entry.end) + (self.serial,), entry)
-        return entry.interval
+            group.add(entry)
 
     def remove(self, entry: Entry) -> None:
         if not entry.alive:
             return
         group = self.trees[entry.alpha]
-        if type(group) is list:
-            group.remove(entry)
-        else:
-            group.remove(entry.interval)
+        group.remove(entry)
         if not group:
             del self.trees[entry.alpha]
         entry.alive = False
@@ -107,11 +82,15 @@ class SensitivityIndex:
 
     def load(self, alpha: tuple, entries: list[Entry]) -> None:
         """Add many entries of one ``alpha`` at once (a workspace restoring a stored maintainer):
-        the group they would form one by one, its interval tree built in one pass."""
+        the group they would form one by one."""
+        if not entries:
+            return
         group = self.trees.get(alpha)
-        items = [] if group is None else list(group) if type(group) is list else [iv.data for iv in group]
-        items.extend(entries)
-        self.trees[alpha] = items if len(items) <= SMALL else self._tree(items)
+        if type(group) is StabbingGroup:
+            group.extend(entries)
+        else:
+            items = (group or []) + entries
+            self.trees[alpha] = items if len(items) <= SMALL else _grouped(items)
         self.size += len(entries)
 
     def restore(self, entry: Entry) -> None:
@@ -129,14 +108,19 @@ class SensitivityIndex:
             return []
         if type(group) is list:
             return [entry for entry in group if entry.holds(key)]
-        return [iv.data for iv in group.at((0, key))]
+        return group.stab((0, key))
 
     def intervals(self) -> list[tuple]:
         """Every entry as (alpha, start, end), sorted: for tests and explain."""
-        entries = [e for group in self.trees.values()
-                   for e in (group if type(group) is list else (iv.data for iv in group))]
+        entries = [e for group in self.trees.values() for e in group]
         out = sorted((e.alpha, start_of(e.start), end_of(e.end)) for e in entries)
         return [(alpha, _decode(begin), _decode(end)) for alpha, begin, end in out]
+
+
+def _grouped(entries: list[Entry]) -> StabbingGroup:
+    group = StabbingGroup()
+    group.extend(entries)
+    return group
 
 
 def _decode(point):

@@ -1,16 +1,18 @@
-"""SensitivityIndex against a brute-force list of intervals, across the list -> tree switch."""
+"""SensitivityIndex against a brute-force list of intervals, across the list -> tree switch and
+the StabbingGroup's pending list -> block builds, merges and rebuilds."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maintenance import sensitivity
-from maintenance.sensitivity import SensitivityIndex
+from maintenance import sensitivity, stabbing
+from maintenance.sensitivity import Entry, SensitivityIndex
 
 ENDS = st.one_of(st.none(), st.integers(0, 30))
 OPS = st.lists(st.one_of(
     st.tuples(st.just("add"), st.integers(0, 2), ENDS, ENDS),
+    st.tuples(st.just("load"), st.integers(0, 2), st.lists(st.tuples(ENDS, ENDS), max_size=40)),
     st.tuples(st.just("remove"), st.integers(0, 10_000)),
     st.tuples(st.just("restore"), st.integers(0, 10_000)),
     st.tuples(st.just("match"), st.integers(0, 2), st.integers(-1, 31)),
@@ -21,18 +23,29 @@ def _holds(start, end, key) -> bool:
     return (start is None or start <= key) and (end is None or key <= end)
 
 
-@settings(max_examples=200, deadline=None)
-@given(OPS, st.sampled_from([1, 3, 48]))
-def test_index_matches_brute_force(ops, small):
-    old, sensitivity.SMALL = sensitivity.SMALL, small
+def _ordered(start, end):
+    if start is not None and end is not None and start > end:
+        return end, start                                   # a recorded interval is never empty
+    return start, end
+
+
+@settings(max_examples=300, deadline=None)
+@given(OPS, st.sampled_from([1, 3, 48]), st.sampled_from([0, 2, 64]))
+def test_index_matches_brute_force(ops, small, pending):
+    old = sensitivity.SMALL, stabbing.PENDING
+    sensitivity.SMALL, stabbing.PENDING = small, pending
     try:
         index, entries = SensitivityIndex(), []
         for op in ops:
             if op[0] == "add":
                 _, alpha, start, end = op
-                if start is not None and end is not None and start > end:
-                    start, end = end, start                 # a recorded interval is never empty
-                entries.append(index.add((alpha,), start, end, len(entries)))
+                entries.append(index.add((alpha,), *_ordered(start, end), len(entries)))
+            elif op[0] == "load":
+                _, alpha, intervals = op
+                batch = [Entry(index, (alpha,), *_ordered(s, e), len(entries) + i)
+                         for i, (s, e) in enumerate(intervals)]
+                index.load((alpha,), batch)
+                entries.extend(batch)
             elif op[0] in ("remove", "restore") and entries:
                 entry = entries[op[1] % len(entries)]
                 (index.remove if op[0] == "remove" else index.restore)(entry)
@@ -45,4 +58,4 @@ def test_index_matches_brute_force(ops, small):
         assert len(index) == sum(e.alive for e in entries)
         assert len(index.intervals()) == len(index)
     finally:
-        sensitivity.SMALL = old
+        sensitivity.SMALL, stabbing.PENDING = old
