@@ -38,21 +38,14 @@ class WorkspaceEngine(Engine):
     """An engine whose commits are made durable by its workspace before they return."""
 
     workspace: "Workspace | None" = None
-    _growing = False                                  # extend() allowed: addblock, or ask()'s rule
+    _growing = False                                  # extend() allowed: addblock
 
     def extend(self, text, name: str = "<input>"):
-        """Only through ``Workspace.addblock`` (durable) or ``ask`` (undone at once)."""
+        """Only through ``Workspace.addblock`` (durable); ``ask`` adds its rule itself, undone at once."""
         if self.workspace is not None and not self._growing:
             raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
                            f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
         return super().extend(text, name)
-
-    def ask(self, body):
-        self._growing, was = True, self._growing
-        try:
-            return super().ask(body)
-        finally:
-            self._growing = was
 
     def _apply(self, pending):
         workspace = self.workspace
