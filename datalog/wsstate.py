@@ -18,7 +18,7 @@ from datalog.errors import WorkspaceCorrupt
 from maintenance.incremental import IncrementalMaintainer
 from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import Entry, SensitivityIndex
-from maintenance.trace import TraceNode
+from maintenance.trace import TraceNode, region_start
 
 
 def capture(engine) -> dict | None:
@@ -102,25 +102,46 @@ def _restore(engine, state: dict) -> None:
 
 def _rebuild(rule, record, wheres, registry, groups: dict) -> None:
     """The rule's trace tree; its entries are attached to their nodes and collected in ``groups``
-    for the indexes (as ``Registry.add`` would file them one by one)."""
+    for the indexes (as ``Registry.add`` would file them one by one). :func:`capture` writes each
+    node's children in ascending key order and its entries in region order, so they are appended
+    as they come; an out-of-order file is refused (ValueError), not restored into a wrong tree."""
     nodes = [rule.root]
     for parent, key in record["nodes"]:
         above = nodes[parent]
-        node = TraceNode(above, _tuple(key), above.depth + 1)
-        above.set_child(node.key, node)
+        key = tuple(key) if type(key) is list else key
+        node = TraceNode(above, key, above.depth + 1)
+        _append_child(above, key, node)
         nodes.append(node)
     for node, key, head in record["leaves"]:
-        nodes[node].set_child(_tuple(key), tuple(head))
+        _append_child(nodes[node], tuple(key) if type(key) is list else key, tuple(head))
     indexes = registry.indexes
+    by_where = [indexes.get(key) or indexes.setdefault(key, SensitivityIndex()) for key in wheres]
     for where, alpha, start, end, node, lo, hi in record["entries"]:
-        key, alpha = wheres[where], tuple(alpha)
-        index = indexes.get(key)
-        if index is None:
-            index = indexes[key] = SensitivityIndex()
-        entry = Entry(index, alpha, _tuple(start), _tuple(end), (nodes[node], _tuple(lo), _tuple(hi)), rule)
-        nodes[node].add_entry(entry)
-        groups.setdefault((key, alpha), []).append(entry)
+        index, alpha, owner = by_where[where], tuple(alpha), nodes[node]
+        entry = Entry(index, alpha, _tuple(start), _tuple(end), (owner, _tuple(lo), _tuple(hi)), rule)
+        entries = owner.entries
+        if entries is None:
+            owner.entries = [entry]
+        elif region_start(entries[-1]) <= region_start(entry):
+            entries.append(entry)
+        else:
+            raise ValueError("sensitivity entries out of order")
+        group = groups.get((wheres[where], alpha))
+        if group is None:
+            groups[wheres[where], alpha] = [entry]
+        else:
+            group.append(entry)
     rule.intervals += len(record["entries"])
+
+
+def _append_child(node: TraceNode, key, child) -> None:
+    if node.children is None:
+        node.children, node.keys = {key: child}, [key]
+    elif node.keys[-1] < key:
+        node.children[key] = child
+        node.keys.append(key)
+    else:
+        raise ValueError("trace children out of order")
 
 
 class _NoRules:
@@ -147,4 +168,4 @@ def _json(value):
 
 
 def _tuple(value):
-    return tuple(value) if isinstance(value, list) else value
+    return tuple(value) if type(value) is list else value

@@ -22,7 +22,7 @@ from bisect import bisect_left, bisect_right, insort
 from maintenance.sensitivity import end_of, start_of
 
 
-def _entry_start(entry):
+def region_start(entry):
     """Entries sort by the start of their region in this node's key space."""
     return start_of(entry.region[1])
 
@@ -64,14 +64,14 @@ class TraceNode:
         entries = self.entries
         if entries is None:
             self.entries = [entry]
-        elif not entries or _entry_start(entry) >= _entry_start(entries[-1]):
+        elif not entries or region_start(entry) >= region_start(entries[-1]):
             entries.append(entry)
         else:
-            insort(entries, entry, key=_entry_start)
+            insort(entries, entry, key=region_start)
 
     def remove_entry(self, entry) -> None:
-        entries, start = self.entries, _entry_start(entry)
-        i = bisect_left(entries, start, key=_entry_start)
+        entries, start = self.entries, region_start(entry)
+        i = bisect_left(entries, start, key=region_start)
         while entries[i] is not entry:
             i += 1
         del entries[i]
@@ -107,8 +107,8 @@ class TraceNode:
         if not self.entries:
             return []
         entries = self.entries
-        i = bisect_left(entries, start, key=_entry_start)
-        j = bisect_left(entries, end, key=_entry_start)
+        i = bisect_left(entries, start, key=region_start)
+        j = bisect_left(entries, end, key=region_start)
         return [e for e in entries[i:j] if end_of(e.region[2]) <= end]
 
     def size(self) -> int:
