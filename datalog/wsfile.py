@@ -3,8 +3,10 @@
 A file is a sequence of framed records. A frame is a 4-byte big-endian payload length, the
 CRC-32 of those 4 bytes, the CRC-32 of the payload (each 4 bytes, big-endian), then the
 payload: one JSON object, ASCII (non-ASCII characters escaped). The first record is the
-header ``{"format": "datalog-workspace", "kind": ..., "version": 1, ...}``; it is read and
+header ``{"format": "datalog-workspace", "kind": ..., "version": V, ...}``; it is read and
 its version checked before anything else (later versions keep this first frame as it is).
+Each kind of file has its own version (:data:`VERSIONS`); an engine reads its versions and
+older ones.
 Nothing read is executed: payloads are JSON data.
 
 >>> import tempfile, os
@@ -27,7 +29,8 @@ from pathlib import Path
 from datalog.errors import WorkspaceCorrupt, WorkspaceVersion
 
 FORMAT = "datalog-workspace"
-VERSION = 1
+VERSION = 1                         # of every kind of file not in VERSIONS
+VERSIONS = {"maintainer": 2}        # 2: aggregate views, theta-join and whole-rule records
 _FRAME = struct.Struct(">III")
 
 
@@ -39,7 +42,12 @@ def encode(record: dict) -> bytes:
 
 
 def header(kind: str, extra: dict) -> dict:
-    return {"format": FORMAT, "kind": kind, "version": VERSION, **extra}
+    return {"format": FORMAT, "kind": kind, "version": version_of(kind), **extra}
+
+
+def version_of(kind: str) -> int:
+    """The format version this engine writes (and the newest it reads) for ``kind``."""
+    return VERSIONS.get(kind, VERSION)
 
 
 @dataclass
@@ -114,9 +122,9 @@ def _check_header(first: dict, path: str, kind: str) -> None:
     version = first.get("version")
     if not isinstance(version, int):
         raise WorkspaceCorrupt(f"workspace file {path} has no format version")
-    if version > VERSION:
+    if version > version_of(kind):
         raise WorkspaceVersion(f"workspace file {path} has format version {version}; this engine reads "
-                               f"version {VERSION} and older: use a newer datalog")
+                               f"version {version_of(kind)} and older: use a newer datalog")
 
 
 def write_file(path: str | Path, kind: str, extra: dict, records) -> int:

@@ -1,13 +1,21 @@
 """The incremental maintainer's state as data records, and back (workspace format, see
-``datalog/workspace.md``): support counts, and per rule its trace tree and sensitivity entries.
+``datalog/workspace.md``): support counts, and per non-recursive rule what maintains it --
 
-Only maintainers whose every rule is a plain :class:`maintenance.rule.RuleMaintainer` (no
-aggregate view, no theta-join route, no whole-rule fallback) are captured; for the others
-:func:`capture` returns None and the workspace builds the maintainer at the first commit.
-Restoring constructs the rules without evaluating them, rebuilds their trace trees, re-files
-their sensitivity entries and builds the trie indexes the rules read (so that changes come
-as surgeries, as after a build). Values are JSON data; a JSON array is read back as a tuple
-(keys, ``alpha`` prefixes and head tuples are tuples of scalars).
+  * an LFTJ rule (:class:`maintenance.rule.RuleMaintainer`): its trace tree and sensitivity
+    entries, and the same for the body of each aggregate it reads (an
+    :class:`maintenance.aggregate.AggregateView`, whose per-group accumulators are folded
+    again from the restored trace's leaves: each leaf is one contribution);
+  * a theta-join rule (:class:`maintenance.theta_rule.ThetaRule`): ``rho[n]`` of every node
+    of its T-reduct (the indexes are rebuilt from them) and, for the §7 approximation, the
+    materialized projection;
+  * a whole-rule fallback (:class:`maintenance.incremental.WholeRule`): its derived rows.
+
+Restoring constructs the rules without evaluating them and builds the trie indexes the LFTJ
+rules read (so that changes come as surgeries, as after a build). :func:`capture` returns
+None for a maintainer it cannot reproduce exactly (another maintainer class, queued regions,
+an aggregate view left over from a rule that fell back to whole evaluation); the workspace
+then builds the maintainer at the first commit. Values are JSON data; a JSON array is read
+back as a tuple (keys, ``alpha`` prefixes and head tuples are tuples of scalars).
 """
 
 from __future__ import annotations
@@ -15,32 +23,56 @@ from __future__ import annotations
 from collections import Counter
 
 from datalog.errors import WorkspaceCorrupt
-from maintenance.incremental import IncrementalMaintainer
+from maintenance.gjt import TReduct
+from maintenance.incremental import IncrementalMaintainer, WholeRule
 from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import Entry, SensitivityIndex
+from maintenance.theta_rule import ThetaRule
 from maintenance.trace import TraceNode, region_start
 
 
 def capture(engine) -> dict | None:
     """The maintainer of ``engine`` as one JSON-able record, or None when it cannot be captured."""
     m = engine.maintainer
-    if type(m) is not IncrementalMaintainer or m.views or m.pending:
+    if type(m) is not IncrementalMaintainer or m.pending:
         return None
-    if any(type(rule) is not RuleMaintainer or rule.views for rule in m.rules.values()):
+    if len(m.views) != sum(len(getattr(rule, "views", ())) for rule in m.rules.values()):
         return None
     wheres = {id(index): where for where, index in m.registry.indexes.items()}
     where_list, where_ids = [], {}
     position = {id(c): i for i, c in enumerate(engine.checked.clauses)}
     rules = []
     for key, rule in m.rules.items():
-        nodes, leaves, entries = _trace(rule, wheres, where_ids, where_list)
-        rules.append({"clause": position[key], "nodes": nodes, "leaves": leaves, "entries": entries})
-    support = {name: [[list(row), n] for row, n in counter.items()] for name, counter in m.support.items()}
+        record = {"clause": position[key]}
+        if type(rule) is RuleMaintainer:
+            record.update(_trace(rule, wheres, where_ids, where_list))
+            if rule.views:
+                record["views"] = [_trace(view.rule, wheres, where_ids, where_list) for view in rule.views]
+        elif type(rule) is ThetaRule:
+            record.update(kind="theta", **_theta(rule.view))
+        elif type(rule) is WholeRule:
+            record.update(kind="whole", derived=_counts(rule.derived))
+        else:
+            return None
+        rules.append(record)
+    support = {name: _counts(counter) for name, counter in m.support.items()}
     return {"drop_prefix": m.drop_prefix, "wheres": [[r, list(o), lv] for r, o, lv in where_list],
             "rules": rules, "support": support}
 
 
-def _trace(rule, wheres, where_ids, where_list) -> tuple[list, list, list]:
+def _counts(counter) -> list:
+    return [[list(row), n] for row, n in counter.items()]
+
+
+def _theta(view) -> dict:
+    """rho[n] of every node of the view's T-reduct (in ``reduct.nodes`` order), and the
+    materialized projection of a §7 view."""
+    if isinstance(view, TReduct):
+        return {"rho": [_counts(view.rho[n.id]) for n in view.nodes]}
+    return {"rho": [_counts(view.reduct.rho[n.id]) for n in view.reduct.nodes], "result": _counts(view.result)}
+
+
+def _trace(rule, wheres, where_ids, where_list) -> dict:
     """Nodes in preorder as [parent, key] (the root is node 0), leaves as [node, key, head],
     entries as [where, alpha, start, end, node, region start, region end]."""
     nodes, leaves, entries = [], [], []
@@ -63,7 +95,7 @@ def _trace(rule, wheres, where_ids, where_list) -> tuple[list, list, list]:
             else:
                 leaves.append([ids[id(node)], _json(key), list(child)])
         stack.extend(child for _, child in reversed(children) if isinstance(child, TraceNode))
-    return nodes, leaves, entries
+    return {"nodes": nodes, "leaves": leaves, "entries": entries}
 
 
 def restore(engine, state: dict, where) -> None:
@@ -84,11 +116,16 @@ def _restore(engine, state: dict) -> None:
     groups: dict[tuple, list] = {}                 # (where, alpha) -> entries, of every rule
     for record in state["rules"]:
         clause = clauses[record["clause"]]
-        rule = RuleMaintainer(clause, engine.plans[id(clause)], engine.db, m.registry, m.drop_prefix, {})
-        rule.views = []
-        _rebuild(rule, record, wheres, m.registry, groups)
-        for atom in engine.plans[id(clause)].atoms:
-            engine.db[atom.relation].index(atom.order)
+        rule = m.construct(clause, evaluate_views=False)
+        kind = record.get("kind", "rule")
+        if kind != {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "rule"):
+            raise ValueError(f"clause {record['clause']} is not maintained as a {kind} rule")
+        if kind == "theta":
+            _fill(rule.view, record)
+        elif kind == "whole":
+            rule.derived = Counter({_tuple(row): n for row, n in record["derived"]})
+        else:
+            _restore_rule(engine, rule, record, wheres, m.registry, groups)
         m.rules[id(clause)] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
@@ -97,14 +134,48 @@ def _restore(engine, state: dict) -> None:
     m.support = {name: Counter() for name in engine.idb}
     for name, rows in state["support"].items():
         m.support[name] = Counter({_tuple(row): n for row, n in rows})
+    m._virtualize()
     engine.maintainer = m
 
 
-def _rebuild(rule, record, wheres, registry, groups: dict) -> None:
+def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
+    """An LFTJ rule's trace, and its aggregate views' traces and accumulators."""
+    views = record.get("views", [])
+    if len(views) != len(rule.views):
+        raise ValueError("the aggregate views do not match the rule")
+    _rebuild(rule, record, wheres, registry, groups, tuple)
+    for view, stored in zip(rule.views, views):
+        contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
+        view.fold(Counter(contributions), None)
+    for one in [rule] + [view.rule for view in rule.views]:
+        for atom in one.plan.atoms:
+            engine.db[atom.relation].index(atom.order)
+
+
+def _contribution(head) -> tuple:
+    """An aggregate body's leaf: (group, witness, value)."""
+    group, witness, value = head
+    return tuple(group), tuple(witness), value
+
+
+def _fill(view, record) -> None:
+    """A theta-join view's stored rho (its indexes filled as it is) and projection."""
+    reduct = view if isinstance(view, TReduct) else view.reduct
+    rho = record["rho"]
+    if len(rho) != len(reduct.nodes):
+        raise ValueError("the T-reduct's nodes do not match the rule")
+    for node, rows in zip(reduct.nodes, rho):
+        reduct._add(node, {_tuple(t): n for t, n in rows})
+    if not isinstance(view, TReduct):
+        view.result = {_tuple(t): n for t, n in record["result"]}
+
+
+def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:
     """The rule's trace tree; its entries are attached to their nodes and collected in ``groups``
     for the indexes (as ``Registry.add`` would file them one by one). :func:`capture` writes each
     node's children in ascending key order and its entries in region order, so they are appended
-    as they come; an out-of-order file is refused (ValueError), not restored into a wrong tree."""
+    as they come; an out-of-order file is refused (ValueError), not restored into a wrong tree.
+    Returns the leaves' heads (``head_of`` of each stored one)."""
     nodes = [rule.root]
     for parent, key in record["nodes"]:
         above = nodes[parent]
@@ -112,8 +183,11 @@ def _rebuild(rule, record, wheres, registry, groups: dict) -> None:
         node = TraceNode(above, key, above.depth + 1)
         _append_child(above, key, node)
         nodes.append(node)
+    heads = []
     for node, key, head in record["leaves"]:
-        _append_child(nodes[node], tuple(key) if type(key) is list else key, tuple(head))
+        head = head_of(head)
+        _append_child(nodes[node], tuple(key) if type(key) is list else key, head)
+        heads.append(head)
     indexes = registry.indexes
     by_where = [indexes.get(key) or indexes.setdefault(key, SensitivityIndex()) for key in wheres]
     for where, alpha, start, end, node, lo, hi in record["entries"]:
@@ -132,6 +206,7 @@ def _rebuild(rule, record, wheres, registry, groups: dict) -> None:
         else:
             group.append(entry)
     rule.intervals += len(record["entries"])
+    return heads
 
 
 def _append_child(node: TraceNode, key, child) -> None:

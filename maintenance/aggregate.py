@@ -36,7 +36,9 @@ class Unsupported(Exception):
 
 
 class AggregateView:
-    def __init__(self, agg: ast.Aggregate, clause, schema, db, registry, drop_prefix: bool, name: str):
+    def __init__(self, agg: ast.Aggregate, clause, schema, db, registry, drop_prefix: bool, name: str,
+                 evaluate: bool = True):
+        """``evaluate=False``: nothing evaluated (a workspace restores the trace and then folds)."""
         alternatives = dnf(agg.body)
         if len(alternatives) != 1:
             raise Unsupported("a disjunction inside the aggregate")
@@ -58,9 +60,10 @@ class AggregateView:
         self.minmax = MinMaxAggregate(agg.kind) if agg.kind in ("min", "max") else None
         self.accumulators: dict[tuple, object] = {}
         self.rule = RuleMaintainer(clause, plan, db, registry, drop_prefix)
-        contributions = Counter()
-        self.rule.evaluate(self.rule.root, None, None, contributions)
-        self.fold(contributions, None)
+        if evaluate:
+            contributions = Counter()
+            self.rule.evaluate(self.rule.root, None, None, contributions)
+            self.fold(contributions, None)
 
     # ------------------------------------------------------------ values
     def value(self, group: tuple):

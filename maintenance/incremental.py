@@ -86,33 +86,40 @@ class IncrementalMaintainer:
         return engine._typed(name, row, clause.head.span)
 
     def _build(self, clause):
-        engine, plan = self.engine, self.engine.plans[id(clause)]
-        if plan.route is not None and plan.route.backend == "thetajoin":
-            rule = ThetaRule(clause, plan.route, engine.schema)
-            self.support[clause.head.relation].update(rule.load(engine.db))
-            return rule
-        try:
-            views = {id(p): self._view(p, clause) for p in plan.placed if _has_aggregate(p)}
-        except Unsupported:
-            rule = WholeRule(clause, plan, engine.db)
+        rule = self.construct(clause)
+        if isinstance(rule, ThetaRule):
+            self.support[clause.head.relation].update(rule.load(self.engine.db))
+        elif isinstance(rule, WholeRule):
             rule.evaluate(Counter())
             self.support[clause.head.relation].update(rule.derived)
-            return rule
+        else:
+            out = Counter()
+            rule.evaluate(rule.root, None, None, out)
+            self.support[clause.head.relation].update(out)
+        return rule
+
+    def construct(self, clause, evaluate_views: bool = True):
+        """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring
+        its state calls this with ``evaluate_views=False``: aggregate bodies not evaluated either)."""
+        engine, plan = self.engine, self.engine.plans[id(clause)]
+        if plan.route is not None and plan.route.backend == "thetajoin":
+            return ThetaRule(clause, plan.route, engine.schema)
+        try:
+            views = {id(p): self._view(p, clause, evaluate_views) for p in plan.placed if _has_aggregate(p)}
+        except Unsupported:
+            return WholeRule(clause, plan, engine.db)
         overrides = {key: (view.check(p, plan), view.probe(plan))
                      for p in plan.placed if (key := id(p)) in views for view in [views[key]]}
         rule = RuleMaintainer(clause, plan, engine.db, self.registry, self.drop_prefix, overrides)
         rule.views = list(views.values())
-        out = Counter()
-        rule.evaluate(rule.root, None, None, out)
-        self.support[clause.head.relation].update(out)
         return rule
 
-    def _view(self, placed, clause) -> AggregateView:
+    def _view(self, placed, clause, evaluate: bool = True) -> AggregateView:
         literal = placed.literal
         agg = literal.left if isinstance(literal.left, ast.Aggregate) else literal.right
         name = f"{agg.kind}@{clause.head.relation}#{len(self.views)}"
         view = AggregateView(agg, clause, self.engine.schema, self.engine.db, self.registry,
-                             self.drop_prefix, name)
+                             self.drop_prefix, name, evaluate)
         self.views.append(view)
         return view
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from datalog.errors import DatalogError
 from datalog.workspace import LOG, SNAPSHOT, Workspace
 from tests.strategies import DOMAIN, programs
-from tests.workspace_oracle import BLOCK, EDB, PLAIN, PROGRAM, commit_of, contents, edb_after, from_scratch
+from tests.workspace_oracle import (AGGREGATES, BLOCK, EDB, PLAIN, PROGRAM, THETA, commit_of, contents, edb_after,
+                                    from_scratch)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,29 +61,60 @@ def _work(stats: dict) -> dict:
             for rule, v in stats.items()}
 
 
-@pytest.mark.parametrize("program, stored", [(PLAIN, True), (PROGRAM, False)])
-def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program, stored):
+@pytest.mark.parametrize("program", [PLAIN, PROGRAM, AGGREGATES, THETA])
+def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program):
     """A workspace closed and reopened before every commit against one that never stopped: the
     same delta and the same work per rule (engine.stats()) for each commit, and the same
-    contents as from scratch. With a stored maintainer, opening restores it (no evaluation, no
-    build) and maintains the log's commits through it; with compact_min=600 the reopened
-    workspace alternates between a fresh snapshot and a log to replay. A program with an
-    aggregate has no stored maintainer: it is built at the first commit after opening."""
+    contents as from scratch. Opening restores the stored maintainer -- LFTJ traces, aggregate
+    views, whole-rule fallbacks, T-reducts -- without evaluating anything (``construct`` and
+    ``run`` are never called) and maintains the log's commits through it; with compact_min=600
+    the reopened workspace alternates between a fresh snapshot and a log to replay."""
     steady = Workspace.create(tmp_path / "steady", program)
     reopened = Workspace.create(tmp_path / "reopened", program)
-    assert (tmp_path / "reopened" / "maintainer.0").exists() == stored
+    assert (tmp_path / "reopened" / "maintainer.0").exists()
     try:
         for k in range(1, 41):
             expected = steady.engine.commit(*commit_of(k))
             reopened.close()
-            reopened = Workspace.open(tmp_path / "reopened", compact_min=600)
-            assert (reopened.engine.maintainer is not None) == stored
+            reopened = _open_without_evaluating(tmp_path / "reopened")
+            assert reopened.engine.maintainer is not None
             assert reopened.engine.commit(*commit_of(k)) == expected
             assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
             assert contents(reopened.engine) == from_scratch(program, edb_after(k))
     finally:
         steady.close()
         reopened.close()
+
+
+def _open_without_evaluating(path) -> Workspace:
+    """Workspace.open with every way of evaluating a rule made to fail while the stored maintainer
+    is restored (replaying the log afterwards maintains, and may evaluate regions)."""
+    from datalog import wsstate
+    from maintenance import incremental, rule, theta_rule
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("evaluation while restoring a maintainer")
+    patched = [(rule.RuleMaintainer, "evaluate"), (theta_rule.ThetaRule, "load"),
+               (incremental.WholeRule, "evaluate"), (incremental.IncrementalMaintainer, "_build")]
+    real_restore, restored = wsstate.restore, []
+
+    def restore_refusing(*args):
+        saved = [(owner, name, getattr(owner, name)) for owner, name in patched]
+        try:
+            for owner, name in patched:
+                setattr(owner, name, refuse)
+            real_restore(*args)
+            restored.append(True)
+        finally:
+            for owner, name, value in saved:
+                setattr(owner, name, value)
+    wsstate.restore = restore_refusing
+    try:
+        ws = Workspace.open(path, compact_min=600)
+    finally:
+        wsstate.restore = real_restore
+    assert restored, "the maintainer was not restored"
+    return ws
 
 
 @st.composite
@@ -383,13 +415,14 @@ def test_newer_format_version_is_refused(tmp_path):
     from datalog import wsfile
     path = tmp_path / "ws"
     _committed(path, 1)
-    for name, kind in ((SNAPSHOT, "snapshot"), (LOG, "log")):
+    (maintainer,) = [p.name for p in path.glob("maintainer.*")]
+    for name, kind in ((SNAPSHOT, "snapshot"), (LOG, "log"), (maintainer, "maintainer")):
         original = (path / name).read_bytes()
         contents_ = wsfile.read_file(path / name, kind, torn_tail=True)
-        header = {**contents_.header, "version": wsfile.VERSION + 1}
+        header = {**contents_.header, "version": wsfile.version_of(kind) + 1}
         (path / name).write_bytes(wsfile.encode(header) + b"\x00\x01 whatever a later version stores")
         with pytest.raises(DatalogError) as err:
-            Workspace.open(path, readonly=True)
+            Workspace.open(path, readonly=kind != "maintainer")          # only a writer reads it
         assert err.value.code == "workspace_version" and str(path / name) in err.value.message
         (path / name).write_bytes(original)
 

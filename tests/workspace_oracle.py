@@ -24,9 +24,34 @@ e(1, 2). e(2, 3). e(4, 4).
 EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)}}
 
 
-# the same without aggregates: its maintainer can be stored (datalog/wsstate.py)
+# the same without aggregates: LFTJ rules only
 PLAIN = "\n".join(line for line in PROGRAM.splitlines() if "deg" not in line and "total" not in line) + \
     "\nh(x) :- e(x, 3), !v(x).\n"
+
+# every kind of aggregate, and one (a disjunction inside) that falls back to whole-rule evaluation
+AGGREGATES = PROGRAM + """\
+lo(x, m) :- v(x), m = min y : e(x, y).
+hi(x, m) :- v(x), m = max y : e(x, y).
+avg(x, m) :- v(x), m = mean y : e(x, y).
+both(s) :- s = sum y : { e(_, y) ; e(y, _) }.
+big(x) :- v(x), x > count : e(_, _).
+"""
+
+# theta-join rules: a T-reduct whose head another rule reads (materialized), a virtual full
+# query, and two §7 views (projections that are not free-connex, not materialized)
+THETA = """\
+.decl e(x: number, y: number)
+.decl v(x: number)
+.decl lt(x: number, y: number)
+.output lt
+lt(x, y) :- v(x), e(y, _), x < y.
+far(x, z) :- e(x, y), v(z), y < z.
+pair(x, y, z, w) :- e(x, y), e(z, w), y < z.
+proj(x, w) :- e(x, y), e(z, w), y < z + 1.
+uses(x) :- lt(x, _), !v(x).
+v(1). v(2). v(3). v(4). v(5).
+e(1, 2). e(2, 3). e(4, 4).
+"""
 
 
 def commit_of(k: int) -> tuple[dict, dict]:
