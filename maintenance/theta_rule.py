@@ -24,6 +24,7 @@ projection materialized (:class:`maintenance.gjt.ProjectedView`).
 from __future__ import annotations
 
 from collections import Counter
+from operator import itemgetter
 
 from datalog.schema import convert
 from maintenance.delta import Change
@@ -64,7 +65,7 @@ class ThetaRule:
             self.view.track_delta = True
         else:
             self.view.update_batch(changes)
-        return self.heads(self.view.enumerate())
+        return self.heads(self.view.enumerate_bulk())
 
     def update(self, out, journal, engine) -> Counter:
         """ΔHead (support-count changes) for the changes in ``out`` of the relations read."""
@@ -113,8 +114,11 @@ class ThetaRule:
         return not isinstance(self.view, TReduct) or self.route.gcq.is_full()
 
     def head_rows(self):
-        """Every head tuple, enumerated from the view (Algorithm 1)."""
-        return (self.head(t) for t, _ in self.view.enumerate())
+        """Every head tuple, enumerated from the view (in bulk: maintenance/gjt/bulk.py)."""
+        pairs = self.view.enumerate_bulk()
+        if len(self.slots) > 1 and None not in self.slots:          # no constant: picked in C
+            return map(itemgetter(*self.slots), map(itemgetter(0), pairs))
+        return (self.head(t) for t, _ in pairs)
 
     def count(self) -> int:
         """How many head tuples (for a view that can be virtual: one per output tuple)."""

@@ -1,7 +1,7 @@
 """T-reducts under updates (Idris et al., §4-5, §7) against the brute-force twin (oracle.py).
 
-After every update: Algorithm 1 enumerates exactly the oracle's Q(db) with
-multiplicities, delta enumeration gives exactly Q(db+u) - Q(db), and every
+After every update: Algorithm 1 and the bulk enumeration (bulk.py, with any list budget)
+enumerate exactly the oracle's Q(db) with multiplicities, delta enumeration gives exactly Q(db+u) - Q(db), and every
 rho[n] equals π_var(n) Q_n(db) (Lemma 5).
 """
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gjt_strategies import gcqs, update_streams
 from maintenance.gjt import GCQ, GJT, ProjectedView, TReduct, build_gjt, maintain, parse_gcq
-from maintenance.gjt import oracle
+from maintenance.gjt import bulk, oracle
 from maintenance.gjt.tree import Node
 from test_gjt_classify import PAPER_QUERIES, paper_query
 
@@ -98,10 +98,26 @@ def _run_stream(query, stream, check_rho=False):
         got = list(view.enumerate())
         assert len(got) == len({t for t, _ in got}), "enumeration repeats a tuple"
         assert dict(got) == after
+        for bulk in _bulk_enumerations(view):
+            assert len(bulk) == len({t for t, _ in bulk}), "bulk enumeration repeats a tuple"
+            assert dict(bulk) == after
         assert dict(view.enumerate_delta()) == oracle.difference(after, before)
         if check_rho and isinstance(view, TReduct):
             _check_reduct_invariant(view, db)
     return view
+
+
+def _bulk_enumerations(view) -> list[list]:
+    """enumerate_bulk with the default list budget, with none (every side streamed) and with an
+    unbounded one (every side that can be listed is)."""
+    out, saved = [], (bulk.BUDGET, bulk.SLACK)
+    try:
+        for budget, slack in (saved, (0, 0), (10**6, 10**9)):
+            bulk.BUDGET, bulk.SLACK = budget, slack
+            out.append(list(view.enumerate_bulk()))
+    finally:
+        bulk.BUDGET, bulk.SLACK = saved
+    return out
 
 
 @st.composite

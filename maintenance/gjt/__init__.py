@@ -18,6 +18,7 @@ out = the free variables).  The pieces, in pipeline order:
 ``reduct.py``       TReduct: rho[n] per node, P_n / S_n indexes, Algorithm 2 (updates)
 ``join.py``         Algorithm 2 line 10: index nested loop, and §4's hybrid sort-merge join
 ``enumerate.py``    Algorithm 1 (full enumeration) and delta enumeration (§7 push mode)
+``bulk.py``         Algorithm 1's walk with the output built in blocks by C-level iterators
 ``approx.py``       free-connex approximation of acyclic non-free-connex queries (§7)
 ``oracle.py``       the slow twin: brute force over the cross product, for the tests
 ==================  =====================================================================
@@ -29,6 +30,7 @@ Entry points for the engine::
     view.update(relation, row, +1)    # or update_batch([(relation, row, mult), ...])
     view.enumerate_delta()            # ΔQ of that update: (tuple, signed multiplicity)
     view.enumerate()                  # Q(db): (tuple over view.output_vars, multiplicity)
+    view.enumerate_bulk()             # the same, faster, in blocks (no constant delay)
 """
 
 from .approx import ProjectedView, maintain

@@ -47,6 +47,8 @@ class ProjectedView:
     def enumerate(self):
         return iter(list(self.result.items()))
 
+    enumerate_bulk = enumerate
+
     def enumerate_delta(self):
         return iter(list(self.last.items()))
 

@@ -151,6 +151,31 @@ class Probe:
                     continue
                 yield s, mult
 
+    # -- for bulk enumeration (bulk.py) --------------------------------------------------------
+    def is_range(self) -> bool:
+        """The compatible tuples of any t are one group's sort keys in one range."""
+        return not self.residual and self.levels <= 1 and all(b[1] != "!=" for b in self.bounds)
+
+    def key_range(self, t: tuple):
+        """(group key, lower, upper) of the tuples compatible with t, a bound being (value, strict)
+        or None; None when none is (a check fails, no group). Only when :meth:`is_range`."""
+        binding = {v: t[i] for v, i in self.known.items()}
+        if not all(p.holds(binding) for p in self.checks):
+            return None
+        key = tuple(t[i] for i in self.group_from)
+        if key not in self.index.groups:
+            return None
+        level = Level()
+        for _, op, other, offset, _ in self.bounds:
+            level.tighten(op, _value(binding, other, offset))
+        return (key, None if level.lo is None else (level.lo, level.lo_strict),
+                None if level.hi is None else (level.hi, level.hi_strict))
+
+    def compatible_bucket(self, t: tuple):
+        """For a probe without predicates: the tuples of rho[n] compatible with t (a Bucket), or None."""
+        group = self.index.groups.get(tuple(t[i] for i in self.group_from))
+        return None if group is None else group.get(())
+
     def _residual_holds(self, binding: dict, s: tuple) -> bool:
         full = dict(binding)
         full.update(zip(self.node_vars, s))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .bulk import enumerate_bulk
 from .enumerate import enumerate_delta_pass, enumerate_full, enumerate_last_delta, index_deltas
 from .index import GroupIndex, Probe, Stats
 from .join import join_into
@@ -154,6 +155,11 @@ class TReduct:
     def enumerate(self):
         """Algorithm 1: (output tuple over ``output_vars``, multiplicity) for Q(db)."""
         return enumerate_full(self)
+
+    def enumerate_bulk(self):
+        """Q(db) as :meth:`enumerate` gives it, built in blocks by C-level iterators (bulk.py):
+        for whole scans; the delay between outputs is a block, not a constant."""
+        return enumerate_bulk(self)
 
     def enumerate_delta(self):
         """ΔQ of the last update or batch: (output tuple, signed multiplicity)."""
