@@ -167,7 +167,7 @@ def run_treduct(job, data) -> dict:
         pushed = 0
         for rel, row in data:
             view.update(rel, row, 1)
-            for _ in view.enumerate_delta():
+            for _ in view.enumerate_delta_bulk():
                 pushed += 1
         return {"pushed": pushed}
     view, out = _measure(lambda: maintain(gcq), feed)

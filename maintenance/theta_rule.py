@@ -73,7 +73,7 @@ class ThetaRule:
         if not changes:
             return Counter()
         self._apply(changes, journal, engine)
-        return self.heads(self.view.enumerate_delta())
+        return self.heads(self.view.enumerate_delta_bulk())
 
     def _changes(self, out) -> list[tuple]:
         """(relation, row, ±1) for every change in ``out`` of a relation the body reads."""
@@ -101,7 +101,7 @@ class ThetaRule:
             return Change()
         self._apply(changes, journal, engine)
         result, change = getattr(self.view, "result", None), Change()
-        for t, d in self.view.enumerate_delta():
+        for t, d in self.view.enumerate_delta_bulk():
             after = (1 if d > 0 else 0) if result is None else result.get(t, 0)
             if after - d <= 0 < after:
                 change.inserted.add(self.head(t))

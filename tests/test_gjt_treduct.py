@@ -102,19 +102,22 @@ def _run_stream(query, stream, check_rho=False):
             assert len(bulk) == len({t for t, _ in bulk}), "bulk enumeration repeats a tuple"
             assert dict(bulk) == after
         assert dict(view.enumerate_delta()) == oracle.difference(after, before)
+        for delta in _bulk_enumerations(view, "enumerate_delta_bulk"):
+            assert len(delta) == len({t for t, _ in delta}), "bulk delta enumeration repeats a tuple"
+            assert dict(delta) == oracle.difference(after, before)
         if check_rho and isinstance(view, TReduct):
             _check_reduct_invariant(view, db)
     return view
 
 
-def _bulk_enumerations(view) -> list[list]:
-    """enumerate_bulk with the default list budget, with none (every side streamed) and with an
+def _bulk_enumerations(view, method: str = "enumerate_bulk") -> list[list]:
+    """enumerate_bulk (or enumerate_delta_bulk) with the default list budget, with none (every side streamed) and with an
     unbounded one (every side that can be listed is)."""
     out, saved = [], (bulk.BUDGET, bulk.SLACK)
     try:
         for budget, slack in (saved, (0, 0), (10**6, 10**9)):
             bulk.BUDGET, bulk.SLACK = budget, slack
-            out.append(list(view.enumerate_bulk()))
+            out.append(list(getattr(view, method)()))
     finally:
         bulk.BUDGET, bulk.SLACK = saved
     return out

@@ -34,7 +34,7 @@ class ProjectedView:
     def update_batch(self, changes) -> None:
         self.reduct.update_batch(changes)
         delta: dict[tuple, int] = defaultdict(int)
-        for t, d in self.reduct.enumerate_delta():           # ΔQ_F, then π_out
+        for t, d in self.reduct.enumerate_delta_bulk():      # ΔQ_F, then π_out
             delta[tuple(t[i] for i in self._pick)] += d
         self.last = {t: d for t, d in delta.items() if d}
         for t, d in self.last.items():
@@ -51,6 +51,8 @@ class ProjectedView:
 
     def enumerate_delta(self):
         return iter(list(self.last.items()))
+
+    enumerate_delta_bulk = enumerate_delta
 
 
 def maintain(query: GCQ) -> TReduct | ProjectedView | Cyclic:

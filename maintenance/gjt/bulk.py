@@ -18,12 +18,17 @@ predicate) is a slice of that list. Such lists are built for a group at its firs
 enumeration. Other sides are streamed block by block, each block combined with the other side,
 which is made a list (the flat child when there is one).
 
-Trade-offs against Algorithm 1, which stays the constant-delay enumeration (``enumerate``):
-the delay between outputs is bounded by a block, not a constant; the flat lists of the groups
-an enumeration reaches are built first (linear in rho of their nodes); a block combined with a
-side is materialized by ``product``. ``TReduct.enumerate_bulk`` serves whole scans (a head's
-rows, ``.output``, the first load's support counts); ``tests/test_gjt_treduct.py`` compares it
-with Algorithm 1 and the brute-force oracle.
+The same walk enumerates ΔQ of a pass of Algorithm 2 (``enumerate_delta_bulk``): the changed
+nodes are read through their Δ indexes, the others through ``P``.
+
+Trade-offs against Algorithm 1, which stays the constant-delay enumeration (``enumerate``,
+``enumerate_delta``): the delay between outputs is bounded by a block, not a constant; the
+lists of the groups an enumeration reaches are built first, so besides the output it costs up
+to the size of those groups (for a delta: of the unchanged nodes' groups it reaches, which
+Algorithm 1 would only scan in the compatible range); a block combined with a side is
+materialized by ``product``. The engine uses these for everything it enumerates (a head's
+rows, ``.output``, the first load's support counts, each commit's ΔQ);
+``tests/test_gjt_treduct.py`` compares them with Algorithm 1 and the brute-force oracle.
 """
 
 from __future__ import annotations
@@ -38,12 +43,19 @@ BUDGET, SLACK = 4, 10_000      # lists hold at most 4 rows per tuple of the T-re
 
 def enumerate_bulk(reduct):
     """(tuple over reduct.output_vars, multiplicity) for every tuple of Q(db), in blocks."""
-    return chain.from_iterable(_Bulk(reduct).pairs())
+    return chain.from_iterable(_Bulk(reduct, reduct.rho[reduct.gjt.root.id], reduct.P).pairs())
+
+
+def enumerate_delta_bulk(reduct, deltas: dict[int, dict], probes: dict):
+    """ΔQ of one pass of Algorithm 2 (see enumerate.enumerate_delta_pass), in blocks."""
+    probe_of = {**reduct.P, **{c: p for c, p in probes.items() if p is not None}}
+    return chain.from_iterable(_Bulk(reduct, deltas.get(reduct.gjt.root.id, {}), probe_of).pairs())
 
 
 class _Bulk:
-    def __init__(self, reduct):
-        self.reduct = reduct
+    def __init__(self, reduct, root_gmr: dict, probe_of: dict):
+        """``root_gmr``: rho (or Δ) of the root; ``probe_of``: node id -> the index read for it."""
+        self.reduct, self.root_gmr, self.P = reduct, root_gmr, probe_of
         gjt = reduct.gjt
         self.frontier = {n.id for n in gjt.frontier()}
         self.flat_of: dict[int, bool] = {}
@@ -72,7 +84,7 @@ class _Bulk:
             below = c.children
             self.flat_of[c.id] = c.id in self.frontier or (
                 len(below) == 1 and not below[0].pred_in and self.flat(below[0])
-                and set(self.reduct.P[below[0].id].index.group_vars) == set(c.vars))
+                and set(self.P[below[0].id].index.group_vars) == set(c.vars))
         return self.flat_of[c.id]
 
     # -- output ---------------------------------------------------------------------------
@@ -87,7 +99,7 @@ class _Bulk:
         else:
             pick = itemgetter(*positions)
         root = reduct.gjt.root
-        for t, mult in list(reduct.rho[root.id].items()):
+        for t, mult in list(self.root_gmr.items()):
             for rows, mults in self.blocks(root, t, mult):
                 rows = rows if pick is None else map(pick, rows)
                 yield zip(rows, repeat(1) if mults is None else mults)
@@ -108,14 +120,14 @@ class _Bulk:
 
     def side(self, c, t):
         """Blocks of the rows under every tuple of ``c`` compatible with ``t`` (a tuple of c's parent)."""
-        probe = self.reduct.P[c.id]
+        probe = self.P[c.id]
         if probe.is_range() and (c.id in self.frontier or not self.once(c)) and c.id not in self.streamed:
             found = probe.key_range(t)
             if found is None:
                 return
             group, lo, hi = found
             if not probe.levels and c.id in self.frontier:      # the whole group: one bucket
-                bucket = self.reduct.P[c.id].index.groups[group][()]
+                bucket = self.P[c.id].index.groups[group][()]
                 mults = list(bucket.values())
                 yield list(bucket), None if mults.count(1) == len(mults) else mults
                 return
@@ -138,7 +150,7 @@ class _Bulk:
         if n.id not in self.once_of:
             p = n.parent
             self.once_of[n.id] = p is None or (
-                not set(p.vars) - set(self.reduct.P[n.id].index.group_vars) and self.once(p))
+                not set(p.vars) - set(self.P[n.id].index.group_vars) and self.once(p))
         return self.once_of[n.id]
 
     def _list(self, c, group: tuple):
@@ -147,7 +159,7 @@ class _Bulk:
         key = (c.id, group)
         if key in self.lists:
             return self.lists[key]
-        sorted_keys = self.reduct.P[c.id].index.groups[group]
+        sorted_keys = self.P[c.id].index.groups[group]
         keys, offsets, rows, mults = list(sorted_keys), [], [], []
         flat = self.flat(c)
         for k in keys:
@@ -176,7 +188,7 @@ class _Bulk:
             mults.append(mu)
             return
         child = c.children[0]
-        bucket = self.reduct.P[child.id].compatible_bucket(s)
+        bucket = self.P[child.id].compatible_bucket(s)
         if bucket is None:
             return
         if child.id in self.frontier:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .bulk import enumerate_bulk
-from .enumerate import enumerate_delta_pass, enumerate_full, enumerate_last_delta, index_deltas
+from .bulk import enumerate_bulk, enumerate_delta_bulk
+from .enumerate import enumerate_full, enumerate_last_delta, index_deltas
 from .index import GroupIndex, Probe, Stats
 from .join import join_into
 from .tree import GJT, Node
@@ -99,7 +99,7 @@ class TReduct:
         total: dict[tuple, int] = defaultdict(int)
         for one in passes:
             deltas = self.propagate(one)
-            for t, d in enumerate_delta_pass(self, deltas, index_deltas(self, deltas)):
+            for t, d in enumerate_delta_bulk(self, deltas, index_deltas(self, deltas)):
                 total[t] += d
         return {t: d for t, d in total.items() if d}
 
@@ -164,6 +164,13 @@ class TReduct:
     def enumerate_delta(self):
         """ΔQ of the last update or batch: (output tuple, signed multiplicity)."""
         return enumerate_last_delta(self)
+
+    def enumerate_delta_bulk(self):
+        """ΔQ as :meth:`enumerate_delta` gives it, built in blocks (bulk.py)."""
+        if self.last is None:
+            raise RuntimeError("no delta to enumerate: the T-reduct was built with track_delta=False")
+        kind, value = self.last
+        return enumerate_delta_bulk(self, *value) if kind == "pass" else iter(value.items())
 
     def delta_of(self, n: Node) -> dict[tuple, int]:
         """Δ_n of the last single-atom update (Algorithm 2's Δρ at node n)."""
