@@ -14,8 +14,11 @@ reached without a predicate (a projection onto a guard, e.g. ``{a}`` above ``R(a
 Then every frontier row lies under exactly one tuple of the child, so the rows under each
 group of the child's index ``P[c]``, concatenated in sort-key order, take linear space; a
 side whose compatible keys form a range (one sort variable, bounds, no ``!=``, no residual
-predicate) is a slice of that list. Such lists are built for a group at its first use in an
-enumeration. Other sides are streamed block by block, each block combined with the other side,
+predicate) is a slice of that list. Such a list is built at a group's first use and kept on
+the T-reduct until the group changes (each group of an index carries the stamp of its last
+change), so a commit's delta enumeration rebuilds only the lists of the groups it changed.
+Lists of other children are kept too, while all lists stay within a budget linear in the
+T-reduct. Other sides are streamed block by block, each block combined with the other side,
 which is made a list (the flat child when there is one).
 
 The same walk enumerates ΔQ of a pass of Algorithm 2 (``enumerate_delta_bulk``): the changed
@@ -57,7 +60,7 @@ class _Bulk:
         """``root_gmr``: rho (or Δ) of the root; ``probe_of``: node id -> the index read for it."""
         self.reduct, self.root_gmr, self.P = reduct, root_gmr, probe_of
         gjt = reduct.gjt
-        self.frontier = {n.id for n in gjt.frontier()}
+        self.frontier = reduct.frontier
         self.flat_of: dict[int, bool] = {}
         self.once_of: dict[int, bool] = {}
         self.lists: dict[tuple[int, tuple], tuple | None] = {}   # (node id, group) -> its list
@@ -155,12 +158,21 @@ class _Bulk:
 
     def _list(self, c, group: tuple):
         """The rows under the tuples of one group of P[c], in sort-key order, with the offset of
-        each key's first row (and one past the end); None when they would overrun the budget."""
+        each key's first row (and one past the end); None when they would overrun the budget.
+        A list of an index of rho (not of a Δ) is kept on the T-reduct for later enumerations
+        while its group has not changed (see ``_keep``)."""
         key = (c.id, group)
         if key in self.lists:
             return self.lists[key]
-        sorted_keys = self.P[c.id].index.groups[group]
-        keys, offsets, rows, mults = list(sorted_keys), [], [], []
+        index = self.P[c.id].index
+        kept = index is self.reduct.P[c.id].index
+        if kept:
+            version, listed = self.reduct.bulk_lists.get(key, (None, None))
+            if version is not None and version == index.versions.get(group):
+                self.lists[key] = listed
+                return listed
+        sorted_keys = index.groups[group]
+        keys, offsets, rows, mults = list(sorted_keys.keys()), [], [], []
         flat = self.flat(c)
         for k in keys:
             offsets.append(len(rows))
@@ -178,8 +190,25 @@ class _Bulk:
                     return None
         offsets.append(len(rows))
         self.budget -= len(rows)
-        self.lists[key] = keys, offsets, rows, None if mults.count(1) == len(mults) else mults
-        return self.lists[key]
+        listed = self.lists[key] = keys, offsets, rows, None if mults.count(1) == len(mults) else mults
+        if kept:
+            self._keep(key, index.versions.get(group), listed)
+        return listed
+
+    def _keep(self, key, version, listed) -> None:
+        """Keep a list on the T-reduct: all kept lists hold at most the budget's rows (else the
+        old ones go). A list depends on the rows under its group's tuples, and every change below
+        a node changes rho of its tuples (one sign per pass: nothing cancels), so the group's
+        version tells when it is stale."""
+        reduct = self.reduct
+        size = len(listed[2])
+        old = reduct.bulk_lists.pop(key, None)
+        reduct.bulk_rows -= len(old[1][2]) if old else 0
+        if reduct.bulk_rows + size > BUDGET * reduct.size() + SLACK:
+            reduct.bulk_lists.clear()
+            reduct.bulk_rows = 0
+        reduct.bulk_lists[key] = version, listed
+        reduct.bulk_rows += size
 
     def _chain_rows(self, c, s, mu, rows: list, mults: list) -> None:
         """The rows under tuple ``s`` of a flat node ``c``, down its guard chain."""

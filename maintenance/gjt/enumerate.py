@@ -23,12 +23,7 @@ def enumerate_full(reduct):
 
 def index_deltas(reduct, deltas: dict[int, dict]) -> dict:
     """Index each Δ_c of a node c ∈ N like P_c, as part of the update (so ΔQ keeps the delay)."""
-    probes = {}
-    for c in reduct.nodes:
-        if c.id in deltas and c.parent is not None and reduct.gjt.in_connex(c):
-            p = c.parent
-            probes[c.id] = reduct.probe(c, p.varset, c.pred_in, p.vars, gmr=deltas[c.id])
-    return probes
+    return {c: reduct.P[c].over(gmr) for c, gmr in deltas.items() if c in reduct.P}
 
 
 def enumerate_delta_pass(reduct, deltas: dict[int, dict], probes: dict):
@@ -48,7 +43,7 @@ def enumerate_last_delta(reduct):
 
 
 def _enumerate(reduct, root_gmr: dict, probe_of):
-    frontier = {n.id for n in reduct.gjt.frontier()}
+    frontier = reduct.frontier
     pick = _picker(reduct.output_vars)
 
     def enum(n, t, mult):                                        # ENUM(n, t, rho)

@@ -38,6 +38,10 @@ class TReduct:
         self.P: dict[int, Probe] = {}          # P[c]: compatible tuples of rho[c] given a parent tuple
         self.S: dict[int, Probe] = {}          # S[n]: compatible tuples of rho[sibling] given a tuple of n
         self.leaves: dict[str, list[Node]] = defaultdict(list)
+        self.bottom_up = list(gjt.root.bottom_up())
+        self.frontier = frozenset(n.id for n in gjt.frontier())     # F(N): where enumeration stops
+        self.bulk_lists: dict[tuple, tuple] = {}   # bulk.py's lists of rows, by (node id, group)
+        self.bulk_rows = 0                         # rows they hold
         for n in self.nodes:
             self._build_indexes(n)
         self.last = None                       # what enumerate_delta needs about the last update
@@ -54,16 +58,13 @@ class TReduct:
         if m is not None:   # S_m serves deltas arriving at n
             self.S[n.id] = self.probe(m, n.varset, p.pred(), n.vars)
 
-    def probe(self, n: Node, other_vars, preds, known_vars, gmr=None) -> Probe:
-        """An IEDyn index on rho[n] (or on ``gmr``) grouped by var(n) ∩ other, sorted on pred vars."""
+    def probe(self, n: Node, other_vars, preds, known_vars) -> Probe:
+        """An IEDyn index on rho[n] grouped by var(n) ∩ other, sorted on pred vars (``Probe.over``
+        gives the same probe over a Δ_n)."""
         group_vars = [v for v in n.vars if v in other_vars]
         sort_vars = sorted({v for p in preds for v in p.variables() if v in n.varset} - set(group_vars))
         index = GroupIndex(n.vars, group_vars, sort_vars, self.stats)
-        if gmr is None:
-            self.indexes[n.id].append(index)
-        else:
-            for t, d in gmr.items():
-                index.add(t, d)
+        self.indexes[n.id].append(index)
         return Probe(index, n.vars, tuple(preds), known_vars)
 
     # -- updates ---------------------------------------------------------------------------
@@ -123,7 +124,7 @@ class TReduct:
         for leaf, gmr in u.items():                                  # lines 3-4
             delta[leaf.id] = defaultdict(int, gmr)
         done = {}
-        for n in self.gjt.root.bottom_up():                           # line 7
+        for n in self.bottom_up:                                      # line 7
             d_n = {t: d for t, d in delta.pop(n.id, {}).items() if d}
             if not d_n:
                 continue
