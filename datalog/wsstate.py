@@ -161,11 +161,7 @@ def _contribution(head) -> tuple:
 def _fill(view, record) -> None:
     """A theta-join view's stored rho (its indexes filled as it is) and projection."""
     reduct = view if isinstance(view, TReduct) else view.reduct
-    rho = record["rho"]
-    if len(rho) != len(reduct.nodes):
-        raise ValueError("the T-reduct's nodes do not match the rule")
-    for node, rows in zip(reduct.nodes, rho):
-        reduct._add(node, {_tuple(t): n for t, n in rows})
+    reduct.restore([{_tuple(t): n for t, n in rows} for rows in record["rho"]])
     if not isinstance(view, TReduct):
         view.result = {_tuple(t): n for t, n in record["result"]}
 

@@ -130,7 +130,7 @@ class _Bulk:
                 return
             group, lo, hi = found
             if not probe.levels and c.id in self.frontier:      # the whole group: one bucket
-                bucket = self.P[c.id].index.groups[group][()]
+                bucket = probe.index.groups[group][()]
                 mults = list(bucket.values())
                 yield list(bucket), None if mults.count(1) == len(mults) else mults
                 return

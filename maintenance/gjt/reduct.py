@@ -140,6 +140,14 @@ class TReduct:
                 _select_project(n, p, d_n, target)
         return done
 
+    def restore(self, rho: list[dict[tuple, int]]) -> None:
+        """rho[n] of every node (in ``self.nodes`` order) set, with its indexes, from stored rows
+        (a workspace restoring its maintainer); the T-reduct must be empty."""
+        if len(rho) != len(self.nodes) or any(self.rho[n.id] for n in self.nodes):
+            raise ValueError("stored rho does not match this T-reduct")
+        for n, gmr in zip(self.nodes, rho):
+            self._add(n, gmr)
+
     def _add(self, n: Node, d_n: dict[tuple, int]) -> None:
         rho, indexes = self.rho[n.id], self.indexes.get(n.id, ())
         for t, d in d_n.items():
