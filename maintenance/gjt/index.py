@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from copy import copy
+from operator import itemgetter
 from dataclasses import dataclass
 
 from sortedcontainers import SortedDict
@@ -59,6 +60,7 @@ class GroupIndex:
         self.group_vars, self.sort_vars = tuple(group_vars), tuple(sort_vars)
         self.group_at = tuple(position[v] for v in self.group_vars)
         self.sort_at = tuple(position[v] for v in self.sort_vars)
+        self.group_of, self.sort_of = picker(self.group_at), picker(self.sort_at)
         self.groups: dict[tuple, SortedDict] = {}
         self.stats = stats
         self.stamp = 0                  # bumped by every add: ``versions[g]`` is g's last change
@@ -66,8 +68,7 @@ class GroupIndex:
 
     def add(self, t: tuple, d: int) -> None:
         """rho[n](t) += d, dropping zero multiplicities, empty buckets and empty groups."""
-        g = tuple(t[i] for i in self.group_at)
-        s = tuple(t[i] for i in self.sort_at)
+        g, s = self.group_of(t), self.sort_of(t)
         group = self.groups.get(g)
         if group is None:               # no sort variables: one key (), a plain dict does (scan)
             group = self.groups[g] = SortedDict() if self.sort_at else {}
@@ -98,11 +99,11 @@ class GroupIndex:
         other = object.__new__(GroupIndex)
         other.group_vars, other.sort_vars = self.group_vars, self.sort_vars
         other.group_at, other.sort_at, other.stats = self.group_at, self.sort_at, self.stats
+        other.group_of, other.sort_of = group_of, sort_of = self.group_of, self.sort_of
         other.stamp, other.versions = 0, {}
         groups: dict = {}
         for t, d in gmr.items():
-            g = tuple(t[i] for i in self.group_at)
-            s = tuple(t[i] for i in self.sort_at)
+            g, s = group_of(t), sort_of(t)
             group = groups.get(g)
             if group is None:
                 group = groups[g] = {}
@@ -113,6 +114,16 @@ class GroupIndex:
             bucket.total += d
         other.groups = {g: Frozen(group) for g, group in groups.items()} if self.sort_at else groups
         return other
+
+
+def picker(positions: tuple[int, ...]):
+    """tuple -> the tuple of its values at ``positions``, in C (one position: a slice, since
+    itemgetter of one index returns the bare value)."""
+    if not positions:
+        return lambda t: ()
+    if len(positions) == 1:
+        return itemgetter(slice(positions[0], positions[0] + 1))
+    return itemgetter(*positions)
 
 
 class Frozen(dict):
