@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from copy import copy
-from operator import itemgetter
 from dataclasses import dataclass
+from operator import itemgetter
 
 from sortedcontainers import SortedDict
 
@@ -174,6 +174,7 @@ class Probe:
         self.index, self.node_vars = index, tuple(node_vars)
         known = {v: i for i, v in enumerate(known_vars)}
         self.group_from = tuple(known[v] for v in index.group_vars)
+        self.group_key = picker(self.group_from)          # t -> the key of its group in ``index``
         level_of = {v: j for j, v in enumerate(index.sort_vars)}
         self.bounds, self.checks, self.residual = [], [], []
         for p in preds:
@@ -193,17 +194,27 @@ class Probe:
         other.index = self.index.frozen(gmr)
         return other
 
-    def compatible(self, t: tuple):
-        """Yield (tuple, multiplicity) of rho[n] compatible with t."""
+    def _bounded(self, t: tuple):
+        """(binding, group key, group, bounds per sort level) for t, or None when no tuple of the
+        index can be compatible (a check fails, or t's group is empty)."""
         binding = {v: t[i] for v, i in self.known.items()}
         if not all(p.holds(binding) for p in self.checks):
-            return
-        group = self.index.group(tuple(t[i] for i in self.group_from))
+            return None
+        key = self.group_key(t)
+        group = self.index.group(key)
         if group is None:
-            return
+            return None
         levels = [Level() for _ in range(self.levels)]
         for j, op, other, offset, _ in self.bounds:
             levels[j].tighten(op, _value(binding, other, offset))
+        return binding, key, group, levels
+
+    def compatible(self, t: tuple):
+        """Yield (tuple, multiplicity) of rho[n] compatible with t."""
+        found = self._bounded(t)
+        if found is None:
+            return
+        binding, _, group, levels = found
         stats = self.index.stats
         for key in scan(group, levels, stats):
             for s, mult in group[key].items():
@@ -220,21 +231,17 @@ class Probe:
     def key_range(self, t: tuple):
         """(group key, lower, upper) of the tuples compatible with t, a bound being (value, strict)
         or None; None when none is (a check fails, no group). Only when :meth:`is_range`."""
-        binding = {v: t[i] for v, i in self.known.items()}
-        if not all(p.holds(binding) for p in self.checks):
+        found = self._bounded(t)
+        if found is None:
             return None
-        key = tuple(t[i] for i in self.group_from)
-        if key not in self.index.groups:
-            return None
-        level = Level()
-        for _, op, other, offset, _ in self.bounds:
-            level.tighten(op, _value(binding, other, offset))
+        _, key, _, levels = found
+        level = levels[0] if levels else Level()
         return (key, None if level.lo is None else (level.lo, level.lo_strict),
                 None if level.hi is None else (level.hi, level.hi_strict))
 
     def compatible_bucket(self, t: tuple):
         """For a probe without predicates: the tuples of rho[n] compatible with t (a Bucket), or None."""
-        group = self.index.groups.get(tuple(t[i] for i in self.group_from))
+        group = self.index.groups.get(self.group_key(t))
         return None if group is None else group.get(())
 
     def _residual_holds(self, binding: dict, s: tuple) -> bool:
