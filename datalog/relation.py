@@ -4,6 +4,12 @@ Invariants: ``tuples`` holds each row once; every index in ``indexes`` holds
 exactly the rows of ``tuples`` with columns permuted by its order. Indexes are
 built on first request and kept up to date by ``insert`` and ``erase``.
 
+``presorted`` may hold the same rows as a list ordered by their first column (a workspace
+reads them so from its snapshot) until the rows change. An index in the identity order is then
+built from it, so that the root's keys arrive in order and sorting them later is one linear
+pass (timsort on a sorted run) instead of a sort of the whole level: 3 s at 6.3M root keys.
+The list is a speed hint only; in any other order it gives the same trie.
+
 >>> r = Relation("edge", 2)
 >>> r.insert([(1, 2), (2, 3), (1, 2)])
 [(1, 2), (2, 3)]
@@ -17,16 +23,17 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from lftj.trie import TrieNode, build
+from lftj.trie import TrieNode, build, sorted_rows as trie_rows
 
 
 class Relation:
-    __slots__ = ("name", "arity", "tuples", "indexes")
+    __slots__ = ("name", "arity", "tuples", "indexes", "presorted")
 
     def __init__(self, name: str, arity: int, rows=()):
         self.name, self.arity = name, arity
         self.tuples: set[tuple] = set(rows)
         self.indexes: dict[tuple[int, ...], TrieNode] = {}
+        self.presorted: list[tuple] | None = None      # the rows by first column, while unchanged
 
     def __len__(self) -> int:
         return len(self.tuples)
@@ -41,12 +48,15 @@ class Relation:
         """The trie of this relation in column order ``order`` (a permutation of a column prefix)."""
         node = self.indexes.get(order)
         if node is None:
-            node = self.indexes[order] = build(self.tuples, order)
+            rows = self.tuples
+            if self.presorted is not None and order == tuple(range(len(order))):
+                rows, self.presorted = self.presorted, None
+            node = self.indexes[order] = build(rows, order)
         return node
 
     def insert(self, rows) -> list[tuple]:
         """Add rows; return those that were new (in the order given, unless ``rows`` is a set)."""
-        tuples = self.tuples
+        tuples, self.presorted = self.tuples, None
         if isinstance(rows, (set, frozenset)):
             new = rows - tuples
             tuples |= new
@@ -65,6 +75,7 @@ class Relation:
 
     def erase(self, rows) -> list[tuple]:
         gone = [row for row in rows if row in self.tuples]
+        self.presorted = None
         for row in gone:
             self.tuples.discard(row)
         for order, root in self.indexes.items():
@@ -72,10 +83,23 @@ class Relation:
                 root.erase(tuple(row[i] for i in order))
         return gone
 
+    def stored_rows(self) -> list[tuple]:
+        """The rows for a workspace snapshot, by ascending first column when there is an index in
+        the identity order to build again from them at the next open (``presorted``; a sort on
+        the first column costs 0.6 us a row against 3 s saved per 6.3M root keys); otherwise in
+        set order."""
+        rows = list(self.tuples)
+        if self.arity and self.indexes.get(tuple(range(self.arity))) is not None:
+            rows.sort(key=itemgetter(0))
+        return rows
+
     def sorted_rows(self) -> list[tuple]:
-        """The rows in ascending order. Grouped by the first column, whose keys sort as plain
-        values, then each group by its second column: 2-3x faster than comparing tuples
-        (the sort was a third of transitive closure at 2.5M rows)."""
+        """The rows in ascending order: read off the identity-order index when there is one
+        (:func:`lftj.trie.sorted_rows`), otherwise grouped by the first column, whose keys sort
+        as plain values, then each group by its second column: 2-3x faster than comparing
+        tuples (the sort was a third of transitive closure at 2.5M rows)."""
+        if self.arity and self.indexes.get(tuple(range(self.arity))) is not None:
+            return trie_rows(self.indexes[tuple(range(self.arity))], self.arity)
         if self.arity < 2 or len(self.tuples) < 64:
             return sorted(self.tuples)
         groups: dict = {}

@@ -214,16 +214,17 @@ class Workspace:
         commit."""
         log, snap = self._read_files()
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
-        self.blocks, tables = _snapshot_state(snap, self.path / SNAPSHOT)
+        self.blocks, tables, ordered = _snapshot_state(snap, self.path / SNAPSHOT)
         self.sources = _sources(snap.records[0].get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
         state = self._maintainer_state() if self.writer else None
         if state is None:
-            self._replay(log, tables)
-            return _restored(self.blocks, tables, options, self.path / SNAPSHOT)
-        engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT)
+            for name in self._replay(log, tables):
+                ordered.pop(name, None)
+            return _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
+        engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         wsstate.restore(engine, state, self._maintainer_file(self.seq))
         self._replay_through(engine, log)
         return engine
@@ -285,17 +286,20 @@ class Workspace:
                                    f"{self.path / SNAPSHOT}: commits are missing")
         return log, snap
 
-    def _replay(self, log: wsfile.Contents, tables: dict[str, set]) -> None:
+    def _replay(self, log: wsfile.Contents, tables: dict[str, set]) -> set[str]:
         """The log's changes applied to the relations' rows (records already in the snapshot, left
-        by a compaction cut short, are skipped)."""
-        where = self.path / LOG
+        by a compaction cut short, are skipped); returns the relations changed."""
+        where, changed = self.path / LOG, set()
         for record in self._records_after(log):
             seq = record["seq"]
             for name, rows in _rows_of(record, "retract", where):
                 tables.setdefault(name, set()).difference_update(rows)
+                changed.add(name)
             for name, rows in _rows_of(record, "insert", where):
                 _add(tables, name, rows, where)
+                changed.add(name)
             self.seq, self.when = seq, record.get("time", self.when)
+        return changed
 
     # ------------------------------------------------------------ writing
     def _open_log(self) -> None:
@@ -379,7 +383,7 @@ class Workspace:
         count = 1
         engine = self.engine
         for name in engine.relations():
-            rows, arity = list(engine.db[name].tuples), engine.db[name].arity
+            rows, arity = engine.db[name].stored_rows(), engine.db[name].arity
             for start in range(0, max(len(rows), 1), CHUNK):
                 yield {"relation": name, **pack(rows[start:start + CHUNK], arity)}
                 count += 1
@@ -553,8 +557,10 @@ def _build(blocks: list[dict], tables: dict[str, set], options: dict) -> Workspa
     return engine
 
 
-def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: Path) -> WorkspaceEngine:
-    """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated."""
+def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: Path,
+              ordered: dict[str, list] | None = None) -> WorkspaceEngine:
+    """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated.
+    ``ordered``: the rows of some of them as lists in stored order (``Relation.presorted``)."""
     engine = WorkspaceEngine(program_of(blocks), None, **options)
     for name, rows in tables.items():
         if name not in engine.db:
@@ -564,6 +570,8 @@ def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: 
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
                                    f"{engine.db[name].arity}")             # checked by _add
     _fill(engine, {n: tables.get(n, set()) for n in engine.db})
+    for name, rows in (ordered or {}).items():
+        engine.db[name].presorted = rows
     engine._evaluated = True
     return engine
 
@@ -578,20 +586,28 @@ def _fill(engine: WorkspaceEngine, tables: dict[str, set]) -> None:
     engine._inputs_loaded = True
 
 
-def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dict[str, set]]:
+def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dict[str, set], dict[str, list]]:
+    """The blocks, every relation's rows, and the same rows as lists in their stored order
+    (``Relation.stored_rows``: the hint of ``Relation.presorted``)."""
     records = snap.records
     if not records or "blocks" not in records[0] or records[-1].get("end") != len(records) - 1:
         raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
     blocks = records[0]["blocks"]
     if not isinstance(blocks, list) or not blocks or not all(_is_block(b) for b in blocks):
         raise WorkspaceCorrupt(f"workspace file {where}: the block list is malformed")
-    tables: dict[str, set] = {}
+    ordered: dict[str, list] = {}
     for record in records[1:-1]:
         name = record.get("relation")
         if not isinstance(name, str):
             raise WorkspaceCorrupt(f"workspace file {where}: a relation record is malformed")
-        _add(tables, name, unpack(record, where), where)
-    return blocks, tables
+        rows, table = unpack_list(record, where), ordered.get(name)
+        if table is None:
+            ordered[name] = rows
+        elif rows and table and len(rows[0]) != len(table[0]):
+            raise WorkspaceCorrupt(f"workspace file {where}: rows of {name} with different arities")
+        else:
+            table += rows
+    return blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
 
 
 def _stager(path: Path, sources: dict[str, str]):
@@ -642,13 +658,18 @@ def pack(rows, arity: int | None = None) -> dict:
 
 
 def unpack(packed: dict, where) -> set[tuple]:
+    return set(unpack_list(packed, where))
+
+
+def unpack_list(packed: dict, where) -> list[tuple]:
+    """The rows of :func:`pack`, in their stored order."""
     arity, count, values = packed.get("arity"), packed.get("count"), packed.get("values")
     if not (isinstance(arity, int) and isinstance(count, int) and isinstance(values, list)
             and arity >= 0 and 0 <= count and len(values) == arity * count and (arity or count <= 1)):
         raise WorkspaceCorrupt(f"workspace file {where}: a block of rows is malformed")
     if arity == 0:
-        return {()} if count else set()
-    return set(zip(*[iter(values)] * arity))
+        return [()] if count else []
+    return list(zip(*[iter(values)] * arity))
 
 
 def _add(tables: dict[str, set], name: str, rows: set, where) -> None:

@@ -26,6 +26,8 @@ False
 
 from __future__ import annotations
 
+from itertools import repeat
+
 
 class TrieNode:
     __slots__ = ("children", "_keys")
@@ -117,6 +119,29 @@ class TrieNode:
         for key in self.keys:
             for rest in self.children[key].rows(depth - 1):
                 yield (key, *rest)
+
+
+def sorted_rows(root: TrieNode, arity: int) -> list[tuple]:
+    """Every row of the trie ``root`` (of ``arity`` levels), ascending. A node's sorted keys
+    are used if it has them and computed without being kept if not: reading every row must not
+    leave a key list on every node.
+
+    >>> sorted_rows(build([(2, 1), (1, 3), (1, 2)], (0, 1)), 2)
+    [(1, 2), (1, 3), (2, 1)]
+    """
+    keys = root._keys if root._keys is not None else sorted(root.children)
+    if arity == 1:
+        return [(key,) for key in keys]
+    out: list[tuple] = []
+    children = root.children
+    if arity == 2:
+        for key in keys:
+            node = children[key]
+            out.extend(zip(repeat(key), node._keys if node._keys is not None else sorted(node.children)))
+        return out
+    for key in keys:
+        out.extend((key, *rest) for rest in sorted_rows(children[key], arity - 1))
+    return out
 
 
 def build(rows, order: tuple[int, ...]) -> TrieNode:

@@ -37,6 +37,7 @@ def apply_change(relation, change, journal) -> dict[tuple, list[Surgery]]:
     surgeries = {order: [] for order in relation.indexes}
     gone = [row for row in sorted(change.erased) if row in relation.tuples]
     new = [row for row in sorted(change.inserted) if row not in relation.tuples]
+    relation.presorted = None
     for row in gone:
         relation.tuples.discard(row)
     relation.tuples.update(new)

@@ -1,4 +1,5 @@
-"""Relation.sorted_rows (grouped sort) against sorted() of the tuples."""
+"""Relation.sorted_rows (grouped sort, or read off the identity index) against sorted() of the
+tuples; the ``presorted`` hint and ``stored_rows`` against plain index builds."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datalog.relation import Relation
+from lftj.trie import TrieNode
+from maintenance.delta import Change
+from maintenance.journal import Journal
+from maintenance.surgery import apply_change
 
 VALUES = st.one_of(st.integers(-5, 5), st.integers())
 
@@ -21,3 +26,76 @@ def test_sorted_rows_equals_sorted(case):
 @given(st.sets(st.tuples(st.text(max_size=3), st.floats(allow_nan=False), st.text(max_size=2)), max_size=200))
 def test_sorted_rows_of_symbols_and_floats(rows):
     assert Relation("r", 3, rows).sorted_rows() == sorted(rows)
+
+
+def _same_trie(a: TrieNode, b: TrieNode) -> bool:
+    """Same keys, in order, at every node."""
+    if a is None or b is None:
+        return a is b
+    return a.keys == b.keys and all(_same_trie(a.children[k], b.children[k]) for k in a.keys)
+
+
+ROWS = st.integers(1, 3).flatmap(lambda k: st.tuples(st.just(k), st.sets(st.tuples(*[VALUES] * k), max_size=200)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROWS, st.randoms(use_true_random=False), st.lists(st.tuples(st.booleans(), st.integers(-5, 5)), max_size=20))
+def test_sorted_rows_from_the_index_after_changes(case, rng, edits):
+    """The identity index read in order, after inserts and erases that kept its keys sorted."""
+    arity, rows = case
+    relation = Relation("r", arity, rows)
+    relation.index(tuple(range(arity))).keys
+    for insert, value in edits:
+        row = (value,) * arity
+        (relation.insert if insert else relation.erase)([row])
+        rows = rows | {row} if insert else rows - {row}
+    assert relation.sorted_rows() == sorted(rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROWS, st.randoms(use_true_random=False))
+def test_presorted_hint_builds_the_same_index(case, rng):
+    """A snapshot's rows as ``stored_rows`` wrote them, or in any order at all, as the hint: the
+    identity index is the one built from the set."""
+    arity, rows = case
+    order = tuple(range(arity))
+    plain = Relation("r", arity, rows)
+    plain.index(order)
+    stored = plain.stored_rows()
+    assert sorted(stored) == sorted(rows)
+    assert [row[0] for row in stored] == sorted(row[0] for row in rows)
+    shuffled = list(rows)
+    rng.shuffle(shuffled)
+    for hint in (stored, shuffled):
+        hinted = Relation("r", arity, rows)
+        hinted.presorted = list(hint)
+        assert _same_trie(hinted.index(order), plain.index(order))
+        assert hinted.presorted is None                       # used once, then dropped
+
+
+@settings(max_examples=100, deadline=None)
+@given(ROWS, st.integers(-5, 5), st.booleans())
+def test_a_change_drops_the_hint(case, value, insert):
+    """A hint left from before a change would build an index without the change."""
+    arity, rows = case
+    relation = Relation("r", arity, rows)
+    relation.presorted = sorted(rows)
+    row = (value,) * arity
+    (relation.insert if insert else relation.erase)([row])
+    rows = rows | {row} if insert else rows - {row}
+    assert relation.presorted is None
+    assert sorted(relation.index(tuple(range(arity))).rows(arity)) == sorted(rows)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ROWS, st.integers(-5, 5), st.booleans())
+def test_tree_surgery_drops_the_hint(case, value, insert):
+    """The same for a change made by tree surgery (maintenance), which edits ``tuples`` itself."""
+    arity, rows = case
+    relation = Relation("r", arity, rows)
+    relation.presorted = sorted(rows)
+    row = (value,) * arity
+    change = Change({row}, set()) if insert else Change(set(), {row})
+    apply_change(relation, change, Journal())
+    rows = rows | {row} if insert else rows - {row}
+    assert sorted(relation.index(tuple(range(arity))).rows(arity)) == sorted(rows)
