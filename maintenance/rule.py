@@ -111,6 +111,7 @@ class RuleMaintainer:
         b = self.binding
         for depth, key in enumerate(node.path()):
             b[depth] = key
+        self._assign_above(node.depth, b)
         if node.depth == 0:
             record = (lo, hi) == FULL
             if record:
@@ -121,6 +122,16 @@ class RuleMaintainer:
             self._emit(node, None, out)
             return
         self._visit(node, lo, hi, out)
+
+    def _assign_above(self, depth: int, b) -> None:
+        """Bind again the variables assigned above a region at ``depth`` (``v = x + 1``, an
+        aggregate's value): the binding still holds whatever the last region evaluated, and the
+        checks placed above ``depth`` do not run again. They passed when the region's node was
+        recorded; they are not recorded here."""
+        for index in range(depth + 1 if depth else 0):
+            for placed, check in self.checks[index]:
+                if placed.kind == "assign":
+                    check(b)
 
     def _visit(self, node: TraceNode, lo, hi, out: Counter) -> bool:
         """The leapfrog of depth ``d`` at ``node`` inside [lo, hi]; True if a leaf was reached."""

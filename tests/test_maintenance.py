@@ -326,6 +326,30 @@ def test_short_circuit_keeps_one_witness_per_head_tuple():
             assert all(count == 1 for count in engine.maintainer.support["q"].values())
 
 
+ASSIGNED_ABOVE = """
+.decl t(a: number)
+.decl r(a: number)
+.decl q(a: number, b: number)
+// @order x, y
+q(v, y) :- t(x), r(y), v = x * 10.
+"""
+
+
+def test_a_region_below_an_assignment_binds_it_again():
+    """A change of r is maintained by regions at y's level under every x node; v = x * 10 was
+    placed above them and must be computed again for each, not left from the last x evaluated
+    (found by test_incremental_matches_recompute: every head came out with the last x's v)."""
+    engine = Engine.from_source(ASSIGNED_ABOVE)
+    engine.insert("t", [(0,), (3,), (9,)])
+    engine.insert("r", [(3,)])
+    engine.run()
+    engine.commit(inserts={"t": [(5,)]})              # the maintainer exists from here on
+    delta = engine.commit(inserts={"r": [(0,)]})
+    assert sorted(delta["q"].inserted) == [(0, 0), (30, 0), (50, 0), (90, 0)]
+    assert not delta["q"].erased
+    assert engine.rows("q") == sorted((10 * x, y) for x in (0, 3, 5, 9) for y in (0, 3))
+
+
 @given(st.sets(st.integers(-50, 50)), st.data())
 @settings(max_examples=200, deadline=None)
 def test_spliced_key_lists_equal_sorting_from_scratch(keys, data):
