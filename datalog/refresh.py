@@ -1,22 +1,26 @@
 """``datalog refresh ws/``: bring a workspace up to date with its Spark sources, then write its
 Spark outputs -- maintaining only what changed.
 
-For each ``.input r(IO=spark, ...)`` the workspace keeps the version it last loaded as Parquet
-(``ws/spark/r/vN``, named by the workspace's log). A refresh:
+For each ``.input r(IO=spark, ...)`` the workspace keeps the version it last loaded as Parquet,
+a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, e.g.
+``v0+v4+v7``): a full copy of the rows, then the changes each refresh found (see
+``datalog.sources.spark``). A refresh:
 
-1. **stage**: writes each source's current rows to ``spark/r/v<next>`` (one consistent version)
-   with a digest per bucket of rows;
-2. **diff**: compares it with the kept snapshot inside Spark -- the digests first, then the rows
-   of the buckets whose digests differ -- and brings only the difference to the driver,
-   through Arrow (**transfer**);
-3. **maintain**: applies every source's difference as one transaction, whose log record also
+1. **diff**: computes the source's digest per bucket of rows inside Spark, compares it with the
+   snapshot's, reads the source rows of the buckets that differ, and compares them with the
+   snapshot's rows of those buckets; the changes are written as a new delta version
+   ``spark/r/v<next>`` and only they come to the driver, through Arrow (**transfer**). The
+   source is not copied. Every ``CHAIN`` versions, or when the chain's changes pass
+   ``CHAIN_SHARE`` of the rows, the refresh **stages** instead: it writes the source's rows as a
+   new full version and diffs against that;
+2. **maintain**: applies every source's difference as one transaction, whose log record also
    names the new snapshots: both become durable together, or neither does;
-4. **write back**: each ``.output r(IO=spark, ...)``: ``mode=overwrite`` rewrites the sink,
+3. **write back**: each ``.output r(IO=spark, ...)``: ``mode=overwrite`` rewrites the sink,
    ``mode=merge`` appends only the inserted rows (a deletion rewrites it: Parquet tables
    cannot delete in place); then ``spark/outputs`` records the commit the sinks hold;
-5. removes the old snapshots.
+4. removes the versions the new chains do not name.
 
-No difference: no transaction, no engine work, the staged copies are dropped.
+No difference: no transaction, no engine work, nothing written (a staged copy is dropped).
 
 **Killed or failed at any point** the next refresh converges: before step 3 commits, the
 workspace and its snapshots are as before and the staged copy is rewritten next time; after it,
@@ -35,6 +39,9 @@ from typing import Callable
 from datalog.workspace import Workspace, source_snapshot
 
 Progress = Callable[[str], None]
+
+CHAIN = 16               # versions in a snapshot's chain before a refresh writes a full one
+CHAIN_SHARE = 0.1        # ... or when the chain's changes pass this share of the source's rows
 
 
 @dataclass
@@ -81,23 +88,32 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     _repair_outputs(ws, report)
     started = report.phase("repair", started)
     version = f"v{ws.seq + 1}"
-    changes = {}
+    changes, chains = {}, {}
     for directive in engine.spark_directives("input"):
         name = directive.relation
         frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name))
-        _, rows = spark_io.stage(frame, source_snapshot(ws.path, name, version))
-        started = report.phase("stage", started)
-        checkpoint("diff")
-        changes[name] = spark_io.difference(spark, source_snapshot(ws.path, name, version),
-                                            source_snapshot(ws.path, name, ws.sources.get(name, "v0")),
-                                            progress, f"diff {name}")
-        report.sources.append(SourceReport(name, rows, len(changes[name][0]), len(changes[name][1])))
+        chain = ws.sources.get(name, "v0").split("+")
+        before = [source_snapshot(ws.path, name, v) for v in chain]
+        target = source_snapshot(ws.path, name, version)
+        rows, events = spark_io.snapshot_meta(before[-1], spark)
+        if len(chain) >= CHAIN or events > CHAIN_SHARE * max(rows, 1):
+            _, rows = spark_io.stage(frame, target)
+            started = report.phase("stage", started)
+            inserted, deleted = spark_io.difference(spark, target, before, progress, f"diff {name}")
+            chains[name] = version
+        else:
+            inserted, deleted, rows, written = spark_io.delta_version(spark, frame, before, target, progress,
+                                                                      f"diff {name}")
+            chains[name] = "+".join(chain + [version] if written else chain)
+        changes[name] = inserted, deleted
+        report.sources.append(SourceReport(name, rows, len(inserted), len(deleted)))
         started = report.phase("diff+transfer", started)
+        checkpoint("diff")                    # the new version written, nothing committed
     if not any(ins or dels for ins, dels in changes.values()):
         _drop_old_snapshots(ws)        # the staged copies, and any a killed refresh left
         return report
     delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
-                              {n: version for n in changes}, before_log=lambda: checkpoint("transaction"))
+                              chains, before_log=lambda: checkpoint("transaction"))
     report.commit = ws.seq
     started = report.phase("maintain", started)
     _write_back(ws, delta, report)
@@ -130,13 +146,13 @@ def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
 
 
 def _drop_old_snapshots(ws: Workspace) -> None:
-    """Every snapshot directory but the ones the last commit names."""
+    """Every snapshot directory but the chains the last commit names."""
     from datalog.sources import spark as spark_io
     root = ws.path / "spark"
     for relation_dir in (p for p in root.iterdir() if p.is_dir()) if root.exists() else ():
-        keep = ws.sources.get(relation_dir.name)
+        keep = set(ws.sources.get(relation_dir.name, "").split("+"))
         for version in relation_dir.iterdir():
-            if version.name != keep:
+            if version.name not in keep:
                 spark_io.remove(version)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import time
 from itertools import chain
 from pathlib import Path
@@ -625,10 +626,15 @@ def source_snapshot(path: Path, relation: str, version: str) -> Path:
 
 
 def _sources(value, where: Path) -> dict[str, str]:
-    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v.startswith("v")
+    """Each Spark source's snapshot chain, e.g. ``{"edge": "v0+v4+v7"}`` (datalog.refresh)."""
+    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and
+                                            all(_VERSION.fullmatch(p) for p in v.split("+"))
                                             for k, v in value.items())):
         raise WorkspaceCorrupt(f"workspace file {where}: the Spark source list is malformed")
     return value
+
+
+_VERSION = re.compile(r"v[0-9]+")
 
 
 def _is_block(block) -> bool:

@@ -30,7 +30,8 @@ from datalog.errors import WorkspaceCorrupt, WorkspaceVersion
 
 FORMAT = "datalog-workspace"
 VERSION = 1                         # of every kind of file not in VERSIONS
-VERSIONS = {"maintainer": 2}        # 2: aggregate views, theta-join and whole-rule records
+VERSIONS = {"maintainer": 2,        # 2: aggregate views, theta-join and whole-rule records
+            "snapshot": 2, "log": 2}  # 2: Spark sources name chains of snapshot versions
 _FRAME = struct.Struct(">III")
 
 

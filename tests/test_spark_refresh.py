@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from datalog.engine import Engine
+from datalog import refresh as refresh_module
 from datalog.refresh import describe, refresh
 from datalog.workspace import Workspace
 
@@ -183,7 +184,9 @@ def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
     with Workspace.open(where) as ws:                            # the next refresh converges
         refresh(ws)
         _check(ws, spark, text, edges, blocked, outputs)
-        assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == [f"v{ws.seq}"]
+        chain = ws.sources["edge"].split("+")           # the full version, then this refresh's
+        assert chain == ["v0", f"v{ws.seq}"]
+        assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == chain
     with Workspace.open(where) as ws:                            # and is then a no-op
         assert refresh(ws).commit is None
 
@@ -288,3 +291,30 @@ def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions)
         with Workspace.open(where) as ws:
             refresh(ws)
             _check(ws, spark, text, edges, blocked, outputs)
+
+
+@given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=12),
+                                   st.sets(st.integers(0, 4), max_size=2)), min_size=5, max_size=7))
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_versions_through_snapshot_chains(spark, managed, monkeypatch, versions):
+    """Delta versions only, up to three in a chain, then a full one: rows deleted in one version
+    and inserted again in a later one are resolved by their last event."""
+    monkeypatch.setattr(refresh_module, "CHAIN", 3)
+    monkeypatch.setattr(refresh_module, "CHAIN_SHARE", 1e9)
+    text, outputs, where = managed
+    shutil.rmtree(where, ignore_errors=True)
+    chain = ["v0"]
+    for number, (edges, blocked) in enumerate(versions):
+        _write(spark, edges, "src int, dst int", table="db_r.edges")
+        _write(spark, [(b,) for b in blocked], "n int", table="db_r.blocked")
+        if number == 0:
+            Workspace.create(where, text).close()
+            continue
+        with Workspace.open(where) as ws:
+            report = refresh(ws)
+            _check(ws, spark, text, edges, blocked, outputs)
+            if report.commit is not None:
+                grown = chain + [f"v{ws.seq}"] if len(chain) < 3 else [f"v{ws.seq}"]
+                assert ws.sources["edge"].split("+") in (chain, grown)
+                chain = ws.sources["edge"].split("+")
+                assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == sorted(chain)
