@@ -48,10 +48,10 @@ class Relation:
         """The trie of this relation in column order ``order`` (a permutation of a column prefix)."""
         node = self.indexes.get(order)
         if node is None:
-            rows = self.tuples
+            rows, grouped = self.tuples, False
             if self.presorted is not None and order == tuple(range(len(order))):
-                rows, self.presorted = self.presorted, None
-            node = self.indexes[order] = build(rows, order)
+                rows, grouped, self.presorted = self.presorted, True, None
+            node = self.indexes[order] = build(rows, order, grouped)
         return node
 
     def insert(self, rows) -> list[tuple]:
