@@ -109,28 +109,26 @@ def _settle(edits: dict) -> None:
 
 def _spliced(keys: list, erased: list, inserted: list) -> list:
     """``keys`` without ``erased`` (all present) and with ``inserted`` (all absent once the
-    erased are gone), sorted: slices between the edit positions, copied once.
+    erased are gone), sorted: the slices between the edit positions, copied once. At one
+    position the inserted keys come first, then the erased key there is skipped (a key erased
+    and inserted again is both). One pass for both kinds of edit: two took twice as long (0.32
+    against 0.15 s for 10k edits of a 6.3M-key level).
 
-    >>> _spliced([1, 3, 5, 7, 9], [3, 9], [4, 10, 0])
-    [0, 1, 4, 5, 7, 10]
+    >>> _spliced([1, 3, 5, 7, 9], [3, 9], [4, 10, 0, 3])
+    [0, 1, 3, 4, 5, 7, 10]
     """
-    if erased:
-        out, start = [], 0
-        for cut in sorted(bisect_left(keys, key) for key in erased):
-            out += keys[start:cut]
+    edits = sorted([(bisect_left(keys, key), 0, key) for key in inserted] +
+                   [(bisect_left(keys, key), 1, key) for key in erased])
+    out, start = [], 0
+    for cut, erase, key in edits:
+        out += keys[start:cut]
+        if erase:
             start = cut + 1
-        out += keys[start:]
-        keys = out
-    if inserted:
-        out, start = [], 0
-        for key in sorted(inserted):
-            cut = bisect_left(keys, key, start)
-            out += keys[start:cut]
+        else:
             out.append(key)
             start = cut
-        out += keys[start:]
-        keys = out
-    return keys
+    out += keys[start:]
+    return out
 
 
 def _new_node(parent):
