@@ -9,8 +9,10 @@ Refresh. An edge table of --rows rows (Parquet, written by Spark) and a small vi
 table with f/2 of its rows deleted and as many inserted (f of the rows changed) is written, and
 ``refresh`` runs; its time is split into the phases of datalog.refresh:
 
-  stage      reading the source and writing its new Parquet snapshot (Spark)
-  diff       the digest-then-rows diff in Spark and the transfer of the delta through Arrow
+  stage      writing the source's rows as a full snapshot version (Spark), only when the
+             chain of delta versions is long (datalog.refresh.CHAIN): 0 in this benchmark
+  diff       the digest-then-rows diff in Spark, writing the delta version, and the transfer
+             of the delta through Arrow
   maintain   the transaction: incremental maintenance of the program
   write back the outputs' delta (merge: appended; a deletion rewrites the sink)
   open       Workspace.open before the refresh: reading the stored relations and restoring the
