@@ -22,8 +22,9 @@ a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, 
 
 No difference: no transaction, no engine work, nothing written (a staged copy is dropped).
 
-**Killed or failed at any point** the next refresh converges: before step 3 commits, the
-workspace and its snapshots are as before and the staged copy is rewritten next time; after it,
+**Killed or failed at any point** the next refresh converges: before step 2 commits, the
+workspace and its snapshots are as before and the new version, which no chain names yet, is
+rewritten next time; after it,
 the workspace holds the new state and the sinks, if ``spark/outputs`` does not name the last
 commit, are rewritten in full from the workspace's relations.
 """
