@@ -604,9 +604,8 @@ def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dic
         rows, table = unpack_list(record, where), ordered.get(name)
         if table is None:
             ordered[name] = rows
-        elif rows and table and len(rows[0]) != len(table[0]):
-            raise WorkspaceCorrupt(f"workspace file {where}: rows of {name} with different arities")
         else:
+            _check_arity(table, rows, name, where)
             table += rows
     return blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
 
@@ -684,9 +683,14 @@ def _add(tables: dict[str, set], name: str, rows: set, where) -> None:
     if table is None:
         tables[name] = rows
         return
+    _check_arity(table, rows, name, where)
+    table |= rows
+
+
+def _check_arity(table, rows, name: str, where) -> None:
+    """Rows about to join ``table`` (a set or a list) have its arity."""
     if rows and table and len(next(iter(rows))) != len(next(iter(table))):
         raise WorkspaceCorrupt(f"workspace file {where}: rows of {name} with different arities")
-    table |= rows
 
 
 def _int(record: dict, key: str, where: Path) -> int:

@@ -275,11 +275,10 @@ def test_refresh_without_spark_sources_is_a_no_op(tmp_path):
         "nothing to refresh: the program names no Spark source or output"]
 
 
-@given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=14),
-                                   st.sets(st.integers(0, 6), max_size=3)), min_size=2, max_size=4))
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions):
-    """A random stream of table versions: after every refresh, from-scratch evaluation."""
+def _refreshed(spark, managed, versions):
+    """Each table version written in turn: the first initializes the workspace, every later one
+    is refreshed and checked against from-scratch evaluation. Yields each refreshed workspace,
+    still open, with the refresh's report."""
     text, outputs, where = managed
     shutil.rmtree(where, ignore_errors=True)
     for number, (edges, blocked) in enumerate(versions):
@@ -289,8 +288,18 @@ def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions)
             Workspace.create(where, text).close()
             continue
         with Workspace.open(where) as ws:
-            refresh(ws)
+            report = refresh(ws)
             _check(ws, spark, text, edges, blocked, outputs)
+            yield ws, report
+
+
+@given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=14),
+                                   st.sets(st.integers(0, 6), max_size=3)), min_size=2, max_size=4))
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions):
+    """A random stream of table versions: after every refresh, from-scratch evaluation."""
+    for _ in _refreshed(spark, managed, versions):
+        pass
 
 
 @given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=12),
@@ -301,20 +310,10 @@ def test_random_versions_through_snapshot_chains(spark, managed, monkeypatch, ve
     and inserted again in a later one are resolved by their last event."""
     monkeypatch.setattr(refresh_module, "CHAIN", 3)
     monkeypatch.setattr(refresh_module, "CHAIN_SHARE", 1e9)
-    text, outputs, where = managed
-    shutil.rmtree(where, ignore_errors=True)
-    chain = ["v0"]
-    for number, (edges, blocked) in enumerate(versions):
-        _write(spark, edges, "src int, dst int", table="db_r.edges")
-        _write(spark, [(b,) for b in blocked], "n int", table="db_r.blocked")
-        if number == 0:
-            Workspace.create(where, text).close()
-            continue
-        with Workspace.open(where) as ws:
-            report = refresh(ws)
-            _check(ws, spark, text, edges, blocked, outputs)
-            if report.commit is not None:
-                grown = chain + [f"v{ws.seq}"] if len(chain) < 3 else [f"v{ws.seq}"]
-                assert ws.sources["edge"].split("+") in (chain, grown)
-                chain = ws.sources["edge"].split("+")
-                assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == sorted(chain)
+    chain, where = ["v0"], managed[2]
+    for ws, report in _refreshed(spark, managed, versions):
+        if report.commit is not None:
+            grown = chain + [f"v{ws.seq}"] if len(chain) < 3 else [f"v{ws.seq}"]
+            assert ws.sources["edge"].split("+") in (chain, grown)
+            chain = ws.sources["edge"].split("+")
+            assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == sorted(chain)
