@@ -177,6 +177,10 @@ def test_paper_queries_match_the_oracle(name, data):
     ("r(a, b), s(b, c, d), t(d, e) | a < c, c < e", "b e"),           # not free-connex: §7 view
     (EXAMPLE_1.replace("x", "a").replace("y", "b"), "b z w u"),     # Example 3's Q2
     (EXAMPLE_1, "x u"),                                             # acyclic, not free-connex
+    # bulk rows of a frontier tuple keep only variables no row to their left gave (bulk._layout):
+    ("r(b, d), t(d, b), s(c, e, b) | d <= c, b != c, b >= e", None),   # s under a flat node
+    ("r(b, d), t(e, a), s(b, a, f) | d != f, e < b - 1, b >= e", None),  # s streamed tuple by tuple
+    ("t(c, e), t(a, e), t(b, e) | b <= c, c = a + 2", None),          # a listed frontier node
 ])
 def test_chosen_queries_match_the_oracle(text, out):
     query = parse_gcq(text, out)
