@@ -73,6 +73,7 @@ class _Bulk:
         self.frontier = reduct.frontier
         self.flat_of: dict[int, bool] = {}
         self.once_of: dict[int, bool] = {}
+        self.ranged_of: dict[int, bool] = {}
         self.lists: dict[tuple[int, tuple], tuple | None] = {}   # (node id, group) -> its list
         self.budget = BUDGET * reduct.size() + SLACK          # rows all lists may hold
         self.streamed: set[int] = set()                       # nodes whose lists overran it
@@ -148,7 +149,7 @@ class _Bulk:
         """Blocks of the rows under every tuple of ``c`` compatible with ``t`` (a tuple of c's
         parent), each followed by every row of ``tails``."""
         probe = self.P[c.id]
-        if probe.is_range() and (c.id in self.frontier or not self.once(c)) and c.id not in self.streamed:
+        if self.ranged(c, probe) and c.id not in self.streamed:
             found = probe.key_range(t)
             if found is None:
                 return
@@ -171,6 +172,13 @@ class _Bulk:
                 return
         for s, mu in probe.compatible(t):
             yield from self.blocks(c, s, mu, tails)
+
+    def ranged(self, c, probe) -> bool:
+        """The rows under the tuples of ``c`` compatible with any parent tuple are a slice of a
+        list of one group (or, for a frontier node without sort variables, its one bucket)."""
+        if c.id not in self.ranged_of:
+            self.ranged_of[c.id] = probe.is_range() and (c.id in self.frontier or not self.once(c))
+        return self.ranged_of[c.id]
 
     def once(self, n) -> bool:
         """Each tuple of ``n`` is reached at most once in an enumeration: from the root down, every

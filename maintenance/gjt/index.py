@@ -187,6 +187,10 @@ class Probe:
                 self.residual.append(p)
         self.known = known
         self.levels = len(index.sort_vars)
+        self.ranged = not self.residual and self.levels <= 1 and all(b[1] != "!=" for b in self.bounds)
+        # key_range's bounds read from t directly: (op, position of the other variable or None, offset)
+        self.range_bounds = tuple((op, None if other is None else known[other], offset)
+                                  for _, op, other, offset, _ in self.bounds)
 
     def over(self, gmr: dict) -> "Probe":
         """The same probe over an index of ``gmr`` (a Δ_n) instead of rho[n]."""
@@ -226,16 +230,25 @@ class Probe:
     # -- for bulk enumeration (bulk.py) --------------------------------------------------------
     def is_range(self) -> bool:
         """The compatible tuples of any t are one group's sort keys in one range."""
-        return not self.residual and self.levels <= 1 and all(b[1] != "!=" for b in self.bounds)
+        return self.ranged
 
     def key_range(self, t: tuple):
         """(group key, lower, upper) of the tuples compatible with t, a bound being (value, strict)
-        or None; None when none is (a check fails, no group). Only when :meth:`is_range`."""
-        found = self._bounded(t)
-        if found is None:
-            return None
-        _, key, _, levels = found
-        level = levels[0] if levels else Level()
+        or None; None when none is (a check fails, no group). Only when :meth:`is_range`.
+        What :meth:`_bounded` does, without its binding: this runs once per streamed tuple."""
+        if self.checks:
+            found = self._bounded(t)
+            if found is None:
+                return None
+            _, key, _, levels = found
+            level = levels[0] if levels else Level()
+        else:
+            key = self.group_key(t)
+            if key not in self.index.groups:
+                return None
+            level = Level()
+            for op, at, offset in self.range_bounds:
+                level.tighten(op, offset if at is None else shift(t[at], offset))
         return (key, None if level.lo is None else (level.lo, level.lo_strict),
                 None if level.hi is None else (level.hi, level.hi_strict))
 
