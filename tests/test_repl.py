@@ -127,11 +127,21 @@ def interrupt_after(seconds: float) -> threading.Timer:
     return timer
 
 
-def test_keyboard_interrupt_during_extend_restores_everything():
+@pytest.fixture
+def sigint():
+    """``interrupt_after``, with SIGINT raising KeyboardInterrupt as in an interactive process. A
+    shell without job control starts a background job with SIGINT ignored, and Python then keeps
+    it ignored: the signal never arrived and the extension below ran on (the suite hung)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield interrupt_after
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_keyboard_interrupt_during_extend_restores_everything(sigint):
     engine = fresh(BASE, {"edge": EDGES})
     engine.commit(inserts={"edge": [(6, 1)]})
     before, program, maintainer = state(engine), str(engine.program), engine.maintainer
-    timer = interrupt_after(0.3)
+    timer = sigint(0.3)
     with pytest.raises(KeyboardInterrupt):
         engine.extend("big(0).\nbig(x + 1) :- big(x), x < 100000000.")
     timer.join()
@@ -140,11 +150,11 @@ def test_keyboard_interrupt_during_extend_restores_everything():
 
 
 @pytest.mark.parametrize("delay", [0.05, 0.2, 0.4])
-def test_keyboard_interrupt_during_a_commit_leaves_the_state_as_before(delay):
+def test_keyboard_interrupt_during_a_commit_leaves_the_state_as_before(delay, sigint):
     session = Session(fresh("lim(3). c(0). c(x + 1) :- c(x), lim(n), x < n.\n"
                             "odd(x) :- c(x), x % 2 = 1. n(k) :- k = count : c(_).", {}))
     before = state(session.engine)
-    timer = interrupt_after(delay)
+    timer = sigint(delay)
     with pytest.raises(KeyboardInterrupt):
         run_session(session, "lim(100000000).")
     timer.join()
