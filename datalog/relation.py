@@ -28,6 +28,7 @@ from lftj.trie import TrieNode, build, sorted_rows as trie_rows
 
 class Relation:
     __slots__ = ("name", "arity", "tuples", "indexes", "presorted")
+    stored = True                       # its rows are held here (not so a view enumerated on demand)
 
     def __init__(self, name: str, arity: int, rows=()):
         self.name, self.arity = name, arity
