@@ -3,8 +3,8 @@
 A relation that no rule reads, derived by a single rule routed to the theta-join backend
 (and by no fact or ``.input``), need not be stored: its rows are enumerated from the
 T-reduct (in bulk, maintenance/gjt/bulk.py) whenever ``engine.rows``, ``.output``, ``query``
-or ``.printsize`` ask (a one-atom ``query`` or ``ask`` filters it as it streams: ``stored`` is
-False, see ``Engine._scan``). :meth:`IncrementalMaintainer._virtualize` puts one in ``engine.db`` in place of the
+or ``.printsize`` ask (``query``, and ``ask`` of one atom with comparisons, filter it as it
+streams: ``stored`` is False, see ``Engine._scan``). :meth:`IncrementalMaintainer._virtualize` puts one in ``engine.db`` in place of the
 materialized relation when the view tells the multiplicity of each head tuple:
 
 * a full query (the head holds every variable of the GCQ: no wildcard, no constant column,
