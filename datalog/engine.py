@@ -299,8 +299,7 @@ class Engine:
         if not self._evaluated:
             self.run()
         added = parse(text, name) if isinstance(text, str) else text
-        converted = {n: self.rows(n) for n in newly_derived(added, self.idb, self.db)}
-        checked = check(combined(self.program, added, converted))
+        checked = self._check_added(added)
         old = {key: getattr(self, key) for key in _STATE}
         try:
             affected = self._install(checked, added, old["db"], old["schema"])
@@ -311,6 +310,11 @@ class Engine:
         changes = {n: diff(old["db"][n].tuples if n in old["db"] else set(), self.db[n].tuples)
                    for n in affected}
         return {n: change for n, change in changes.items() if change}
+
+    def _check_added(self, added: ast.Program) -> Checked:
+        """The program with ``added`` checked (relations it newly derives keep their rows as facts)."""
+        converted = {n: self.rows(n) for n in newly_derived(added, self.idb, self.db)}
+        return check(combined(self.program, added, converted))
 
     def _install(self, checked: Checked, added: ast.Program, old_db, old_schema) -> set[str]:
         """Switch to ``checked`` (the old program plus ``added``), keeping unaffected relations, and
@@ -421,7 +425,7 @@ class Engine:
         theta-join view, maintenance/view_relation.py) and comparisons of its variables and
         constants, filtered from the view's enumeration as it streams: as a rule, the query would
         build a trie of every row first (at 1.5M rows, 14-26 s for a few thousand answers, against
-        0.8 s). None for any other query. The rule is checked as ``_extend`` checks it, so a wrong
+        0.8 s). None for any other query. The rule is checked as ``_extend`` checks it (``_check_added``), so a wrong
         query gets the same error."""
         (rule,) = query.statements
         if not rule.body:
@@ -439,7 +443,7 @@ class Engine:
         sides = [side for test in tests for side in (test.left, test.right)]
         if not all(type(s) is ast.Constant or (type(s) is ast.Variable and s.name in first) for s in sides):
             return None
-        check(combined(self.program, query, {n: self.rows(n) for n in newly_derived(query, self.idb, self.db)}))
+        self._check_added(query)
         holds = [_comparison(test, first) for test in tests]
         pick = [first[v.name] for v in head.args]
         return sorted({tuple(row[i] for i in pick) for row in relation

@@ -231,8 +231,9 @@ def test_one_atom_queries_of_an_unstored_head_equal_the_stored_twin(program, edb
     fast, slow = engines(program, edb)
     fast.commit()                                           # builds the maintainer: h becomes a view
     assume(isinstance(fast.db["h"], ViewRelation))
-    values = [str(v) for v in sorted({v for row in fast.rows("h") for v in row}) or [0]]
-    event(f"head rows: {'>0' if fast.rows('h') else '0'}")
+    head_rows = fast.rows("h")
+    values = [str(v) for v in sorted({v for row in head_rows for v in row}) or [0]]
+    event(f"head rows: {'>0' if head_rows else '0'}")
     for _ in range(4):
         args = data.draw(query_args(values, fast.db["h"].arity))
         text = f"h({', '.join(args)})"
