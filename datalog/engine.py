@@ -425,8 +425,8 @@ class Engine:
         theta-join view, maintenance/view_relation.py) and comparisons of its variables and
         constants, filtered from the view's enumeration as it streams: as a rule, the query would
         build a trie of every row first (at 1.5M rows, 14-26 s for a few thousand answers, against
-        0.8 s). None for any other query. The rule is checked as ``_extend`` checks it (``_check_added``), so a wrong
-        query gets the same error."""
+        0.8 s). None for any other query. The rule is checked as ``_extend`` checks it
+        (``_check_added``), so a wrong query gets the same error."""
         (rule,) = query.statements
         if not rule.body:
             return None
