@@ -11,7 +11,8 @@
   * a whole-rule fallback (:class:`maintenance.incremental.WholeRule`): its derived rows.
 
 Restoring constructs the rules without evaluating them and builds the trie indexes the LFTJ
-rules read (so that changes come as surgeries, as after a build). :func:`capture` returns
+rules read (so that changes come as surgeries, as after a build), a root level of many keys
+already as ChunkedKeys (see there). :func:`capture` returns
 None for a maintainer it cannot reproduce exactly (another maintainer class, queued regions,
 an aggregate view left over from a rule that fell back to whole evaluation); the workspace
 then builds the maintainer at the first commit. Values are JSON data; a JSON array is read
@@ -27,6 +28,7 @@ from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
 from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import Entry, SensitivityIndex
+from maintenance.surgery import chunk_large
 from maintenance.theta_rule import ThetaRule
 from maintenance.trace import TraceNode, region_start
 
@@ -149,7 +151,7 @@ def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
         view.fold(Counter(contributions), None)
     for one in [rule] + [view.rule for view in rule.views]:
         for atom in one.plan.atoms:
-            engine.db[atom.relation].index(atom.order)
+            chunk_large(engine.db[atom.relation].index(atom.order))
 
 
 def _contribution(head) -> tuple:

@@ -12,6 +12,12 @@ Invariants:
   * ``keys`` is sorted and holds exactly the keys of ``children``;
   * leaf children are ``None``.
 
+``_keys`` is the sorted list, None (sort at the next read), or -- for a large level that
+incremental maintenance edits in place -- another sorted container with a
+``window(lo, hi)`` method (:class:`maintenance.surgery.ChunkedKeys`). ``keys`` always gives a
+list (flattening such a container once); :meth:`TrieNode.window` reads a bounded range of
+keys without flattening.
+
 >>> root = TrieNode()
 >>> for t in [(1, 2), (1, 3), (0, 5)]:
 ...     root.insert(t)
@@ -39,9 +45,19 @@ class TrieNode:
 
     @property
     def keys(self) -> list:
-        if self._keys is None:
-            self._keys = sorted(self.children)
-        return self._keys
+        keys = self._keys
+        if type(keys) is not list:
+            keys = self._keys = sorted(self.children) if keys is None else list(keys)
+        return keys
+
+    def window(self, lo, hi) -> list:
+        """Sorted keys enough for a leapfrog over ``[lo, hi]`` (None: unbounded): every key in
+        the range and the first key past ``hi``. A list is given whole (bisection finds the
+        range); a container keeps its shape and gives just those keys."""
+        keys = self._keys
+        if type(keys) is list or keys is None or (lo is None and hi is None):
+            return self.keys
+        return keys.window(lo, hi)
 
     def __len__(self) -> int:
         return len(self.children)

@@ -138,7 +138,7 @@ class RuleMaintainer:
         d, b = node.depth, self.binding
         short, found = self.short is not None and d >= self.short, False
         members = self.participants[d]
-        levels = [self._keys(a, j, b) for a, j in members]
+        levels = [self._keys(a, j, b, lo, hi) for a, j in members]
 
         def record(i, start, end):
             a, j = members[i]
@@ -233,9 +233,11 @@ class RuleMaintainer:
                 return None
         return node
 
-    def _keys(self, a: int, j: int, b) -> list:
+    def _keys(self, a: int, j: int, b, lo, hi) -> list:
+        """The keys the leapfrog over [lo, hi] reads at atom ``a``'s level ``j``: the leapfrog
+        never reads a key below ``lo`` or past the first key above ``hi`` (recording.py)."""
         node = self._trie(a, j, b)
-        return node.keys if node is not None else []
+        return node.window(lo, hi) if node is not None else []
 
     # ------------------------------------------------------------ regions
     def drop(self, node: TraceNode, lo, hi, old: Counter) -> None:

@@ -61,14 +61,21 @@ def _work(stats: dict) -> dict:
             for rule, v in stats.items()}
 
 
+@pytest.mark.parametrize("chunked", [False, True])
 @pytest.mark.parametrize("program", [PLAIN, PROGRAM, AGGREGATES, THETA])
-def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program):
+def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program, chunked, monkeypatch):
     """A workspace closed and reopened before every commit against one that never stopped: the
     same delta and the same work per rule (engine.stats()) for each commit, and the same
     contents as from scratch. Opening restores the stored maintainer -- LFTJ traces, aggregate
     views, whole-rule fallbacks, T-reducts -- without evaluating anything (``construct`` and
     ``run`` are never called) and maintains the log's commits through it; with compact_min=600
-    the reopened workspace alternates between a fresh snapshot and a log to replay."""
+    the reopened workspace alternates between a fresh snapshot and a log to replay. ``chunked``:
+    every root of two keys or more is opened as ChunkedKeys and every edit goes through them
+    (surgery.CHUNKED and FEW lowered), as a root of millions of keys would."""
+    if chunked:
+        import maintenance.surgery as surgery
+        monkeypatch.setattr(surgery, "CHUNKED", 2)
+        monkeypatch.setattr(surgery, "FEW", 0)
     steady = Workspace.create(tmp_path / "steady", program)
     reopened = Workspace.create(tmp_path / "reopened", program)
     assert (tmp_path / "reopened" / "maintainer.0").exists()
