@@ -153,8 +153,10 @@ class Workspace:
              **engine_options) -> "Workspace":
         """Open a workspace: the writer takes the lock (error ``workspace_locked`` naming the holder),
         readers take no lock and see the last committed state. Every relation is read from the
-        snapshot and the log, nothing is evaluated; the maintainer's structures are not stored, so the
-        first commit after opening builds them (a full recording pass over the non-recursive rules)."""
+        snapshot and the log, nothing is evaluated. A writer also restores the maintainer stored
+        with the snapshot (``maintainer.S``) and maintains the log's commits through it; without
+        that file its first commit builds the maintainer (a full recording pass over the
+        non-recursive rules)."""
         path = Path(path)
         if not (path / SNAPSHOT).exists() and not (path / LOG).exists():
             raise WorkspaceMissing(f"{path} is not a workspace (no {path / SNAPSHOT}); create one "

@@ -418,6 +418,34 @@ def test_maintainer_file_damaged_is_corrupt_and_deleted_is_rebuilt(tmp_path):
         assert ws.engine.maintainer is not None
 
 
+@pytest.mark.parametrize("part", ["nodes", "leaves", "entries"])
+def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
+    """A maintainer file whose checksums hold but whose trace children or sensitivity entries are
+    out of order (restoring appends them as they come) is workspace_corrupt, not a wrong tree."""
+    from datalog import wsfile
+    path = tmp_path / "ws"
+    two_hops = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
+    with Workspace.create(path, two_hops) as ws:
+        ws.engine.commit({"e": [(a, b) for a in range(4) for b in range(4) if a != b]}, {})
+        ws.compact()
+    name = path / "maintainer.1"
+    stored = wsfile.read_file(name, "maintainer")
+    state = stored.records[0]["state"]
+    # two rows under one parent (entries: of one node) with different keys (region starts)
+    parent = {"nodes": 0, "leaves": 0, "entries": 4}[part]
+    key = {"nodes": 1, "leaves": 1, "entries": 5}[part]
+    rows, i, j = next((rows, i, j) for rows in (r[part] for r in state["rules"] if part in r)
+                      for i in range(len(rows)) for j in range(i + 1, len(rows))
+                      if rows[i][parent] == rows[j][parent] and rows[i][key] is not None
+                      and rows[j][key] is not None and rows[i][key] != rows[j][key])
+    rows[i], rows[j] = rows[j], rows[i]
+    wsfile.write_file(name, "maintainer", {k: v for k, v in stored.header.items()
+                                          if k not in ("format", "kind", "version")}, stored.records)
+    with pytest.raises(DatalogError) as err:
+        Workspace.open(path)
+    assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+
+
 def test_newer_format_version_is_refused(tmp_path):
     from datalog import wsfile
     path = tmp_path / "ws"
