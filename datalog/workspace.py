@@ -222,28 +222,34 @@ class Workspace:
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
-        state = self._maintainer_state() if self.writer else None
-        if state is None:
+        stored = self._maintainer_state() if self.writer else None
+        if stored is None:
             for name in self._replay(log, tables):
                 ordered.pop(name, None)
             return _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        wsstate.restore(engine, state, self._maintainer_file(self.seq))
+        wsstate.restore(engine, *stored)
         self._replay_through(engine, log)
         return engine
 
-    def _maintainer_state(self) -> dict | None:
+    def _maintainer_state(self) -> tuple | None:
         """The stored maintainer if it belongs to the snapshot's commit (a missing one, or one left
-        by a compaction cut short, is not used: the maintainer is then built at the first commit)."""
+        by a compaction cut short, is not used: the maintainer is then built at the first commit):
+        its state, its path and its frames (checked whole; version 3 pages are decoded when the
+        maintainer first needs them)."""
         path = self._maintainer_file(self.seq)
         if not path.exists():
             return None
-        contents = wsfile.read_file(path, "maintainer")
-        if contents.header.get("seq") != self.seq:
-            raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {contents.header.get('seq')}")
-        if len(contents.records) != 1 or not isinstance(contents.records[0].get("state"), dict):
+        frames = wsfile.read_frames(path, "maintainer")
+        if frames.header.get("seq") != self.seq:
+            raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
+        state = frames.record(0).get("state") if len(frames) else None
+        groups = state.get("groups") if isinstance(state, dict) else None
+        pages_end = (groups["first"] + groups["pages"] if isinstance(groups, dict)
+                     and type(groups.get("first")) is int and type(groups.get("pages")) is int else None)
+        if not isinstance(state, dict) or (len(frames) != 1 if groups is None else pages_end != len(frames)):
             raise WorkspaceCorrupt(f"workspace file {path} is incomplete")
-        return contents.records[0]["state"]
+        return state, path, frames
 
     def _replay_through(self, engine: WorkspaceEngine, log: wsfile.Contents) -> None:
         """Maintain each logged commit through the restored maintainer; its derived changes must
@@ -354,11 +360,10 @@ class Workspace:
     def _save_maintainer(self) -> int:
         """The maintainer of this commit, if it can be captured, before the snapshot that it
         belongs to; else no maintainer file. Returns its size."""
-        state = wsstate.capture(self.engine)
-        if state is None:
+        records = wsstate.capture(self.engine)
+        if records is None:
             return 0
-        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer", {"seq": self.seq},
-                                 [{"state": state}])
+        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer", {"seq": self.seq}, records)
 
     def _maintainer_file(self, seq: int) -> Path:
         return self.path / f"{MAINTAINER}.{seq}"

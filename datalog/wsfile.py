@@ -30,7 +30,7 @@ from datalog.errors import WorkspaceCorrupt, WorkspaceVersion
 
 FORMAT = "datalog-workspace"
 VERSION = 1                         # of every kind of file not in VERSIONS
-VERSIONS = {"maintainer": 2,        # 2: aggregate views, theta-join and whole-rule records
+VERSIONS = {"maintainer": 3,        # 2: aggregate views, theta-join and whole-rule records; 3: pages
             "snapshot": 2, "log": 2}  # 2: Spark sources name chains of snapshot versions
 _FRAME = struct.Struct(">III")
 
@@ -93,28 +93,79 @@ def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
     return Contents(records[0], records[1:], offset, len(data) - offset)
 
 
-def _frame(data: bytes, offset: int, path: str):
-    """The record at ``offset`` and where the next starts; ``(None, None)`` for an incomplete frame
-    (a torn append). A frame whose length field fails its checksum is corrupt, not torn, so a
-    flipped length byte is never mistaken for the end of the file."""
+class Frames:
+    """A record file whose frames were all checked (lengths and checksums) but of which only the
+    header was decoded: :meth:`record` decodes frame ``i`` (0: the first after the header) when it
+    is asked for. A workspace reads its stored maintainer so, one page at a time."""
+
+    def __init__(self, data: bytes, path: str, kind: str):
+        self.data, self.path = data, path
+        first, offset = _frame(data, 0, path)
+        if first is None:
+            raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
+        _check_header(first, path, kind)
+        self.header, self.spans = first, []
+        while offset < len(data):
+            span = _checked(data, offset, path)
+            if span is None:
+                raise WorkspaceCorrupt(f"workspace file {path} is truncated at byte {offset} (of {len(data)})")
+            self.spans.append(span)
+            offset = span[1]
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def record(self, i: int) -> dict:
+        start, end = self.spans[i]
+        return _decoded(self.data[start:end], start - _FRAME.size, self.path)
+
+
+def read_frames(path: str | Path, kind: str) -> Frames:
+    """``path`` checked whole, decoded lazily (see :class:`Frames`)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise WorkspaceCorrupt(f"workspace file {path} is missing") from None
+    except OSError as exc:
+        raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
+    return Frames(data, str(path), kind)
+
+
+def _checked(data: bytes, offset: int, path: str):
+    """The payload span ``(start, end)`` of the frame at ``offset``, its checksums verified; None
+    for an incomplete frame."""
     if offset + _FRAME.size > len(data):
-        return None, None
+        return None
     length, length_crc, crc = _FRAME.unpack_from(data, offset)
     if zlib.crc32(length.to_bytes(4, "big")) != length_crc:
         raise WorkspaceCorrupt(f"workspace file {path}: checksum mismatch in the frame at byte {offset}")
     start, end = offset + _FRAME.size, offset + _FRAME.size + length
     if end > len(data):
-        return None, None
-    payload = data[start:end]
-    if zlib.crc32(payload) != crc:
+        return None
+    if zlib.crc32(memoryview(data)[start:end]) != crc:
         raise WorkspaceCorrupt(f"workspace file {path}: checksum mismatch in the record at byte {offset}")
+    return start, end
+
+
+def _decoded(payload: bytes, offset: int, path: str) -> dict:
     try:
         record = json.loads(payload.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not valid data") from None
     if not isinstance(record, dict):
         raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not an object")
-    return record, end
+    return record
+
+
+def _frame(data: bytes, offset: int, path: str):
+    """The record at ``offset`` and where the next starts; ``(None, None)`` for an incomplete frame
+    (a torn append). A frame whose length field fails its checksum is corrupt, not torn, so a
+    flipped length byte is never mistaken for the end of the file."""
+    span = _checked(data, offset, path)
+    if span is None:
+        return None, None
+    start, end = span
+    return _decoded(data[start:end], offset, path), end
 
 
 def _check_header(first: dict, path: str, kind: str) -> None:

@@ -21,7 +21,11 @@ back as a tuple (keys, ``alpha`` prefixes and head tuples are tuples of scalars)
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections import Counter
+from functools import partial
+from itertools import count as counter
 
 from datalog.errors import WorkspaceCorrupt
 from maintenance.gjt import TReduct
@@ -30,11 +34,18 @@ from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import Entry, SensitivityIndex
 from maintenance.surgery import chunk_large
 from maintenance.theta_rule import ThetaRule
-from maintenance.trace import TraceNode
+from maintenance.trace import LazyTraceNode, TraceNode
 
 
-def capture(engine) -> dict | None:
-    """The maintainer of ``engine`` as one JSON-able record, or None when it cannot be captured."""
+PAGE = 256                 # trace nodes a page (format version 3)
+GROUPS = 64                # sensitivity groups a page, about
+
+
+def capture(engine, paged: bool = True) -> list[dict] | None:
+    """The maintainer of ``engine`` as records -- the state, then the pages of its paged rules'
+    traces and of their sensitivity groups -- or None when it cannot be captured. Reading every
+    part of a restored maintainer that was still on disk. ``paged=False``: every rule in the
+    state record, as format version 2 stores them (for the tests of reading older files)."""
     m = engine.maintainer
     if type(m) is not IncrementalMaintainer or m.pending:
         return None
@@ -43,10 +54,14 @@ def capture(engine) -> dict | None:
     wheres = {id(index): where for where, index in m.registry.indexes.items()}
     where_list, where_ids = [], {}
     position = {id(c): i for i, c in enumerate(engine.checked.clauses)}
-    rules = []
+    rules, pages, groups, eids = [], [], {}, counter()
     for key, rule in m.rules.items():
         record = {"clause": position[key]}
-        if type(rule) is RuleMaintainer:
+        if type(rule) is RuleMaintainer and not rule.views and paged:
+            nodes, entries = _paged(rule, len(rules), wheres, where_ids, where_list, eids, groups)
+            record.update(kind="paged", first=1 + len(pages), nodes=len(nodes), entries=entries)
+            pages.extend({"nodes": nodes[i:i + PAGE]} for i in range(0, len(nodes), PAGE))
+        elif type(rule) is RuleMaintainer:
             record.update(_trace(rule, wheres, where_ids, where_list))
             if rule.views:
                 record["views"] = [_trace(view.rule, wheres, where_ids, where_list) for view in rule.views]
@@ -58,8 +73,81 @@ def capture(engine) -> dict | None:
             return None
         rules.append(record)
     support = {name: _counts(counter) for name, counter in m.support.items()}
-    return {"drop_prefix": m.drop_prefix, "wheres": [[r, list(o), lv] for r, o, lv in where_list],
-            "rules": rules, "support": support}
+    counts = [0] * len(where_list)
+    for (where, _), entries in groups.items():
+        counts[where] += len(entries)
+    state = {"drop_prefix": m.drop_prefix, "wheres": [[r, list(o), lv] for r, o, lv in where_list],
+             "rules": rules, "support": support}
+    if not paged:
+        return [{"state": state}]
+    group_pages = _group_pages(groups)
+    state.update(page=PAGE, groups={"first": 1 + len(pages), "pages": len(group_pages), "counts": counts})
+    return [{"state": state}, *pages, *group_pages]
+
+
+def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
+    """The node records of ``rule``'s trace, by id (preorder; the root is 0): ``[parent, key,
+    [[child key, child id], ...], [[leaf key, head], ...], [[eid, where, alpha, start, end,
+    region start, region end], ...]]``; every entry also goes to ``groups`` under ``(where,
+    alpha)`` as ``[rule, eid, node, start, end, region start, region end]``. Returns the records
+    and the number of entries."""
+    order, stack = [], [rule.root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        kids = [node.children[k] for k in node.keys or ()]
+        stack.extend(child for child in reversed(kids) if isinstance(child, TraceNode))
+    ids = {id(node): i for i, node in enumerate(order)}
+    records, total = [], 0
+    for i, node in enumerate(order):
+        kids, leaves, entries = [], [], []
+        for k in node.keys or ():
+            child = node.children[k]
+            if isinstance(child, TraceNode):
+                kids.append([_json(k), ids[id(child)]])
+            else:
+                leaves.append([_json(k), list(child)])
+        for entry in node.entries or ():
+            where, eid, (_, lo, hi) = _where(entry, wheres, where_ids, where_list), next(eids), entry.region
+            entries.append([eid, where, list(entry.alpha), entry.start, entry.end, lo, hi])
+            groups.setdefault((where, entry.alpha), []).append([index, eid, i, entry.start, entry.end, lo, hi])
+        total += len(entries)
+        root = node.parent is None
+        records.append([None if root else ids[id(node.parent)], None if root else _json(node.key),
+                        kids, leaves, entries])
+    return records, total
+
+
+def _where(entry, wheres, where_ids, where_list) -> int:
+    """The position of the entry's sensitivity index in the state's ``wheres``."""
+    where = wheres[id(entry.index)]
+    if where not in where_ids:
+        where_ids[where] = len(where_list)
+        where_list.append(where)
+    return where_ids[where]
+
+
+def _group_pages(groups: dict) -> list[dict]:
+    """The groups hashed into pages of about :data:`GROUPS` (see :func:`_bucket`)."""
+    pages = [[] for _ in range(max(1, -(-len(groups) // GROUPS)))]
+    for (where, alpha), entries in groups.items():
+        pages[_bucket(where, alpha, len(pages))].append([where, list(alpha), entries])
+    return [{"groups": page} for page in pages]
+
+
+def _bucket(where: int, alpha: tuple, pages: int) -> int:
+    """The page of group ``(where, alpha)``: a CRC-32 of its JSON text, numbers that Python holds
+    equal written alike (1 and 1.0, 0.0 and -0.0), so an equal ``alpha`` finds the same page."""
+    text = json.dumps([where, [_canonical(v) for v in alpha]], separators=(",", ":"))
+    return zlib.crc32(text.encode("ascii")) % pages
+
+
+def _canonical(value):
+    if type(value) is float and value.is_integer():
+        return int(value)
+    if type(value) is tuple:
+        return [_canonical(v) for v in value]
+    return value
 
 
 def _counts(counter) -> list:
@@ -82,13 +170,9 @@ def _trace(rule, wheres, where_ids, where_list) -> dict:
     while stack:
         node = stack.pop()
         for entry in node.entries or ():
-            where = wheres[id(entry.index)]
-            if where not in where_ids:
-                where_ids[where] = len(where_list)
-                where_list.append(where)
             _, start, end = entry.region
-            entries.append([where_ids[where], list(entry.alpha), entry.start, entry.end,
-                            ids[id(node)], start, end])
+            entries.append([_where(entry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
+                            entry.end, ids[id(node)], start, end])
         children = [(k, node.children[k]) for k in node.keys or ()]
         for key, child in children:
             if isinstance(child, TraceNode):
@@ -100,39 +184,50 @@ def _trace(rule, wheres, where_ids, where_list) -> dict:
     return {"nodes": nodes, "leaves": leaves, "entries": entries}
 
 
-def restore(engine, state: dict, where) -> None:
-    """Give ``engine`` (relations restored, nothing evaluated) the maintainer of ``state``."""
+def restore(engine, state: dict, where, frames=None) -> None:
+    """Give ``engine`` (relations restored, nothing evaluated) the maintainer of ``state``;
+    ``frames`` (:class:`datalog.wsfile.Frames`) holds the pages a version 3 state names."""
     try:
-        _restore(engine, state)
+        _restore(engine, state, where, frames)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         engine.maintainer = None
         raise WorkspaceCorrupt(f"workspace file {where}: the maintainer record is malformed ({exc})") from None
 
 
-def _restore(engine, state: dict) -> None:
+def _restore(engine, state: dict, where, frames) -> None:
     m = IncrementalMaintainer(_NoRules(engine), state["drop_prefix"])
     m.engine = engine
     clauses = engine.checked.clauses
     wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
+    by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    stored = _Stored(frames, where, state, by_where) if "groups" in state else None
     expected = {id(c) for s in engine.checked.strata if not s.recursive for c in s.clauses if c.body}
     groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
-    for record in state["rules"]:
+    for position, record in enumerate(state["rules"]):
         clause = clauses[record["clause"]]
         rule = m.construct(clause, evaluate_views=False)
         kind = record.get("kind", "rule")
-        if kind != {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "rule"):
+        if kind != {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "paged" if kind == "paged" else "rule"):
             raise ValueError(f"clause {record['clause']} is not maintained as a {kind} rule")
         if kind == "theta":
             _fill(rule.view, record)
         elif kind == "whole":
             rule.derived = Counter({_tuple(row): n for row, n in record["derived"]})
+        elif kind == "paged":
+            if stored is None or rule.views:
+                raise ValueError(f"clause {record['clause']} is not maintained as a paged rule")
+            stored.attach(position, rule, record)
+            _index_tries(engine, rule)
         else:
             _restore_rule(engine, rule, record, wheres, m.registry, groups)
         m.rules[id(clause)] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
     for (where, alpha), entries in groups.items():
-        m.registry.indexes[wheres[where]].load(alpha, entries)
+        by_where[where].load(alpha, entries)
+    if stored is not None:
+        for position, count in enumerate(state["groups"]["counts"]):
+            by_where[position].keep_stored(_StoredGroups(stored, position), count)
     m.support = {name: Counter() for name in engine.idb}
     for name, rows in state["support"].items():
         m.support[name] = Counter({_tuple(row): n for row, n in rows})
@@ -149,9 +244,156 @@ def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
     for view, stored in zip(rule.views, views):
         contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
         view.fold(Counter(contributions), None)
+    _index_tries(engine, rule)
+
+
+def _index_tries(engine, rule) -> None:
+    """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries."""
     for one in [rule] + [view.rule for view in rule.views]:
         for atom in one.plan.atoms:
             chunk_large(engine.db[atom.relation].index(atom.order))
+
+
+class _Stored:
+    """The pages of a version 3 maintainer file, read when first needed: a paged rule's trace
+    nodes (a :class:`LazyTraceNode` reads its record when its children or entries are first
+    used) and the sensitivity groups of every paged rule (a group is read when its index first
+    uses it, see ``SensitivityIndex.keep_stored``). An entry is one object whichever way it is
+    reached first; decoded pages are kept while there are at most :data:`CACHED`."""
+
+    CACHED = 64
+
+    def __init__(self, frames, where, state: dict, by_where: list):
+        self.frames, self.where, self.by_where = frames, where, by_where
+        self.page = state["page"]
+        self.groups_first, self.group_pages = state["groups"]["first"], state["groups"]["pages"]
+        self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
+        self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
+        self.entries: dict[int, Entry] = {}          # entry id -> its entry
+        self.cache: dict[int, dict] = {}             # frame -> decoded page
+        self.alphas_of: dict[int, list] | None = None
+
+    def attach(self, position: int, rule, record: dict) -> None:
+        first, nodes = record["first"], record["nodes"]
+        if not (isinstance(first, int) and isinstance(nodes, int) and nodes >= 1
+                and 0 < first and first + -(-nodes // self.page) <= len(self.frames)):
+            raise ValueError(f"clause {record['clause']}: its pages are not in the file")
+        self.rules[position] = (rule, first, nodes)
+        rule.root = self.nodes[position, 0] = LazyTraceNode.shell(None, None, 0, partial(self._load, position, 0))
+        rule.intervals += record["entries"]
+
+    # -- pages ------------------------------------------------------------------------------
+    def _page(self, frame: int) -> dict:
+        page = self.cache.pop(frame, None)
+        if page is None:
+            page = self.frames.record(frame)
+            if len(self.cache) >= self.CACHED:
+                del self.cache[next(iter(self.cache))]
+        self.cache[frame] = page                     # most recently used last
+        return page
+
+    def _record(self, position: int, node: int) -> list:
+        _, first, count = self.rules[position]
+        if not 0 <= node < count:
+            raise ValueError(f"node {node} of rule {position} is not stored")
+        return self._page(first + node // self.page)["nodes"][node % self.page]
+
+    def _corrupt(self, exc) -> WorkspaceCorrupt:
+        return WorkspaceCorrupt(f"workspace file {self.where}: the maintainer record is malformed ({exc})")
+
+    # -- trace nodes ------------------------------------------------------------------------
+    def node(self, position: int, node: int) -> TraceNode:
+        """Trace node ``node`` of the rule at ``position``, a shell until its record is needed;
+        its ancestors made first (from their records' parent and key)."""
+        found = self.nodes.get((position, node))
+        if found is None:
+            parent, key = self._record(position, node)[:2]
+            if not (type(parent) is int and 0 <= parent < node):       # preorder: parents first
+                raise ValueError(f"node {node} of rule {position} has no parent before it")
+            above = self.node(position, parent)
+            found = self.nodes[position, node] = LazyTraceNode.shell(
+                above, _tuple(key), above.depth + 1, partial(self._load, position, node))
+        return found
+
+    def _load(self, position: int, number: int, node: TraceNode) -> tuple:
+        """``node``'s children (shells), leaves and entries from its record, in stored order."""
+        try:
+            _, _, kids, leaves, stored = self._record(position, number)
+            rule = self.rules[position][0]
+            children, keys = {}, []
+            for key, child in kids:
+                key = _tuple(key)
+                if keys and not keys[-1] < key:
+                    raise ValueError("trace children out of order")
+                shell = self.nodes.get((position, child))
+                if shell is None:
+                    shell = self.nodes[position, child] = LazyTraceNode.shell(
+                        node, key, node.depth + 1, partial(self._load, position, child))
+                children[key] = shell
+                keys.append(key)
+            for key, head in leaves:
+                key = _tuple(key)
+                if keys and not keys[-1] < key:
+                    raise ValueError("trace children out of order")
+                children[key] = tuple(head)
+                keys.append(key)
+            entries = []
+            for eid, where, alpha, start, end, lo, hi in stored:
+                entry = self._entry(rule, eid, where, alpha, start, end, node, lo, hi)
+                before = entries[-1].region[1] if entries else None
+                if before is not None and (entry.region[1] is None or entry.region[1] < before):
+                    raise ValueError("sensitivity entries out of order")
+                entries.append(entry)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+        return (children or None), (keys or None), (entries or None)
+
+    def _entry(self, rule, eid: int, where: int, alpha, start, end, node, lo, hi) -> Entry:
+        entry = self.entries.get(eid)
+        if entry is None:
+            entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), _tuple(start), _tuple(end),
+                                              (node, _tuple(lo), _tuple(hi)), rule)
+        return entry
+
+    # -- sensitivity groups -----------------------------------------------------------------
+    def group(self, where: int, alpha: tuple) -> list[Entry]:
+        """The live entries of group ``(where, alpha)`` of the paged rules."""
+        try:
+            page = self._page(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
+            out = []
+            for stored_where, stored_alpha, entries in page:
+                if stored_where != where or tuple(stored_alpha) != alpha:
+                    continue
+                for position, eid, node, start, end, lo, hi in entries:
+                    rule = self.rules[position][0]
+                    entry = self._entry(rule, eid, where, stored_alpha, start, end, self.node(position, node), lo, hi)
+                    if entry.alive:
+                        out.append(entry)
+            return out
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def alphas(self, where: int) -> list[tuple]:
+        """Every stored group's ``alpha`` under ``where`` (every group page read once)."""
+        if self.alphas_of is None:
+            self.alphas_of = {}
+            for frame in range(self.groups_first, self.groups_first + self.group_pages):
+                for stored_where, alpha, _ in self._page(frame)["groups"]:
+                    self.alphas_of.setdefault(stored_where, []).append(tuple(alpha))
+        return self.alphas_of.get(where, [])
+
+
+class _StoredGroups:
+    """One sensitivity index's view of the stored groups (``SensitivityIndex.keep_stored``)."""
+
+    def __init__(self, stored: _Stored, where: int):
+        self.stored, self.where = stored, where
+
+    def entries(self, alpha: tuple) -> list[Entry]:
+        return self.stored.group(self.where, alpha)
+
+    def alphas(self) -> list[tuple]:
+        return self.stored.alphas(self.where)
 
 
 def _contribution(head) -> tuple:

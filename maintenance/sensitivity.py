@@ -47,9 +47,28 @@ class SensitivityIndex:
     def __init__(self) -> None:
         self.trees: dict[tuple, list | StabbingGroup] = {}     # alpha -> its entries
         self.size = 0
+        self.stored = None           # entries not yet in ``trees`` (see ``keep_stored``)
+        self.fetched: set = set()    # the alphas whose stored entries are in ``trees``
 
     def __len__(self) -> int:
         return self.size
+
+    def keep_stored(self, stored, count: int) -> None:
+        """``count`` more entries are on disk (a workspace's stored maintainer): ``stored.entries(
+        alpha)`` gives those under ``alpha`` (each the same object as wherever else it is read),
+        called the first time anything reads or changes that group -- so a group no change
+        reaches is never read; ``stored.alphas()`` names every stored group."""
+        self.stored = stored
+        self.size += count
+
+    def _group(self, alpha: tuple):
+        if self.stored is not None and alpha not in self.fetched:
+            self.fetched.add(alpha)
+            entries = self.stored.entries(alpha)
+            if entries:
+                self.load(alpha, entries)
+                self.size -= len(entries)               # counted by keep_stored already
+        return self.trees.get(alpha)
 
     def add(self, alpha: tuple, start, end, region, owner=None) -> Entry:
         entry = Entry(self, alpha, start, end, region, owner)
@@ -58,7 +77,7 @@ class SensitivityIndex:
         return entry
 
     def _insert(self, entry: Entry) -> None:
-        group = self.trees.get(entry.alpha)
+        group = self._group(entry.alpha)
         if group is None:
             entry.slot = None
             self.trees[entry.alpha] = [entry]
@@ -73,7 +92,7 @@ class SensitivityIndex:
     def remove(self, entry: Entry) -> None:
         if not entry.alive:
             return
-        group = self.trees[entry.alpha]
+        group = self._group(entry.alpha)
         group.remove(entry)
         if not group:
             del self.trees[entry.alpha]
@@ -85,7 +104,7 @@ class SensitivityIndex:
         the group they would form one by one."""
         if not entries:
             return
-        group = self.trees.get(alpha)
+        group = self._group(alpha)
         if type(group) is StabbingGroup:
             group.extend(entries)
         else:
@@ -103,7 +122,7 @@ class SensitivityIndex:
 
     def match(self, alpha: tuple, key) -> list[Entry]:
         """The entries under ``alpha`` whose interval holds ``key`` (the caller removes them)."""
-        group = self.trees.get(alpha)
+        group = self._group(alpha)
         if group is None:
             return []
         if type(group) is list:
@@ -111,7 +130,11 @@ class SensitivityIndex:
         return group.stab((0, key))
 
     def intervals(self) -> list[tuple]:
-        """Every entry as (alpha, start, end), sorted: for tests and explain."""
+        """Every entry as (alpha, start, end), sorted: for tests and explain (every stored group
+        is read)."""
+        if self.stored is not None:
+            for alpha in self.stored.alphas():
+                self._group(alpha)
         entries = [e for group in self.trees.values() for e in group]
         out = sorted((e.alpha, start_of(e.start), end_of(e.end)) for e in entries)
         return [(alpha, _decode(begin), _decode(end)) for alpha, begin, end in out]

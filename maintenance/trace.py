@@ -116,3 +116,45 @@ class TraceNode:
         if not self.children:
             return 1
         return 1 + sum(c.size() if isinstance(c, TraceNode) else 1 for c in self.children.values())
+
+
+_CHILDREN, _KEYS, _ENTRIES = (TraceNode.__dict__[name] for name in ("children", "keys", "entries"))
+
+
+class LazyTraceNode(TraceNode):
+    """A trace node whose children, keys and entries are still stored (a workspace's maintainer,
+    read page by page): the first read or write of any of them calls ``load(node)`` (kept in the
+    children slot until then), which returns the three, and the node becomes a plain
+    :class:`TraceNode` -- no cost on later reads. ``parent``, ``key``, ``depth`` and ``alive`` are
+    plain from the start, so a path or a region can be named without reading anything."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def shell(parent: "TraceNode | None", key, depth: int, load) -> "LazyTraceNode":
+        node = LazyTraceNode.__new__(LazyTraceNode)
+        node.parent, node.key, node.depth, node.alive = parent, key, depth, True
+        _CHILDREN.__set__(node, load)
+        _KEYS.__set__(node, None)
+        _ENTRIES.__set__(node, None)
+        return node
+
+    def _load(self) -> None:
+        children, keys, entries = _CHILDREN.__get__(self)(self)
+        _CHILDREN.__set__(self, children)
+        _KEYS.__set__(self, keys)
+        _ENTRIES.__set__(self, entries)
+        self.__class__ = TraceNode
+
+    def _get(name):
+        def get(self):
+            self._load()
+            return getattr(self, name)
+
+        def put(self, value):
+            self._load()
+            setattr(self, name, value)
+        return property(get, put)
+
+    children, keys, entries = _get("children"), _get("keys"), _get("entries")
+    del _get

@@ -93,6 +93,38 @@ def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, pr
         reopened.close()
 
 
+@pytest.mark.parametrize("program", [PLAIN, PROGRAM])
+def test_version_2_maintainer_file_is_restored(tmp_path, program):
+    """A maintainer file of format version 2 (every rule's trace in one record, read whole) is
+    restored as before, and the commits after it do the same work as in a process that never
+    stopped; the next compaction writes version 3."""
+    from datalog import wsfile, wsstate
+    steady = Workspace.create(tmp_path / "steady", program)
+    old = Workspace.create(tmp_path / "old", program)
+    try:
+        for k in range(1, 4):
+            steady.engine.commit(*commit_of(k))
+            old.engine.commit(*commit_of(k))
+        old.compact()
+        name = tmp_path / "old" / "maintainer.3"
+        records = wsstate.capture(old.engine, paged=False)
+        name.write_bytes(b"".join(wsfile.encode(r) for r in [{**wsfile.header("maintainer", {"seq": 3}),
+                                                               "version": 2}, *records]))
+        old.close()
+        old = _open_without_evaluating(tmp_path / "old")
+        assert wsfile.read_file(name, "maintainer").header["version"] == 2
+        for k in range(4, 12):
+            expected = steady.engine.commit(*commit_of(k))
+            assert old.engine.commit(*commit_of(k)) == expected
+            assert _work(old.engine.stats()) == _work(steady.engine.stats())
+        old.compact()
+        assert wsfile.read_file(tmp_path / "old" / "maintainer.11", "maintainer").header["version"] == 3
+        assert contents(old.engine) == from_scratch(program, edb_after(11))
+    finally:
+        steady.close()
+        old.close()
+
+
 def _open_without_evaluating(path) -> Workspace:
     """Workspace.open with every way of evaluating a rule made to fail while the stored maintainer
     is restored (replaying the log afterwards maintains, and may evaluate regions)."""
@@ -145,15 +177,17 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
     except DatalogError:
         return                                        # e.g. a division by zero when evaluating
     reopened = Workspace.create(root / "reopened", text)
+    restored = False
     compact_min = data.draw(st.sampled_from([0, 400, 1 << 20]))
     try:
         for batch in data.draw(_batches(generated)):
             inserts, retracts = {}, {}
             for sign, name, row in batch:
                 (inserts if sign == "+" else retracts).setdefault(name, []).append(row)
-            reopened.close()
-            reopened = Workspace.open(root / "reopened", compact_min=compact_min)
-            restored = reopened.engine.maintainer is not None    # else built afresh: its work may differ
+            if data.draw(st.booleans()):      # else the same process goes on (after a failed commit too)
+                reopened.close()
+                reopened = Workspace.open(root / "reopened", compact_min=compact_min)
+                restored = reopened.engine.maintainer is not None    # else built afresh: its work may differ
             try:
                 expected = steady.engine.commit(inserts, retracts)
             except DatalogError:
@@ -418,32 +452,39 @@ def test_maintainer_file_damaged_is_corrupt_and_deleted_is_rebuilt(tmp_path):
         assert ws.engine.maintainer is not None
 
 
-@pytest.mark.parametrize("part", ["nodes", "leaves", "entries"])
+@pytest.mark.parametrize("part", ["children", "leaves", "entries"])
 def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
-    """A maintainer file whose checksums hold but whose trace children or sensitivity entries are
-    out of order (restoring appends them as they come) is workspace_corrupt, not a wrong tree."""
+    """A maintainer file whose checksums hold but where one trace node's children, leaves or
+    sensitivity entries are out of order (restoring appends them as they come) is
+    workspace_corrupt when that node is read -- by a commit that reaches it, or a compaction,
+    which reads every page -- and the failed operation changes nothing."""
     from datalog import wsfile
     path = tmp_path / "ws"
     two_hops = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
+    edges = [(a, b) for a in range(4) for b in range(4) if a != b]
     with Workspace.create(path, two_hops) as ws:
-        ws.engine.commit({"e": [(a, b) for a in range(4) for b in range(4) if a != b]}, {})
+        ws.engine.commit({"e": edges}, {})
         ws.compact()
     name = path / "maintainer.1"
     stored = wsfile.read_file(name, "maintainer")
-    state = stored.records[0]["state"]
-    # two rows under one parent (entries: of one node) with different keys (region starts)
-    parent = {"nodes": 0, "leaves": 0, "entries": 4}[part]
-    key = {"nodes": 1, "leaves": 1, "entries": 5}[part]
-    rows, i, j = next((rows, i, j) for rows in (r[part] for r in state["rules"] if part in r)
-                      for i in range(len(rows)) for j in range(i + 1, len(rows))
-                      if rows[i][parent] == rows[j][parent] and rows[i][key] is not None
-                      and rows[j][key] is not None and rows[i][key] != rows[j][key])
+    field, key = {"children": (2, 0), "leaves": (3, 0), "entries": (4, 5)}[part]
+    rows, i, j = next((rows, i, j) for page in stored.records[1:] for record in page.get("nodes", ())
+                      for rows in [record[field]] for i in range(len(rows)) for j in range(i + 1, len(rows))
+                      if rows[i][key] is not None and rows[j][key] is not None and rows[i][key] != rows[j][key])
     rows[i], rows[j] = rows[j], rows[i]
     wsfile.write_file(name, "maintainer", {k: v for k, v in stored.header.items()
                                           if k not in ("format", "kind", "version")}, stored.records)
-    with pytest.raises(DatalogError) as err:
-        Workspace.open(path)
-    assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+    log = (path / LOG).read_bytes()
+    with Workspace.open(path) as ws:                            # pages are read when needed
+        with pytest.raises(DatalogError) as err:
+            ws.engine.commit({}, {"e": edges})                  # reaches every region: rolled back
+        assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+        assert (path / LOG).read_bytes() == log and contents(ws.engine) == from_scratch(two_hops, {"e": set(edges)})
+        with pytest.raises(DatalogError) as err:
+            ws.compact()
+        assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+    with Workspace.open(path, readonly=True) as reader:
+        assert reader.seq == 1 and contents(reader.engine) == from_scratch(two_hops, {"e": set(edges)})
 
 
 def test_newer_format_version_is_refused(tmp_path):
