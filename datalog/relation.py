@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from lftj.trie import TrieNode, build, sorted_rows as trie_rows
+from lftj.trie import TrieNode, build, lazy, sorted_rows as trie_rows
 
 
 class Relation:
@@ -53,6 +53,20 @@ class Relation:
             if self.presorted is not None and order == tuple(range(len(order))):
                 rows, grouped, self.presorted = self.presorted, True, None
             node = self.indexes[order] = build(rows, order, grouped)
+        return node
+
+    def lazy_index(self, order: tuple[int, ...]) -> TrieNode:
+        """The index in ``order`` (as ``index``), each trie node built from its rows when first
+        read (:func:`lftj.trie.lazy`): a workspace opening for writing, whose next commits read a
+        few paths of each index. Built over a copy of the rows as they are now (or the
+        ``presorted`` list, which the index then owns)."""
+        node = self.indexes.get(order)
+        if node is None:
+            grouped = self.presorted is not None and order == tuple(range(len(order))) and len(order) <= 2
+            rows = self.presorted if grouped else list(self.tuples)
+            if grouped:
+                self.presorted = None
+            node = self.indexes[order] = lazy(rows, order, grouped)
         return node
 
     def insert(self, rows) -> list[tuple]:

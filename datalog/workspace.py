@@ -244,11 +244,8 @@ class Workspace:
         if frames.header.get("seq") != self.seq:
             raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
         state = frames.record(0).get("state") if len(frames) else None
-        groups = state.get("groups") if isinstance(state, dict) else None
-        pages_end = (groups["first"] + groups["pages"] if isinstance(groups, dict)
-                     and type(groups.get("first")) is int and type(groups.get("pages")) is int else None)
-        if not isinstance(state, dict) or (len(frames) != 1 if groups is None else pages_end != len(frames)):
-            raise WorkspaceCorrupt(f"workspace file {path} is incomplete")
+        if not isinstance(state, dict) or len(frames) != 1 + state.get("frames", 0):
+            raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
         return state, path, frames
 
     def _replay_through(self, engine: WorkspaceEngine, log: wsfile.Contents) -> None:

@@ -10,9 +10,9 @@
     materialized projection;
   * a whole-rule fallback (:class:`maintenance.incremental.WholeRule`): its derived rows.
 
-Restoring constructs the rules without evaluating them and builds the trie indexes the LFTJ
-rules read (so that changes come as surgeries, as after a build), a root level of many keys
-already as ChunkedKeys (see there). :func:`capture` returns
+Restoring constructs the rules without evaluating them and makes the trie indexes the LFTJ
+rules read (so that changes come as surgeries, as after a build), lazily: a node is built
+from its rows when a commit first reads it. :func:`capture` returns
 None for a maintainer it cannot reproduce exactly (another maintainer class, queued regions,
 an aggregate view left over from a rule that fell back to whole evaluation); the workspace
 then builds the maintainer at the first commit. Values are JSON data; a JSON array is read
@@ -32,13 +32,13 @@ from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
 from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import Entry, SensitivityIndex
-from maintenance.surgery import chunk_large
 from maintenance.theta_rule import ThetaRule
 from maintenance.trace import LazyTraceNode, TraceNode
 
 
 PAGE = 256                 # trace nodes a page (format version 3)
 GROUPS = 64                # sensitivity groups a page, about
+COUNTS = 1024              # support counts a page, about
 
 
 def capture(engine, paged: bool = True) -> list[dict] | None:
@@ -82,7 +82,16 @@ def capture(engine, paged: bool = True) -> list[dict] | None:
         return [{"state": state}]
     group_pages = _group_pages(groups)
     state.update(page=PAGE, groups={"first": 1 + len(pages), "pages": len(group_pages), "counts": counts})
-    return [{"state": state}, *pages, *group_pages]
+    pages += group_pages
+    for name, rows in support.items():
+        count = max(1, -(-len(rows) // COUNTS))
+        buckets = [[] for _ in range(count)]
+        for row, n in rows:
+            buckets[_bucket(0, row, count)].append([row, n])
+        support[name] = {"first": 1 + len(pages), "pages": count}
+        pages.extend({"counts": bucket} for bucket in buckets)
+    state["frames"] = len(pages)
+    return [{"state": state}, *pages]
 
 
 def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
@@ -230,7 +239,14 @@ def _restore(engine, state: dict, where, frames) -> None:
             by_where[position].keep_stored(_StoredGroups(stored, position), count)
     m.support = {name: Counter() for name in engine.idb}
     for name, rows in state["support"].items():
-        m.support[name] = Counter({_tuple(row): n for row, n in rows})
+        if name not in m.support:
+            raise ValueError(f"support counts of {name}, which is not derived")
+        if isinstance(rows, dict):
+            if stored is None:
+                raise ValueError("paged support counts without pages")
+            m.support[name] = _StoredCounts(stored, rows["first"], rows["pages"])
+        else:
+            m.support[name] = Counter({_tuple(row): n for row, n in rows})
     m._virtualize()
     engine.maintainer = m
 
@@ -248,10 +264,11 @@ def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
 
 
 def _index_tries(engine, rule) -> None:
-    """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries."""
+    """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries:
+    lazy ones (``Relation.lazy_index``), whose nodes are built when a commit first reads them."""
     for one in [rule] + [view.rule for view in rule.views]:
         for atom in one.plan.atoms:
-            chunk_large(engine.db[atom.relation].index(atom.order))
+            engine.db[atom.relation].lazy_index(atom.order)
 
 
 class _Stored:
@@ -291,6 +308,10 @@ class _Stored:
                 del self.cache[next(iter(self.cache))]
         self.cache[frame] = page                     # most recently used last
         return page
+
+    def frame(self, frame: int) -> dict:
+        """The decoded record of ``frame`` (kept while recently used)."""
+        return self._page(frame)
 
     def _record(self, position: int, node: int) -> list:
         _, first, count = self.rules[position]
@@ -381,6 +402,83 @@ class _Stored:
                 for stored_where, alpha, _ in self._page(frame)["groups"]:
                     self.alphas_of.setdefault(stored_where, []).append(tuple(alpha))
         return self.alphas_of.get(where, [])
+
+
+class _StoredCounts(Counter):
+    """One relation's support counts whose pages are read when first needed: a row's page (see
+    :func:`_bucket`) the first time the row is looked up or set, every page before anything
+    reads them all (iteration, length, comparison, a copy)."""
+
+    def __init__(self, stored: _Stored, first: int, pages: int):
+        dict.__init__(self)                 # (Counter's would update: read every page)
+        if not (type(first) is int and type(pages) is int and pages >= 1
+                and 0 < first and first + pages <= len(stored.frames)):
+            raise ValueError("support count pages are not in the file")
+        self._stored, self._first, self._pages, self._read = stored, first, pages, set()
+
+    def _page(self, row) -> None:
+        page = _bucket(0, row, self._pages) if type(row) is tuple else None
+        if page is not None and page not in self._read:
+            self._read_page(page)
+
+    def _read_page(self, page: int) -> None:
+        self._read.add(page)
+        try:
+            for row, n in self._stored.frame(self._first + page)["counts"]:
+                dict.__setitem__(self, _tuple(row), n)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._stored._corrupt(exc) from None
+
+    def _read_all(self) -> None:
+        for page in range(self._pages):
+            if page not in self._read:
+                self._read_page(page)
+
+    def get(self, row, default=None):
+        self._page(row)
+        return dict.get(self, row, default)
+
+    def __getitem__(self, row):
+        self._page(row)
+        return Counter.__getitem__(self, row)
+
+    def __contains__(self, row) -> bool:
+        self._page(row)
+        return dict.__contains__(self, row)
+
+    def __setitem__(self, row, count) -> None:
+        self._page(row)
+        dict.__setitem__(self, row, count)
+
+    def __delitem__(self, row) -> None:
+        self._page(row)
+        dict.__delitem__(self, row)
+
+    def pop(self, row, *default):
+        self._page(row)
+        return dict.pop(self, row, *default)
+
+    def clear(self) -> None:
+        self._read.update(range(self._pages))
+        dict.clear(self)
+
+
+
+def _reading_all(name: str):
+    """Counter's method ``name`` after every page is read."""
+    method = getattr(Counter, name)
+
+    def read_first(self, *args, **kwargs):
+        self._read_all()
+        return method(self, *args, **kwargs)
+    read_first.__name__ = read_first.__qualname__ = name
+    return read_first
+
+
+for _name in ("__iter__", "__len__", "__eq__", "__ne__", "__repr__", "__reduce__", "keys", "values", "items",
+              "copy", "update", "subtract", "most_common", "elements", "total"):
+    setattr(_StoredCounts, _name, _reading_all(_name))
+del _name
 
 
 class _StoredGroups:

@@ -32,6 +32,7 @@ False
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from itertools import groupby, repeat
 from operator import itemgetter
 
@@ -222,3 +223,95 @@ def _leaf_parent(keys: list) -> TrieNode:
     node.children = dict.fromkeys(keys)
     node._keys = None
     return node
+
+
+_CHILDREN, _KEYS = TrieNode.__dict__["children"], TrieNode.__dict__["_keys"]
+
+
+def lazy(rows: list, order: tuple[int, ...], grouped: bool = False) -> TrieNode:
+    """The same trie as ``build(rows, order)``, each node built from its run of rows when first
+    read (:class:`LazyTrieNode`). ``rows`` is kept as it is (give a list nothing else changes);
+    ``grouped``: it is already sorted by every column of ``order`` but the last (for two columns
+    in the identity order: by the first), else the root sorts a copy when first read.
+
+    >>> root = lazy([(2, 1), (1, 3), (1, 2)], (0, 1))
+    >>> type(root).__name__, root.keys, type(root).__name__, type(root.children[1]).__name__
+    ('LazyTrieNode', [1, 2], 'TrieNode', 'LazyTrieNode')
+    >>> sorted_rows(root, 2), type(root.children[1]).__name__
+    ([(1, 2), (1, 3), (2, 1)], 'TrieNode')
+    """
+    node = LazyTrieNode.__new__(LazyTrieNode)
+    _CHILDREN.__set__(node, (rows, 0, len(rows), order, 0, grouped))
+    _KEYS.__set__(node, None)
+    return node
+
+
+class LazyTrieNode(TrieNode):
+    """A trie node not built yet: its children slot holds (rows, lo, hi, order, depth, grouped),
+    the run ``rows[lo:hi]`` of the rows under it, sorted by ``order``'s columns before ``depth``
+    and (but at the last level) by the one at ``depth``. The first read or write of ``children``
+    or ``_keys`` builds its level -- the children of an inner level as further lazy nodes, over
+    their own runs -- and the node becomes a plain :class:`TrieNode`: no cost on later reads.
+    A workspace opening for writing indexes its relations so, so that only the paths a commit
+    reaches are built."""
+
+    __slots__ = ()
+
+    def _build(self) -> None:
+        rows, lo, hi, order, depth, grouped = _CHILDREN.__get__(self)
+        if depth == len(order) - 1:
+            children, keys = dict.fromkeys(map(itemgetter(order[-1]), rows[lo:hi])), None
+        else:
+            children, keys = _level(rows[lo:hi], order, depth, grouped)
+        _CHILDREN.__set__(self, children)
+        _KEYS.__set__(self, keys)
+        self.__class__ = TrieNode
+
+    def _lazy(slot):
+        def get(self):
+            self._build()
+            return slot.__get__(self)
+
+        def put(self, value):
+            self._build()
+            slot.__set__(self, value)
+        return property(get, put)
+
+    children, _keys = _lazy(_CHILDREN), _lazy(_KEYS)
+    del _lazy
+
+
+def _level(run: list, order: tuple, depth: int, grouped: bool) -> tuple[dict, list | None]:
+    """The children (lazy, each over its part of ``run``) and sorted keys of an inner level over
+    ``run``. Sorted by the level's columns unless ``grouped`` says it is (checked at the root:
+    a hint from a file may be wrong; below, the parent sorted it); values that do not sort (a
+    NaN among floats) are grouped by hashing, as ``build`` does, with the keys left to sort
+    later."""
+    values = list(map(itemgetter(order[depth]), run))
+    if not grouped or (depth == 0 and values != sorted(values)):
+        run.sort(key=itemgetter(*order[depth:-1]))
+        values = list(map(itemgetter(order[depth]), run))
+    if values and type(values[0]) is float and any(v != v for v in values):
+        return _hashed(run, order, depth), None
+    children, keys, start, end, below = {}, [], 0, len(values), depth + 1
+    while start < end:
+        key = values[start]
+        stop = bisect_right(values, key, start)
+        children[key] = child = LazyTrieNode.__new__(LazyTrieNode)
+        _CHILDREN.__set__(child, (run, start, stop, order, below, True))
+        _KEYS.__set__(child, None)
+        keys.append(key)
+        start = stop
+    return children, keys
+
+
+def _hashed(run: list, order: tuple, depth: int) -> dict:
+    groups: dict = {}
+    for row in run:
+        groups.setdefault(row[order[depth]], []).append(row)
+    children = {}
+    for key, part in groups.items():
+        child = children[key] = LazyTrieNode.__new__(LazyTrieNode)
+        _CHILDREN.__set__(child, (part, 0, len(part), order, depth + 1, False))
+        _KEYS.__set__(child, None)
+    return children

@@ -120,15 +120,6 @@ def _settle(edits: dict) -> None:
             node._keys = _spliced(keys, erased, inserted)
 
 
-def chunk_large(root) -> None:
-    """Keep a trie root of at least :data:`CHUNKED` keys as ChunkedKeys from now on: a workspace
-    opening for writing builds its indexes so, so that its first commit edits them in place
-    like every later one instead of sorting and converting the level first (one pass over
-    its keys either way)."""
-    if len(root.children) >= CHUNKED and type(root._keys) is not ChunkedKeys:
-        root._keys = ChunkedKeys(root.keys)
-
-
 class ChunkedKeys(SortedList):
     """The sorted keys of a large trie level, kept in chunks (``sortedcontainers.SortedList``):
     an edit touches one chunk, where splicing a list copies every key. Readers that need the

@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -70,8 +71,8 @@ def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, pr
     views, whole-rule fallbacks, T-reducts -- without evaluating anything (``construct`` and
     ``run`` are never called) and maintains the log's commits through it; with compact_min=600
     the reopened workspace alternates between a fresh snapshot and a log to replay. ``chunked``:
-    every root of two keys or more is opened as ChunkedKeys and every edit goes through them
-    (surgery.CHUNKED and FEW lowered), as a root of millions of keys would."""
+    every edited level of two keys or more becomes ChunkedKeys and every edit goes through them
+    (surgery.CHUNKED and FEW lowered), as a level of millions of keys would."""
     if chunked:
         import maintenance.surgery as surgery
         monkeypatch.setattr(surgery, "CHUNKED", 2)
@@ -123,6 +124,60 @@ def test_version_2_maintainer_file_is_restored(tmp_path, program):
     finally:
         steady.close()
         old.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_paged_support_counts_act_as_a_counter(tmp_path_factory, data):
+    """A restored relation's support counts read page by page (wsstate._StoredCounts, from a real
+    maintainer file with small pages) against a Counter of the same counts, under random lookups,
+    sets and deletions through the journal (as maintenance makes them), rollback, and whole reads."""
+    from datalog import wsstate
+    from maintenance.journal import Journal
+    program = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
+    rows = data.draw(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=30))
+    path = tmp_path_factory.mktemp("ws") / "ws"
+    with Workspace.create(path, program) as ws:
+        ws.engine.commit({"e": sorted(rows)}, {})
+        old, wsstate.COUNTS = wsstate.COUNTS, 4
+        try:
+            ws.compact()
+        finally:
+            wsstate.COUNTS = old
+        model = Counter(ws.engine.maintainer.support["t"])
+    with Workspace.open(path) as ws:
+        counts, original = ws.engine.maintainer.support["t"], Counter(model)
+        assert type(counts).__name__ == "_StoredCounts"
+        keys = st.tuples(st.integers(0, 7), st.integers(0, 7))
+        journal = Journal()
+        rollback = data.draw(st.booleans())         # then only journaled changes (set, pop)
+        if model and not rollback:
+            first = min(model)                     # a stored row set before its page was read
+            counts[first] = model[first] = 50
+        ops = st.sampled_from(["get", "in", "item", "set", "pop"] + ([] if rollback else ["assign", "delete"]))
+        for op, key, value in data.draw(st.lists(st.tuples(ops, keys, st.integers(5, 20)), max_size=25)):
+            if op == "assign":                       # as Counter.update would, without a lookup first
+                counts[key] = model[key] = value
+            elif op == "delete":
+                if key in model:
+                    del model[key]
+                    del counts[key]
+            elif op == "get":
+                assert counts.get(key, 0) == model.get(key, 0)
+            elif op == "in":
+                assert (key in counts) == (key in model)
+            elif op == "item":
+                assert counts[key] == model[key]
+            else:
+                journal.set_item(counts, key, value if op == "set" else None)
+                if op == "set":
+                    model[key] = value
+                else:
+                    model.pop(key, None)
+        if rollback:
+            journal.rollback()
+            model = original
+        assert dict(counts) == dict(model) and len(counts) == len(model) and counts == model
 
 
 def _open_without_evaluating(path) -> Workspace:
