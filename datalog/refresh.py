@@ -13,7 +13,9 @@ a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, 
    source is not copied. Every ``CHAIN`` versions, or when the chain's changes pass
    ``CHAIN_SHARE`` of the rows, the refresh **stages** instead: it writes the source's rows as a
    new full version and diffs against that;
-2. **maintain**: applies every source's difference as one transaction, whose log record also
+2. **load** the changed relations from the workspace (an open reads a relation, and builds the
+   levels of its trie indexes, only when first used: ``maintenance.surgery.prepare``), then
+   **maintain**: apply every source's difference as one transaction, whose log record also
    names the new snapshots: both become durable together, or neither does;
 3. **write back**: each ``.output r(IO=spark, ...)``: ``mode=overwrite`` rewrites the sink,
    ``mode=merge`` appends only the inserted rows (a deletion rewrites it: Parquet tables
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from datalog.workspace import Workspace, source_snapshot
+from maintenance.surgery import prepare
 
 Progress = Callable[[str], None]
 
@@ -113,6 +116,9 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     if not any(ins or dels for ins, dels in changes.values()):
         _drop_old_snapshots(ws)        # the staged copies, and any a killed refresh left
         return report
+    for name in changes:
+        prepare(engine.db[name])       # read from the workspace now, so that maintain follows the delta
+    started = report.phase("load", started)
     delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
                               chains, before_log=lambda: checkpoint("transaction"))
     report.commit = ws.seq

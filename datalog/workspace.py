@@ -25,7 +25,7 @@ from datalog.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, Workspa
                             WorkspaceReadOnly)
 from datalog.extension import combined, newly_derived
 from datalog.parser import parse
-from datalog.relation import Relation
+from datalog.relation import LazyRelation, Relation
 from datalog import wsfile, wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
@@ -217,8 +217,8 @@ class Workspace:
         commit."""
         log, snap = self._read_files()
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
-        self.blocks, tables, ordered = _snapshot_state(snap, self.path / SNAPSHOT)
-        self.sources = _sources(snap.records[0].get("sources", {}), self.path / SNAPSHOT)
+        first, self.blocks, tables, ordered = _snapshot_state(snap, self.path / SNAPSHOT)
+        self.sources = _sources(first.get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
@@ -279,12 +279,13 @@ class Workspace:
             self.sources.update(_sources(record.get("sources", {}), where))
             yield record
 
-    def _read_files(self) -> tuple[wsfile.Contents, wsfile.Contents]:
+    def _read_files(self) -> tuple[wsfile.Contents, wsfile.Frames]:
         """Log first, then snapshot: a compaction between the two reads leaves a snapshot at least
-        as new as the log's base, so the pair is always a committed state."""
+        as new as the log's base, so the pair is always a committed state. The snapshot is read
+        whole and checked, its records decoded when needed (``_snapshot_state``)."""
         for _ in range(10):
             log = wsfile.read_file(self.path / LOG, "log", torn_tail=True)
-            snap = wsfile.read_file(self.path / SNAPSHOT, "snapshot")
+            snap = wsfile.read_frames(self.path / SNAPSHOT, "snapshot")
             if _int(snap.header, "seq", self.path / SNAPSHOT) >= _int(log.header, "base", self.path / LOG):
                 break
         else:
@@ -299,9 +300,10 @@ class Workspace:
         for record in self._records_after(log):
             seq = record["seq"]
             for name, rows in _rows_of(record, "retract", where):
-                tables.setdefault(name, set()).difference_update(rows)
+                _as_set(tables, name).difference_update(rows)
                 changed.add(name)
             for name, rows in _rows_of(record, "insert", where):
+                _as_set(tables, name)
                 _add(tables, name, rows, where)
                 changed.add(name)
             self.seq, self.when = seq, record.get("time", self.when)
@@ -384,15 +386,22 @@ class Workspace:
         self._open_log()
 
     def _snapshot_records(self):
-        yield {"blocks": self.blocks, **({"sources": self.sources} if self.sources else {})}
-        count = 1
-        engine = self.engine
+        """The blocks record with the directory of the relations' frames, each relation's rows
+        (CHUNK a frame), the end record."""
+        engine, directory, stored, frame = self.engine, {}, [], 1
         for name in engine.relations():
-            rows, arity = engine.db[name].stored_rows(), engine.db[name].arity
+            relation = engine.db[name]
+            rows, by_first = relation.stored_rows(), relation.stores_by_first()
+            frames = max(1, -(-len(rows) // CHUNK))
+            directory[name] = {"first": frame, "frames": frames, "count": len(rows), "arity": relation.arity,
+                               "sample": list(rows[0]) if rows else None, "by_first": by_first}
+            stored.append((name, rows, relation.arity))
+            frame += frames
+        yield {"blocks": self.blocks, **({"sources": self.sources} if self.sources else {}), "relations": directory}
+        for name, rows, arity in stored:
             for start in range(0, max(len(rows), 1), CHUNK):
                 yield {"relation": name, **pack(rows[start:start + CHUNK], arity)}
-                count += 1
-        yield {"end": count}
+        yield {"end": frame}
 
     def commit_sources(self, inserts: dict, retracts: dict, sources: dict[str, str], before_log=None) -> Delta:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
@@ -571,7 +580,8 @@ def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: 
         if name not in engine.db:
             raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
                                    f"does not have")
-        if rows and len(next(iter(rows))) != engine.db[name].arity:    # one arity per relation:
+        arity = rows.arity if isinstance(rows, _SnapshotRows) else len(next(iter(rows))) if rows else None
+        if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
                                    f"{engine.db[name].arity}")             # checked by _add
     _fill(engine, {n: tables.get(n, set()) for n in engine.db})
@@ -581,27 +591,43 @@ def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: 
     return engine
 
 
-def _fill(engine: WorkspaceEngine, tables: dict[str, set]) -> None:
-    """Replace the contents of the relations of ``tables``; the ``.input`` files count as read."""
+def _fill(engine: WorkspaceEngine, tables: dict) -> None:
+    """Replace the contents of the relations of ``tables`` (sets, or a snapshot's rows left to read
+    when first used: :class:`LazyRelation`); the ``.input`` files count as read."""
     edb = set(engine.db) - engine.idb
-    engine._settle_types([(n, [next(iter(rows))]) for n, rows in tables.items() if n in edb and rows])
+    engine._settle_types([(n, [rows.sample if isinstance(rows, _SnapshotRows) else next(iter(rows))])
+                          for n, rows in tables.items() if n in edb and rows])
     for name, rows in tables.items():
-        relation = engine.db[name] = Relation(name, engine.db[name].arity)
-        relation.tuples = rows if isinstance(rows, set) else set(rows)
+        arity = engine.db[name].arity
+        if isinstance(rows, _SnapshotRows):
+            engine.db[name] = LazyRelation(name, arity, rows)
+        else:
+            relation = engine.db[name] = Relation(name, arity)
+            relation.tuples = rows if isinstance(rows, set) else set(rows)
     engine._inputs_loaded = True
 
 
-def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dict[str, set], dict[str, list]]:
-    """The blocks, every relation's rows, and the same rows as lists in their stored order
-    (``Relation.stored_rows``: the hint of ``Relation.presorted``)."""
-    records = snap.records
-    if not records or "blocks" not in records[0] or records[-1].get("end") != len(records) - 1:
+def _snapshot_state(snap: wsfile.Frames, where: Path) -> tuple[dict, list[dict], dict, dict[str, list]]:
+    """The first record, the blocks, every relation's rows, and the same rows as lists in their
+    stored order (``Relation.stored_rows``: the hint of ``Relation.presorted``). A version 3
+    snapshot names each relation's frames in its first record: its rows are then a
+    :class:`_SnapshotRows`, decoded when first used; older ones are decoded here."""
+    if len(snap) < 2:
         raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
-    blocks = records[0]["blocks"]
+    first, end = snap.record(0), snap.record(len(snap) - 1)
+    if "blocks" not in first or end.get("end") != len(snap) - 1:
+        raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
+    blocks = first["blocks"]
     if not isinstance(blocks, list) or not blocks or not all(_is_block(b) for b in blocks):
         raise WorkspaceCorrupt(f"workspace file {where}: the block list is malformed")
+    if "relations" in first:
+        directory = first["relations"]
+        if not isinstance(directory, dict):
+            raise WorkspaceCorrupt(f"workspace file {where}: the relation directory is malformed")
+        return first, blocks, {name: _SnapshotRows(snap, where, name, entry) for name, entry in directory.items()}, {}
     ordered: dict[str, list] = {}
-    for record in records[1:-1]:
+    for i in range(1, len(snap) - 1):
+        record = snap.record(i)
         name = record.get("relation")
         if not isinstance(name, str):
             raise WorkspaceCorrupt(f"workspace file {where}: a relation record is malformed")
@@ -611,7 +637,54 @@ def _snapshot_state(snap: wsfile.Contents, where: Path) -> tuple[list[dict], dic
         else:
             _check_arity(table, rows, name, where)
             table += rows
-    return blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
+    return first, blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
+
+
+class _SnapshotRows:
+    """One relation's rows in a version 3 snapshot, from its directory entry: its arity, count, a
+    sample row (for columns whose type the data settles) and whether they are by first column
+    are known at once; ``rows()`` decodes its frames when first called (checking that they hold
+    that relation, arity and count) and gives the same list every call."""
+
+    def __init__(self, snap: wsfile.Frames, where: Path, name: str, entry):
+        ok = isinstance(entry, dict) and all(type(entry.get(k)) is int for k in ("first", "frames", "count", "arity"))
+        if not ok or not (1 <= entry["first"] and entry["first"] + entry["frames"] < len(snap) and entry["frames"] >= 1
+                          and entry["count"] >= 0 and entry["arity"] >= 0):
+            raise WorkspaceCorrupt(f"workspace file {where}: the directory entry of {name} is malformed")
+        sample = entry.get("sample")
+        if (sample is None) != (entry["count"] == 0) or not (sample is None or isinstance(sample, list)):
+            raise WorkspaceCorrupt(f"workspace file {where}: the directory entry of {name} is malformed")
+        self.snap, self.where, self.name = snap, where, name
+        self.first, self.frames, self.count, self.arity = entry["first"], entry["frames"], entry["count"], entry["arity"]
+        self.sample = tuple(sample) if sample is not None else None
+        self.by_first = entry.get("by_first") is True
+        self._rows: list | None = None
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def rows(self) -> list[tuple]:
+        if self._rows is None:
+            rows: list[tuple] = []
+            for i in range(self.first, self.first + self.frames):
+                record = self.snap.record(i)
+                if record.get("relation") != self.name or record.get("arity") != self.arity:
+                    raise WorkspaceCorrupt(f"workspace file {self.where}: the record at frame {i} is not "
+                                           f"of {self.name} as its directory says")
+                rows += unpack_list(record, self.where)
+            if len(rows) != self.count:
+                raise WorkspaceCorrupt(f"workspace file {self.where}: {self.name} has {len(rows)} rows, its "
+                                       f"directory says {self.count}")
+            self._rows = rows
+        return self._rows
+
+
+def _as_set(tables: dict, name: str) -> set:
+    """``tables[name]`` as a set of rows (a snapshot's rows read now), created empty if absent."""
+    rows = tables.get(name)
+    if rows is None or isinstance(rows, _SnapshotRows):
+        rows = tables[name] = set(rows.rows()) if rows is not None else set()
+    return rows
 
 
 def _stager(path: Path, sources: dict[str, str]):

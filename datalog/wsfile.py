@@ -31,7 +31,8 @@ from datalog.errors import WorkspaceCorrupt, WorkspaceVersion
 FORMAT = "datalog-workspace"
 VERSION = 1                         # of every kind of file not in VERSIONS
 VERSIONS = {"maintainer": 3,        # 2: aggregate views, theta-join and whole-rule records; 3: pages
-            "snapshot": 2, "log": 2}  # 2: Spark sources name chains of snapshot versions
+            "snapshot": 3,            # 2: Spark sources name chains; 3: a directory of the relations
+            "log": 2}                 # 2: Spark sources name chains of snapshot versions
 _FRAME = struct.Struct(">III")
 
 
@@ -114,6 +115,10 @@ class Frames:
 
     def __len__(self) -> int:
         return len(self.spans)
+
+    @property
+    def valid_length(self) -> int:
+        return len(self.data)
 
     def record(self, i: int) -> dict:
         start, end = self.spans[i]

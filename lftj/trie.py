@@ -230,9 +230,10 @@ _CHILDREN, _KEYS = TrieNode.__dict__["children"], TrieNode.__dict__["_keys"]
 
 def lazy(rows: list, order: tuple[int, ...], grouped: bool = False) -> TrieNode:
     """The same trie as ``build(rows, order)``, each node built from its run of rows when first
-    read (:class:`LazyTrieNode`). ``rows`` is kept as it is (give a list nothing else changes);
-    ``grouped``: it is already sorted by every column of ``order`` but the last (for two columns
-    in the identity order: by the first), else the root sorts a copy when first read.
+    read (:class:`LazyTrieNode`). ``rows`` is kept as it is (give a list nothing else changes),
+    or a function giving that list, called when the root is first read; ``grouped``: it is
+    already sorted by every column of ``order`` but the last (for two columns in the identity
+    order: by the first), else the root sorts a copy when first read.
 
     >>> root = lazy([(2, 1), (1, 3), (1, 2)], (0, 1))
     >>> type(root).__name__, root.keys, type(root).__name__, type(root.children[1]).__name__
@@ -241,7 +242,7 @@ def lazy(rows: list, order: tuple[int, ...], grouped: bool = False) -> TrieNode:
     ([(1, 2), (1, 3), (2, 1)], 'TrieNode')
     """
     node = LazyTrieNode.__new__(LazyTrieNode)
-    _CHILDREN.__set__(node, (rows, 0, len(rows), order, 0, grouped))
+    _CHILDREN.__set__(node, (rows, 0, None, order, 0, grouped))
     _KEYS.__set__(node, None)
     return node
 
@@ -259,6 +260,9 @@ class LazyTrieNode(TrieNode):
 
     def _build(self) -> None:
         rows, lo, hi, order, depth, grouped = _CHILDREN.__get__(self)
+        if hi is None:                                     # the root: all the rows
+            rows = rows() if callable(rows) else rows
+            hi = len(rows)
         if depth == len(order) - 1:
             children, keys = dict.fromkeys(map(itemgetter(order[-1]), rows[lo:hi])), None
         else:

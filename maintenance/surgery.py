@@ -120,6 +120,17 @@ def _settle(edits: dict) -> None:
             node._keys = _spliced(keys, erased, inserted)
 
 
+def prepare(relation) -> None:
+    """Build now what tree surgery on ``relation`` reads first -- its rows and the root level of
+    each index, a root of at least :data:`CHUNKED` keys as ChunkedKeys -- so that a large change
+    applied next (``datalog refresh``) costs what it changes: a workspace opened for writing
+    reads them when first used, which for a 10M-row relation is seconds."""
+    relation.tuples
+    for root in relation.indexes.values():
+        if len(root.children) >= CHUNKED and type(root._keys) is not ChunkedKeys:
+            root._keys = ChunkedKeys(root.keys)
+
+
 class ChunkedKeys(SortedList):
     """The sorted keys of a large trie level, kept in chunks (``sortedcontainers.SortedList``):
     an edit touches one chunk, where splicing a list copies every key. Readers that need the

@@ -108,9 +108,11 @@ def test_refresh_inserts_deletes_mixed_and_empty(spark, managed):
     with Workspace.open(where) as ws:                             # no change: no commit, no engine work
         before, applied, apply = ws.seq, [], ws.engine._apply
         ws.engine._apply = lambda pending: applied.append(pending) or apply(pending)
+        unread = {n for n, r in ws.engine.db.items() if type(r).__name__ == "LazyRelation"}
         report = refresh(ws)
         assert report.commit is None and ws.seq == before and "maintain" not in report.seconds
-        assert applied == []                                      # the engine was never asked
+        assert applied == [] and "load" not in report.seconds      # the engine was never asked,
+        assert unread == {n for n, r in ws.engine.db.items() if type(r).__name__ == "LazyRelation"}
         assert "no change" in "\n".join(describe(report))
         _check(ws, spark, text, edges, blocked, outputs)
 

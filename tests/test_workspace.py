@@ -542,6 +542,62 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
         assert reader.seq == 1 and contents(reader.engine) == from_scratch(two_hops, {"e": set(edges)})
 
 
+def test_version_2_snapshot_is_read_whole(tmp_path):
+    """A snapshot of format version 2 (no directory of the relations' frames) is read whole, as
+    before, by readers and writers; the next compaction writes version 3."""
+    from datalog import wsfile
+    path = tmp_path / "ws"
+    _committed(path, 3)
+    stored = wsfile.read_file(path / SNAPSHOT, "snapshot")
+    first = {k: v for k, v in stored.records[0].items() if k != "relations"}
+    header = {**stored.header, "version": 2}
+    (path / SNAPSHOT).write_bytes(b"".join(wsfile.encode(r) for r in [header, first, *stored.records[1:]]))
+    with Workspace.open(path, readonly=True) as reader:
+        assert contents(reader.engine) == from_scratch(PROGRAM, edb_after(3))
+    with Workspace.open(path) as ws:
+        ws.engine.commit(*commit_of(4))
+        assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(4))
+        ws.compact()
+    assert wsfile.read_file(path / SNAPSHOT, "snapshot").header["version"] == 3
+
+
+@pytest.mark.parametrize("lie", ["count", "arity", "relation"])
+def test_snapshot_directory_that_lies_is_corrupt_when_read(tmp_path, lie):
+    """A version 3 snapshot whose checksums hold but whose directory names a relation's frames
+    wrongly is workspace_corrupt, naming the file, when that relation is first read: by a reader
+    (``rows``, ``status`` counts from the directory without reading) or by a writer's commit,
+    which is rolled back."""
+    from datalog import wsfile
+    path = tmp_path / "ws"
+    _committed(path, 3, compact_min=0)                            # the snapshot holds all three
+    stored = wsfile.read_file(path / SNAPSHOT, "snapshot")
+    entry = stored.records[0]["relations"]["e"]
+    if lie == "count":
+        entry["count"] += 1
+    elif lie == "arity":
+        entry["arity"], entry["sample"] = 3, entry["sample"] + [0]
+    else:
+        entry["first"] = stored.records[0]["relations"]["v"]["first"]
+    wsfile.write_file(path / SNAPSHOT, "snapshot", {k: v for k, v in stored.header.items()
+                                                  if k not in ("format", "kind", "version")}, stored.records)
+    if lie == "arity":                                            # checked against the program at open
+        with pytest.raises(DatalogError) as err:
+            Workspace.open(path, readonly=True)
+        assert err.value.code == "workspace_corrupt" and str(path / SNAPSHOT) in err.value.message
+        return
+    with Workspace.open(path, readonly=True) as reader:
+        assert reader.status()["sizes"]["v"] == len(from_scratch(PROGRAM, edb_after(3))["v"])
+        with pytest.raises(DatalogError) as err:
+            reader.engine.rows("e")
+        assert err.value.code == "workspace_corrupt" and str(path / SNAPSHOT) in err.value.message
+    log = (path / LOG).read_bytes()
+    with Workspace.open(path) as ws:
+        with pytest.raises(DatalogError) as err:
+            ws.engine.commit(*commit_of(4))
+        assert err.value.code == "workspace_corrupt" and str(path / SNAPSHOT) in err.value.message
+        assert (path / LOG).read_bytes() == log and ws.seq == 3
+
+
 def test_newer_format_version_is_refused(tmp_path):
     from datalog import wsfile
     path = tmp_path / "ws"
