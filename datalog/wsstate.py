@@ -37,6 +37,7 @@ from maintenance.trace import LazyTraceNode, TraceNode
 
 
 PAGE = 256                 # trace nodes a page (format version 3)
+LINKS = 4096               # trace nodes' [parent, key] a page of the node index
 GROUPS = 64                # sensitivity groups a page, about
 COUNTS = 1024              # support counts a page, about
 
@@ -61,6 +62,8 @@ def capture(engine, paged: bool = True) -> list[dict] | None:
             nodes, entries = _paged(rule, len(rules), wheres, where_ids, where_list, eids, groups)
             record.update(kind="paged", first=1 + len(pages), nodes=len(nodes), entries=entries)
             pages.extend({"nodes": nodes[i:i + PAGE]} for i in range(0, len(nodes), PAGE))
+            record["links"] = 1 + len(pages)
+            pages.extend({"links": [node[:2] for node in nodes[i:i + LINKS]]} for i in range(0, len(nodes), LINKS))
         elif type(rule) is RuleMaintainer:
             record.update(_trace(rule, wheres, where_ids, where_list))
             if rule.views:
@@ -276,7 +279,7 @@ class _Stored:
     nodes (a :class:`LazyTraceNode` reads its record when its children or entries are first
     used) and the sensitivity groups of every paged rule (a group is read when its index first
     uses it, see ``SensitivityIndex.keep_stored``). An entry is one object whichever way it is
-    reached first; decoded pages are kept while there are at most :data:`CACHED`."""
+    reached first; the last :data:`CACHED` pages decoded are kept."""
 
     CACHED = 64
 
@@ -285,28 +288,30 @@ class _Stored:
         self.page = state["page"]
         self.groups_first, self.group_pages = state["groups"]["first"], state["groups"]["pages"]
         self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
+        self.links: dict[int, int] = {}              # position -> the first page of its node index
         self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
         self.entries: dict[int, Entry] = {}          # entry id -> its entry
         self.cache: dict[int, dict] = {}             # frame -> decoded page
         self.alphas_of: dict[int, list] | None = None
 
     def attach(self, position: int, rule, record: dict) -> None:
-        first, nodes = record["first"], record["nodes"]
-        if not (isinstance(first, int) and isinstance(nodes, int) and nodes >= 1
-                and 0 < first and first + -(-nodes // self.page) <= len(self.frames)):
+        first, nodes, links = record["first"], record["nodes"], record["links"]
+        if not (type(first) is int and type(nodes) is int and type(links) is int and nodes >= 1
+                and 0 < first and first + -(-nodes // self.page) <= len(self.frames)
+                and 0 < links and links + -(-nodes // LINKS) <= len(self.frames)):
             raise ValueError(f"clause {record['clause']}: its pages are not in the file")
         self.rules[position] = (rule, first, nodes)
+        self.links[position] = links
         rule.root = self.nodes[position, 0] = LazyTraceNode.shell(None, None, 0, partial(self._load, position, 0))
         rule.intervals += record["entries"]
 
     # -- pages ------------------------------------------------------------------------------
     def _page(self, frame: int) -> dict:
-        page = self.cache.pop(frame, None)
+        page = self.cache.get(frame)
         if page is None:
-            page = self.frames.record(frame)
             if len(self.cache) >= self.CACHED:
-                del self.cache[next(iter(self.cache))]
-        self.cache[frame] = page                     # most recently used last
+                del self.cache[next(iter(self.cache))]       # the oldest read
+            page = self.cache[frame] = self.frames.record(frame)
         return page
 
     def frame(self, frame: int) -> dict:
@@ -325,10 +330,15 @@ class _Stored:
     # -- trace nodes ------------------------------------------------------------------------
     def node(self, position: int, node: int) -> TraceNode:
         """Trace node ``node`` of the rule at ``position``, a shell until its record is needed;
-        its ancestors made first (from their records' parent and key)."""
+        its ancestors made first, from the node index (``[parent, key]`` of 4,096 nodes a page:
+        the 343k entries of one group name 133k nodes, whose full pages are a third of the
+        file)."""
         found = self.nodes.get((position, node))
         if found is None:
-            parent, key = self._record(position, node)[:2]
+            count = self.rules[position][2]
+            if not 0 < node < count:
+                raise ValueError(f"node {node} of rule {position} is not stored")
+            parent, key = self._page(self.links[position] + node // LINKS)["links"][node % LINKS]
             if not (type(parent) is int and 0 <= parent < node):       # preorder: parents first
                 raise ValueError(f"node {node} of rule {position} has no parent before it")
             above = self.node(position, parent)
