@@ -25,7 +25,7 @@ import json
 import zlib
 from collections import Counter
 from functools import partial
-from itertools import count as counter
+from itertools import count
 
 from datalog.errors import WorkspaceCorrupt
 from maintenance.gjt import TReduct
@@ -44,9 +44,10 @@ COUNTS = 1024              # support counts a page, about
 
 def capture(engine, paged: bool = True) -> list[dict] | None:
     """The maintainer of ``engine`` as records -- the state, then the pages of its paged rules'
-    traces and of their sensitivity groups -- or None when it cannot be captured. Reading every
-    part of a restored maintainer that was still on disk. ``paged=False``: every rule in the
-    state record, as format version 2 stores them (for the tests of reading older files)."""
+    traces (nodes, then the node index), of their sensitivity groups and of the support counts
+    -- or None when it cannot be captured. Reading every part of a restored maintainer that was
+    still on disk. ``paged=False``: every rule in the state record, as format version 2 stores
+    them (for the tests of reading older files)."""
     m = engine.maintainer
     if type(m) is not IncrementalMaintainer or m.pending:
         return None
@@ -55,7 +56,7 @@ def capture(engine, paged: bool = True) -> list[dict] | None:
     wheres = {id(index): where for where, index in m.registry.indexes.items()}
     where_list, where_ids = [], {}
     position = {id(c): i for i, c in enumerate(engine.checked.clauses)}
-    rules, pages, groups, eids = [], [], {}, counter()
+    rules, pages, groups, eids = [], [], {}, count()
     for key, rule in m.rules.items():
         record = {"clause": position[key]}
         if type(rule) is RuleMaintainer and not rule.views and paged:
@@ -75,7 +76,7 @@ def capture(engine, paged: bool = True) -> list[dict] | None:
         else:
             return None
         rules.append(record)
-    support = {name: _counts(counter) for name, counter in m.support.items()}
+    support = {name: _counts(counts) for name, counts in m.support.items()}
     counts = [0] * len(where_list)
     for (where, _), entries in groups.items():
         counts[where] += len(entries)
@@ -87,11 +88,10 @@ def capture(engine, paged: bool = True) -> list[dict] | None:
     state.update(page=PAGE, groups={"first": 1 + len(pages), "pages": len(group_pages), "counts": counts})
     pages += group_pages
     for name, rows in support.items():
-        count = max(1, -(-len(rows) // COUNTS))
-        buckets = [[] for _ in range(count)]
+        buckets = [[] for _ in range(max(1, -(-len(rows) // COUNTS)))]
         for row, n in rows:
-            buckets[_bucket(0, row, count)].append([row, n])
-        support[name] = {"first": 1 + len(pages), "pages": count}
+            buckets[_bucket(0, row, len(buckets))].append([row, n])
+        support[name] = {"first": 1 + len(pages), "pages": len(buckets)}
         pages.extend({"counts": bucket} for bucket in buckets)
     state["frames"] = len(pages)
     return [{"state": state}, *pages]
@@ -218,8 +218,8 @@ def _restore(engine, state: dict, where, frames) -> None:
     for position, record in enumerate(state["rules"]):
         clause = clauses[record["clause"]]
         rule = m.construct(clause, evaluate_views=False)
-        kind = record.get("kind", "rule")
-        if kind != {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "paged" if kind == "paged" else "rule"):
+        kind, built = record.get("kind", "rule"), {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "rule")
+        if kind != built and (kind, built) != ("paged", "rule"):
             raise ValueError(f"clause {record['clause']} is not maintained as a {kind} rule")
         if kind == "theta":
             _fill(rule.view, record)
@@ -238,8 +238,8 @@ def _restore(engine, state: dict, where, frames) -> None:
     for (where, alpha), entries in groups.items():
         by_where[where].load(alpha, entries)
     if stored is not None:
-        for position, count in enumerate(state["groups"]["counts"]):
-            by_where[position].keep_stored(_StoredGroups(stored, position), count)
+        for position, entries in enumerate(state["groups"]["counts"]):
+            by_where[position].keep_stored(_StoredGroups(stored, position), entries)
     m.support = {name: Counter() for name in engine.idb}
     for name, rows in state["support"].items():
         if name not in m.support:
@@ -306,7 +306,8 @@ class _Stored:
         rule.intervals += record["entries"]
 
     # -- pages ------------------------------------------------------------------------------
-    def _page(self, frame: int) -> dict:
+    def frame(self, frame: int) -> dict:
+        """The decoded record of ``frame`` (one of the last :data:`CACHED` decoded, or decoded now)."""
         page = self.cache.get(frame)
         if page is None:
             if len(self.cache) >= self.CACHED:
@@ -314,15 +315,11 @@ class _Stored:
             page = self.cache[frame] = self.frames.record(frame)
         return page
 
-    def frame(self, frame: int) -> dict:
-        """The decoded record of ``frame`` (kept while recently used)."""
-        return self._page(frame)
-
     def _record(self, position: int, node: int) -> list:
         _, first, count = self.rules[position]
         if not 0 <= node < count:
             raise ValueError(f"node {node} of rule {position} is not stored")
-        return self._page(first + node // self.page)["nodes"][node % self.page]
+        return self.frame(first + node // self.page)["nodes"][node % self.page]
 
     def _corrupt(self, exc) -> WorkspaceCorrupt:
         return WorkspaceCorrupt(f"workspace file {self.where}: the maintainer record is malformed ({exc})")
@@ -338,7 +335,7 @@ class _Stored:
             count = self.rules[position][2]
             if not 0 < node < count:
                 raise ValueError(f"node {node} of rule {position} is not stored")
-            parent, key = self._page(self.links[position] + node // LINKS)["links"][node % LINKS]
+            parent, key = self.frame(self.links[position] + node // LINKS)["links"][node % LINKS]
             if not (type(parent) is int and 0 <= parent < node):       # preorder: parents first
                 raise ValueError(f"node {node} of rule {position} has no parent before it")
             above = self.node(position, parent)
@@ -360,6 +357,8 @@ class _Stored:
                 if shell is None:
                     shell = self.nodes[position, child] = LazyTraceNode.shell(
                         node, key, node.depth + 1, partial(self._load, position, child))
+                elif shell.parent is not node or shell.key != key:     # made from the node index
+                    raise ValueError(f"node {child} of rule {position}: its page and the index differ")
                 children[key] = shell
                 keys.append(key)
             for key, head in leaves:
@@ -384,13 +383,15 @@ class _Stored:
         if entry is None:
             entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), _tuple(start), _tuple(end),
                                               (node, _tuple(lo), _tuple(hi)), rule)
+        elif entry.region[0] is not node or entry.index is not self.by_where[where]:
+            raise ValueError(f"entry {eid}: its node's page and its group's page differ")
         return entry
 
     # -- sensitivity groups -----------------------------------------------------------------
     def group(self, where: int, alpha: tuple) -> list[Entry]:
         """The live entries of group ``(where, alpha)`` of the paged rules."""
         try:
-            page = self._page(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
+            page = self.frame(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
             out = []
             for stored_where, stored_alpha, entries in page:
                 if stored_where != where or tuple(stored_alpha) != alpha:
@@ -409,7 +410,7 @@ class _Stored:
         if self.alphas_of is None:
             self.alphas_of = {}
             for frame in range(self.groups_first, self.groups_first + self.group_pages):
-                for stored_where, alpha, _ in self._page(frame)["groups"]:
+                for stored_where, alpha, _ in self.frame(frame)["groups"]:
                     self.alphas_of.setdefault(stored_where, []).append(tuple(alpha))
         return self.alphas_of.get(where, [])
 

@@ -507,12 +507,13 @@ def test_maintainer_file_damaged_is_corrupt_and_deleted_is_rebuilt(tmp_path):
         assert ws.engine.maintainer is not None
 
 
-@pytest.mark.parametrize("part", ["children", "leaves", "entries"])
+@pytest.mark.parametrize("part", ["children", "leaves", "entries", "links"])
 def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
     """A maintainer file whose checksums hold but where one trace node's children, leaves or
-    sensitivity entries are out of order (restoring appends them as they come) is
-    workspace_corrupt when that node is read -- by a commit that reaches it, or a compaction,
-    which reads every page -- and the failed operation changes nothing."""
+    sensitivity entries are out of order (restoring appends them as they come), or whose node
+    index disagrees with a node's page, is workspace_corrupt when that node is read -- by a
+    commit that reaches it, or a compaction, which reads every page -- and the failed operation
+    changes nothing."""
     from datalog import wsfile
     path = tmp_path / "ws"
     two_hops = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
@@ -522,11 +523,17 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
         ws.compact()
     name = path / "maintainer.1"
     stored = wsfile.read_file(name, "maintainer")
-    field, key = {"children": (2, 0), "leaves": (3, 0), "entries": (4, 5)}[part]
-    rows, i, j = next((rows, i, j) for page in stored.records[1:] for record in page.get("nodes", ())
-                      for rows in [record[field]] for i in range(len(rows)) for j in range(i + 1, len(rows))
-                      if rows[i][key] is not None and rows[j][key] is not None and rows[i][key] != rows[j][key])
-    rows[i], rows[j] = rows[j], rows[i]
+    if part == "links":                    # the node index names a node's key wrongly: its page differs
+        links = next(page["links"] for page in stored.records[1:] if "links" in page)
+        i, j = next((i, j) for i in range(1, len(links)) for j in range(i + 1, len(links))   # below the
+                    if links[i][0] == links[j][0] != 0 and links[i][1] != links[j][1])          # root's children
+        links[i][1], links[j][1] = links[j][1], links[i][1]
+    else:
+        field, key = {"children": (2, 0), "leaves": (3, 0), "entries": (4, 5)}[part]
+        rows, i, j = next((rows, i, j) for page in stored.records[1:] for record in page.get("nodes", ())
+                          for rows in [record[field]] for i in range(len(rows)) for j in range(i + 1, len(rows))
+                          if rows[i][key] is not None and rows[j][key] is not None and rows[i][key] != rows[j][key])
+        rows[i], rows[j] = rows[j], rows[i]
     wsfile.write_file(name, "maintainer", {k: v for k, v in stored.header.items()
                                           if k not in ("format", "kind", "version")}, stored.records)
     log = (path / LOG).read_bytes()
