@@ -12,6 +12,10 @@ s(b, c), t(c, d) over three random tables) one fresh worker subprocess measures:
             sensitivity entries, support counts) and builds the trie indexes its rules read
   first     the writer's first one-tuple commit after opening
   commit    median latency of a one-tuple commit after that, including the log fsync
+  slowest   the slowest of those commits after the first (a commit that first reaches a large
+            part of the stored state reads and builds it: see datalog/workspace.md)
+  update    wall time of `datalog update ws changes.dl` with one new tuple, a process of its
+            own: interpreter start, imports, writer open, commit, close -- what a batch job pays
   disk      every file of the workspace, against the EDB as tab-separated .facts files (and
             against EDB + IDB as such files)
 
@@ -89,6 +93,13 @@ def worker(size: int, seed: int, reps: int, commits: int) -> dict:
                 ws.engine.commit(inserts={rel: [row]})
                 latencies.append(time.perf_counter() - started)
         out["first"], out["commit"] = latencies[0], statistics.median(latencies[1:])
+        out["slowest"] = max(latencies[1:])
+        rel, row = spec.fresh(rng)
+        (tmp / "changes.dl").write_text(f"+{rel}({', '.join(map(str, row))}).\ncommit.\n")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "datalog", "update", str(tmp / "ws"), str(tmp / "changes.dl")],
+                       check=True, capture_output=True, cwd=REPO)
+        out["update"] = time.perf_counter() - started
         out["disk_bytes"] = sum(f.stat().st_size for f in (tmp / "ws").iterdir())
         return out
     finally:
@@ -120,7 +131,8 @@ def run(args) -> int:
 
 def report(args, results: list[dict], state) -> int:
     headers = ["EDB tuples", "scratch", "init", "open", "scratch/open", "writer open", "scratch/writer",
-               "first commit", "commit (fsync)", "disk", "disk/EDB csv", "disk/all csv"]
+               "first commit", "commit (fsync)", "slowest", "update",
+               "disk", "disk/EDB csv", "disk/all csv"]
     rows = []
     for r in results:
         if "error" in r:
@@ -129,6 +141,7 @@ def report(args, results: list[dict], state) -> int:
         rows.append([f"{r['size']:,}", _s(r["scratch"]), _s(r["init"]), _s(r["open"]),
                      f"{r['scratch'] / r['open']:.1f}x", _s(r["writer"]) + ("" if r["restored"] else " (no state)"),
                      f"{r['scratch'] / r['writer']:.1f}x", _s(r["first"]), f"{r['commit'] * 1000:.2f} ms",
+                     _s(r["slowest"]), _s(r["update"]),
                      f"{r['disk_bytes'] / 1e6:.1f} MB", f"{r['disk_bytes'] / r['edb_csv_bytes']:.2f}",
                      f"{r['disk_bytes'] / r['all_csv_bytes']:.2f}"])
     print(table.text(headers, rows, right=set(range(len(headers)))))
