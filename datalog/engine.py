@@ -61,7 +61,12 @@ def paused_gc():
 
     The price of freezing: frozen objects that later become *cyclic* garbage (trace nodes a commit
     drops) are not reclaimed until :func:`thaw`; the memory they keep is bounded by what the bulk
-    work built. :meth:`Engine.extend`, which replaces the program's state, thaws."""
+    work built. :meth:`Engine.extend`, which replaces the program's state, thaws.
+
+    Commits run paused too: a workspace opened for writing reads its state when a commit first
+    needs it (relation rows, trie levels, trace nodes), which is bulk work of the same kind --
+    running, the collector tripled the first commits after an open at 1M tuples (12 commits:
+    5.9 s, paused 2.1 s)."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -361,7 +366,7 @@ class Engine:
         if self.maintainer is None:
             self.maintainer = make_maintainer(self, self.maintenance)
         journal = Journal()
-        with journal.deferring_interrupts():           # Ctrl-C cancels at a point the journal can undo
+        with paused_gc(), journal.deferring_interrupts():    # Ctrl-C cancels at a point the journal can undo
             try:
                 delta = self.maintainer.apply(pending_changes(pending, self.db), journal)
                 journal.check_interrupt()
