@@ -31,7 +31,7 @@ from datalog.errors import WorkspaceCorrupt
 from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
 from maintenance.rule import RuleMaintainer
-from maintenance.sensitivity import Entry, SensitivityIndex
+from maintenance.sensitivity import ON_DISK, Entry, SensitivityIndex
 from maintenance.theta_rule import ThetaRule
 from maintenance.trace import LazyTraceNode, TraceNode
 
@@ -40,6 +40,7 @@ PAGE = 256                 # trace nodes a page (format version 3)
 LINKS = 4096               # trace nodes' [parent, key] a page of the node index
 GROUPS = 64                # sensitivity groups a page, about
 COUNTS = 1024              # support counts a page, about
+SCANNED = 4096             # a stored sensitivity group this large is matched by scans at first
 
 
 def capture(engine, paged: bool = True) -> list[dict] | None:
@@ -383,25 +384,50 @@ class _Stored:
         if entry is None:
             entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), _tuple(start), _tuple(end),
                                               (node, _tuple(lo), _tuple(hi)), rule)
+            entry.slot = ON_DISK                                    # no group holds it yet
         elif entry.region[0] is not node or entry.index is not self.by_where[where]:
             raise ValueError(f"entry {eid}: its node's page and its group's page differ")
         return entry
 
     # -- sensitivity groups -----------------------------------------------------------------
+    def _rows(self, where: int, alpha: tuple) -> list:
+        """The stored rows of group ``(where, alpha)``: [rule position, entry id, node, start,
+        end, lo, hi] each."""
+        page = self.frame(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
+        for stored_where, stored_alpha, rows in page:
+            if stored_where == where and tuple(stored_alpha) == alpha:
+                return rows
+        return []
+
+    def _entries(self, where: int, alpha: tuple, rows) -> list[Entry]:
+        out = []
+        for position, eid, node, start, end, lo, hi in rows:
+            entry = self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
+            if entry.alive:
+                out.append(entry)
+        return out
+
     def group(self, where: int, alpha: tuple) -> list[Entry]:
         """The live entries of group ``(where, alpha)`` of the paged rules."""
         try:
-            page = self.frame(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
-            out = []
-            for stored_where, stored_alpha, entries in page:
-                if stored_where != where or tuple(stored_alpha) != alpha:
-                    continue
-                for position, eid, node, start, end, lo, hi in entries:
-                    rule = self.rules[position][0]
-                    entry = self._entry(rule, eid, where, stored_alpha, start, end, self.node(position, node), lo, hi)
-                    if entry.alive:
-                        out.append(entry)
-            return out
+            return self._entries(where, alpha, self._rows(where, alpha))
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def stab(self, where: int, alpha: tuple, key) -> list[Entry] | None:
+        """The live entries of group ``(where, alpha)`` whose interval holds ``key``, found by
+        one pass over its stored rows (no entry made but those), or None for a group of fewer
+        than :data:`SCANNED` rows: reading it whole costs little more."""
+        try:
+            rows = self._rows(where, alpha)
+            if len(rows) < SCANNED:
+                return None
+            held = []
+            for row in rows:
+                start, end = row[3], row[4]
+                if (start is None or _tuple(start) <= key) and (end is None or key <= _tuple(end)):
+                    held.append(row)
+            return self._entries(where, alpha, held)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise self._corrupt(exc) from None
 
@@ -500,6 +526,9 @@ class _StoredGroups:
 
     def entries(self, alpha: tuple) -> list[Entry]:
         return self.stored.group(self.where, alpha)
+
+    def stab(self, alpha: tuple, key) -> list[Entry] | None:
+        return self.stored.stab(self.where, alpha, key)
 
     def alphas(self) -> list[tuple]:
         return self.stored.alphas(self.where)

@@ -62,9 +62,18 @@ def _work(stats: dict) -> dict:
             for rule, v in stats.items()}
 
 
-@pytest.mark.parametrize("chunked", [False, True])
+def _scanning(monkeypatch) -> None:
+    """Every stored sensitivity group, however small, matched by passes over its stored rows for
+    its first two matches and read after (as groups of thousands of entries are)."""
+    from datalog import wsstate
+    from maintenance import sensitivity
+    monkeypatch.setattr(wsstate, "SCANNED", 0)
+    monkeypatch.setattr(sensitivity, "SCANS", 2)
+
+
+@pytest.mark.parametrize("mode", ["plain", "chunked", "scanned"])
 @pytest.mark.parametrize("program", [PLAIN, PROGRAM, AGGREGATES, THETA])
-def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program, chunked, monkeypatch):
+def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program, mode, monkeypatch):
     """A workspace closed and reopened before every commit against one that never stopped: the
     same delta and the same work per rule (engine.stats()) for each commit, and the same
     contents as from scratch. Opening restores the stored maintainer -- LFTJ traces, aggregate
@@ -72,8 +81,11 @@ def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, pr
     ``run`` are never called) and maintains the log's commits through it; with compact_min=600
     the reopened workspace alternates between a fresh snapshot and a log to replay. ``chunked``:
     every edited level of two keys or more becomes ChunkedKeys and every edit goes through them
-    (surgery.CHUNKED and FEW lowered), as a level of millions of keys would."""
-    if chunked:
+    (surgery.CHUNKED and FEW lowered), as a level of millions of keys would. ``scanned``: see
+    :func:`_scanning`."""
+    if mode == "scanned":
+        _scanning(monkeypatch)
+    if mode == "chunked":
         import maintenance.surgery as surgery
         monkeypatch.setattr(surgery, "CHUNKED", 2)
         monkeypatch.setattr(surgery, "FEW", 0)
@@ -89,6 +101,7 @@ def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, pr
             assert reopened.engine.commit(*commit_of(k)) == expected
             assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
             assert contents(reopened.engine) == from_scratch(program, edb_after(k))
+            assert _index_sizes(reopened.engine) == _index_sizes(steady.engine)
     finally:
         steady.close()
         reopened.close()
@@ -234,6 +247,7 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
     reopened = Workspace.create(root / "reopened", text)
     restored = False
     compact_min = data.draw(st.sampled_from([0, 400, 1 << 20]))
+    restore_scans = _scans(data.draw(st.sampled_from([None, 0, 1, 3])))
     try:
         for batch in data.draw(_batches(generated)):
             inserts, retracts = {}, {}
@@ -254,8 +268,63 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
                 assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
             assert contents(reopened.engine) == contents(steady.engine)
     finally:
+        restore_scans()
         steady.close()
         reopened.close()
+
+
+def _scans(count):
+    """Stored groups matched by ``count`` passes (:func:`_scanning`), None: the defaults (small
+    groups read at once); returns the function that puts the defaults back."""
+    from datalog import wsstate
+    from maintenance import sensitivity
+    saved = wsstate.SCANNED, sensitivity.SCANS
+    if count is not None:
+        wsstate.SCANNED, sensitivity.SCANS = 0, count
+
+    def restore():
+        wsstate.SCANNED, sensitivity.SCANS = saved
+    return restore
+
+
+def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypatch):
+    """Entries still on disk that a commit adds beside, drops or matches -- by passes or after
+    their group is read -- and then rolls back (a division by zero): the next commits
+    do what a process that never stopped does, and the contents equal evaluation from scratch."""
+    _scanning(monkeypatch)
+    program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"     # (commit_of: y <= 6)
+    steady, reopened = Workspace.create(tmp_path / "steady", program), Workspace.create(tmp_path / "reopened", program)
+    edb = {name: set(rows) for name, rows in EDB.items()}
+    try:
+        for k in range(1, 13):
+            inserts, retracts = commit_of(k)
+            for engine in (steady.engine, reopened.engine):
+                with pytest.raises(DatalogError) as err:             # the same change, and y = 9
+                    engine.commit({**inserts, "e": [*inserts.get("e", []), (k % 5, 9)]}, retracts)
+                assert err.value.code == "division_by_zero"
+            if k % 3 == 0:
+                reopened.close()
+                reopened = _open_without_evaluating(tmp_path / "reopened")
+            assert reopened.engine.commit(inserts, retracts) == steady.engine.commit(inserts, retracts)
+            assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
+            for name, rows in inserts.items():
+                edb.setdefault(name, set()).update(rows)
+            for name, rows in retracts.items():
+                edb[name].difference_update(rows)
+            assert contents(reopened.engine) == from_scratch(program, edb)
+            assert _index_sizes(reopened.engine) == _index_sizes(steady.engine)
+        assert _intervals(reopened.engine) == _intervals(steady.engine)     # (reads every group)
+    finally:
+        steady.close()
+        reopened.close()
+
+
+def _index_sizes(engine) -> dict:
+    return {where: len(index) for where, index in engine.maintainer.registry.indexes.items() if len(index)}
+
+
+def _intervals(engine) -> dict:
+    return {where: index.intervals() for where, index in engine.maintainer.registry.indexes.items() if len(index)}
 
 
 def test_commit_through_transaction_is_durable_and_empty_commits_count(tmp_path):
