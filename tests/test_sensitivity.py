@@ -59,3 +59,67 @@ def test_index_matches_brute_force(ops, small, pending):
         assert len(index.intervals()) == len(index)
     finally:
         sensitivity.SMALL, stabbing.PENDING = old
+
+
+class _Disk:
+    """Stored groups as ``SensitivityIndex.keep_stored`` reads them, over a plain dict: the live
+    entries of a group, or by a pass the live ones holding a key (None for a group smaller than
+    ``scanned``)."""
+
+    def __init__(self, groups: dict, scanned: int):
+        self.groups, self.scanned, self.reads = groups, scanned, []
+
+    def entries(self, alpha):
+        self.reads.append(alpha)
+        return [e for e in self.groups.get(alpha, []) if e.alive]
+
+    def stab(self, alpha, key):
+        group = self.groups.get(alpha, [])
+        if len(group) < self.scanned:
+            return None
+        return [e for e in group if e.alive and e.holds(key)]
+
+    def alphas(self):
+        return list(self.groups)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), ENDS, ENDS), max_size=60), OPS,
+       st.sampled_from([1, 3, 48]), st.sampled_from([0, 2, 64]), st.sampled_from([0, 5, 1000]),
+       st.sampled_from([0, 1, 3]))
+def test_index_over_stored_groups_matches_brute_force(stored, ops, small, pending, scanned, scans):
+    """Entries left on disk (a workspace's stored maintainer): adds beside them, drops and
+    rollbacks of them before and after their group is read, matches by passes and after, give
+    what a list of every interval gives; a group is read only to match (or list) it."""
+    old = sensitivity.SMALL, stabbing.PENDING, sensitivity.SCANS
+    sensitivity.SMALL, stabbing.PENDING, sensitivity.SCANS = small, pending, scans
+    try:
+        index, entries, groups = SensitivityIndex(), [], {}
+        for i, (alpha, start, end) in enumerate(stored):
+            entry = Entry(index, (alpha,), *_ordered(start, end), i)
+            entry.slot = sensitivity.ON_DISK
+            groups.setdefault((alpha,), []).append(entry)
+            entries.append(entry)
+        disk, matched = _Disk(groups, scanned), set()
+        index.keep_stored(disk, len(entries))
+        for op in ops:
+            if op[0] == "add":
+                _, alpha, start, end = op
+                entries.append(index.add((alpha,), *_ordered(start, end), len(entries)))
+            elif op[0] in ("remove", "restore") and entries:
+                entry = entries[op[1] % len(entries)]
+                (index.remove if op[0] == "remove" else index.restore)(entry)
+            elif op[0] == "match":
+                _, alpha, key = op
+                matched.add((alpha,))
+                got = sorted(e.region for e in index.match((alpha,), key))
+                want = sorted(e.region for e in entries
+                              if e.alive and e.alpha == (alpha,) and _holds(e.start, e.end, key))
+                assert got == want
+            assert len(index) == sum(e.alive for e in entries)
+        assert len(set(disk.reads)) == len(disk.reads) and set(disk.reads) <= matched
+        want = [(e.alpha, "-inf" if e.start is None else e.start, "+inf" if e.end is None else e.end)
+                for e in entries if e.alive]
+        assert sorted(index.intervals(), key=repr) == sorted(want, key=repr)
+    finally:
+        sensitivity.SMALL, stabbing.PENDING, sensitivity.SCANS = old
