@@ -25,13 +25,14 @@ import json
 import zlib
 from collections import Counter
 from functools import partial
-from itertools import count
+from itertools import count, repeat
 
 from datalog.errors import WorkspaceCorrupt
 from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
 from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import ON_DISK, Entry, SensitivityIndex
+from maintenance.stabbing import NEG, POS, LazyBlock, start_of
 from maintenance.theta_rule import ThetaRule
 from maintenance.trace import LazyTraceNode, TraceNode
 
@@ -40,7 +41,7 @@ PAGE = 256                 # trace nodes a page (format version 3)
 LINKS = 4096               # trace nodes' [parent, key] a page of the node index
 GROUPS = 64                # sensitivity groups a page, about
 COUNTS = 1024              # support counts a page, about
-SCANNED = 4096             # a stored sensitivity group this large is matched by scans at first
+BLOCKED = 1024             # a stored sensitivity group this large is read as a LazyBlock
 
 
 def capture(engine, paged: bool = True) -> list[dict] | None:
@@ -141,11 +142,20 @@ def _where(entry, wheres, where_ids, where_list) -> int:
 
 
 def _group_pages(groups: dict) -> list[dict]:
-    """The groups hashed into pages of about :data:`GROUPS` (see :func:`_bucket`)."""
+    """The groups hashed into pages of about :data:`GROUPS` (see :func:`_bucket`), each group's
+    rows by start (a large one is read as a block indexed in that order)."""
     pages = [[] for _ in range(max(1, -(-len(groups) // GROUPS)))]
     for (where, alpha), entries in groups.items():
+        try:
+            entries.sort(key=_start)
+        except TypeError:                   # keys that do not compare: the reader sorts them
+            pass
         pages[_bucket(where, alpha, len(pages))].append([where, list(alpha), entries])
     return [{"groups": page} for page in pages]
+
+
+def _start(row: list):
+    return start_of(row[3])
 
 
 def _bucket(where: int, alpha: tuple, pages: int) -> int:
@@ -292,6 +302,7 @@ class _Stored:
         self.links: dict[int, int] = {}              # position -> the first page of its node index
         self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
         self.entries: dict[int, Entry] = {}          # entry id -> its entry
+        self.placed: dict[int, tuple] = {}           # entry id -> (LazyBlock, leaf) of a read group
         self.cache: dict[int, dict] = {}             # frame -> decoded page
         self.alphas_of: dict[int, list] | None = None
 
@@ -385,6 +396,10 @@ class _Stored:
             entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), _tuple(start), _tuple(end),
                                               (node, _tuple(lo), _tuple(hi)), rule)
             entry.slot = ON_DISK                                    # no group holds it yet
+            placed = self.placed.get(eid)
+            if placed is not None:                                  # its group is a LazyBlock
+                block, j = placed
+                block.place(j, entry)
         elif entry.region[0] is not node or entry.index is not self.by_where[where]:
             raise ValueError(f"entry {eid}: its node's page and its group's page differ")
         return entry
@@ -414,20 +429,31 @@ class _Stored:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise self._corrupt(exc) from None
 
-    def stab(self, where: int, alpha: tuple, key) -> list[Entry] | None:
-        """The live entries of group ``(where, alpha)`` whose interval holds ``key``, found by
-        one pass over its stored rows (no entry made but those), or None for a group of fewer
-        than :data:`SCANNED` rows: reading it whole costs little more."""
+    def block(self, where: int, alpha: tuple) -> LazyBlock | None:
+        """Group ``(where, alpha)`` as a block whose entries are made when a stab reaches them,
+        or None for a group of fewer than :data:`BLOCKED` rows (read whole). Capture stores a
+        group's rows by start; if a file's are not, they are sorted here."""
         try:
             rows = self._rows(where, alpha)
-            if len(rows) < SCANNED:
+            if len(rows) < max(1, BLOCKED):
                 return None
-            held = []
-            for row in rows:
-                start, end = row[3], row[4]
-                if (start is None or _tuple(start) <= key) and (end is None or key <= _tuple(end)):
-                    held.append(row)
-            return self._entries(where, alpha, held)
+            starts = [NEG if (v := row[3]) is None else (0, tuple(v) if type(v) is list else v) for row in rows]
+            if starts != sorted(starts):
+                order = sorted(range(len(rows)), key=starts.__getitem__)
+                rows, starts = [rows[j] for j in order], [starts[j] for j in order]
+            ends = [POS if (v := row[4]) is None else (0, tuple(v) if type(v) is list else v, 1) for row in rows]
+            eids = [row[1] for row in rows]
+            block = LazyBlock(starts, ends, list(map(self.entries.get, eids)),
+                              partial(self._made, where, alpha, rows))
+            self.placed.update(zip(eids, zip(repeat(block), count())))
+            return block
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def _made(self, where: int, alpha: tuple, rows: list, j: int) -> Entry:
+        try:
+            position, eid, node, start, end, lo, hi = rows[j]
+            return self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise self._corrupt(exc) from None
 
@@ -527,8 +553,8 @@ class _StoredGroups:
     def entries(self, alpha: tuple) -> list[Entry]:
         return self.stored.group(self.where, alpha)
 
-    def stab(self, alpha: tuple, key) -> list[Entry] | None:
-        return self.stored.stab(self.where, alpha, key)
+    def block(self, alpha: tuple) -> LazyBlock | None:
+        return self.stored.block(self.where, alpha)
 
     def alphas(self) -> list[tuple]:
         return self.stored.alphas(self.where)

@@ -18,8 +18,8 @@ read it: an added entry waits in ``trees`` beside the stored ones, a removed sto
 marked dead (its ``slot`` is :data:`ON_DISK` while no group holds it) and left out when the
 group is read. So a commit that records new sensitivity under ``alpha``, or drops old, costs
 nothing more for a group of 300,000 entries than for one of three. A large stored group is
-matched the first :data:`SCANS` times by one pass over its stored rows, then read and built:
-building costs about as much as ten passes, and a group matched once or twice is never built.
+read as a :class:`maintenance.stabbing.LazyBlock`: its intervals indexed as stored, each entry
+made when a match first reaches it.
 
 >>> index = SensitivityIndex()
 >>> a = index.add((), None, 0, "r1"); b = index.add((), 6, None, "r2"); c = index.add((), 2, 4, "r3")
@@ -35,7 +35,6 @@ from maintenance.stabbing import NEG, StabbingGroup, end_of, start_of
 
 SMALL = 256      # entries under one alpha kept in a list; more go to a StabbingGroup
 ON_DISK = "on disk"   # the ``slot`` of a stored entry no group holds (see the module text)
-SCANS = 8             # matches of a large stored group answered by passes before it is read
 
 
 class Entry:
@@ -60,7 +59,6 @@ class SensitivityIndex:
         self.size = 0
         self.stored = None           # entries not yet in ``trees`` (see ``keep_stored``)
         self.fetched: set = set()    # the alphas whose stored entries are in ``trees``
-        self.scans: dict = {}        # alpha -> the matches answered by a pass over its stored rows
 
     def __len__(self) -> int:
         return self.size
@@ -71,8 +69,8 @@ class SensitivityIndex:
         read and, until a group holds it, with ``slot`` :data:`ON_DISK`. It is called the first
         time a change is matched under ``alpha`` (or every entry is listed) -- so a group no
         change reaches is never read; ``stored.alphas()`` names every stored group;
-        ``stored.stab(alpha, key)`` gives the live stored entries holding ``key`` by a pass, or
-        None when the group is better read."""
+        ``stored.block(alpha)`` gives a large group as a LazyBlock instead (None: read
+        ``entries``)."""
         self.stored = stored
         self.size += count
 
@@ -80,11 +78,24 @@ class SensitivityIndex:
         """The group under ``alpha``, its stored entries read first if they are not yet."""
         if self.stored is not None and alpha not in self.fetched:
             self.fetched.add(alpha)
-            entries = self.stored.entries(alpha)
-            if entries:
-                self.load(alpha, entries)
-                self.size -= len(entries)               # counted by keep_stored already
+            block = self.stored.block(alpha)
+            if block is not None:
+                self._adopt(alpha, block)
+            else:
+                entries = self.stored.entries(alpha)
+                if entries:
+                    self.load(alpha, entries)
+                    self.size -= len(entries)           # counted by keep_stored already
         return self.trees.get(alpha)
+
+    def _adopt(self, alpha: tuple, block) -> None:
+        """A stored group read as a block joins the entries added beside it (counted already)."""
+        group = self.trees.get(alpha)
+        if type(group) is not StabbingGroup:
+            group, added = StabbingGroup(), group or []
+            group.extend(added)
+            self.trees[alpha] = group
+        group.adopt(block)
 
     def add(self, alpha: tuple, start, end, region, owner=None) -> Entry:
         entry = Entry(self, alpha, start, end, region, owner)
@@ -144,26 +155,12 @@ class SensitivityIndex:
 
     def match(self, alpha: tuple, key) -> list[Entry]:
         """The entries under ``alpha`` whose interval holds ``key`` (the caller removes them)."""
-        out = self._scan(alpha, key)
-        group = self.trees.get(alpha) if out is not None else self._group(alpha)
-        out = out or []
+        group = self._group(alpha)
         if group is None:
-            return out
+            return []
         if type(group) is list:
-            return out + [entry for entry in group if entry.holds(key)]
-        return out + group.stab((0, key))
-
-    def _scan(self, alpha: tuple, key) -> list[Entry] | None:
-        """The stored entries under ``alpha`` holding ``key`` by a pass over them, or None when
-        the group is read instead (it is, or it is small, or passes have been made enough)."""
-        if self.stored is None or alpha in self.fetched or self.scans.get(alpha, 0) >= SCANS:
-            return None
-        out = self.stored.stab(alpha, key)
-        if out is None:
-            self.scans[alpha] = SCANS
-        else:
-            self.scans[alpha] = self.scans.get(alpha, 0) + 1
-        return out
+            return [entry for entry in group if entry.holds(key)]
+        return group.stab((0, key))
 
     def intervals(self) -> list[tuple]:
         """Every entry as (alpha, start, end), sorted: for tests and explain (every stored group

@@ -65,37 +65,49 @@ class Block:
     __slots__ = ("entries", "starts", "top", "width", "live")
 
     def __init__(self, entries: list) -> None:
-        keyed = sorted(((start_of(e.start), end_of(e.end), e) for e in entries), key=_first)
-        self.entries = [e for _, _, e in keyed]
-        self.starts = [s for s, _, _ in keyed]
-        width = 1
-        while width < len(keyed):
-            width *= 2
-        top = [DEAD] * width + [end for _, end, _ in keyed] + [DEAD] * (width - len(keyed))
-        for i in range(width - 1, 0, -1):
-            left, right = top[2 * i], top[2 * i + 1]
-            top[i] = left if left >= right else right
-        self.top, self.width, self.live = top, width, len(keyed)
+        keyed = sorted([(NEG if e.start is None else (0, e.start), e) for e in entries], key=_first)
+        self._index([s for s, _ in keyed], [e for _, e in keyed])
         for j, entry in enumerate(self.entries):
             entry.slot = (self, j)
 
+    def _index(self, starts: list, entries: list, ends: list | None = None) -> None:
+        """The tree over ``entries`` sorted by their ``starts``; ``ends``: their encoded ends,
+        when the entries are not all made (see :class:`LazyBlock`)."""
+        if ends is None:
+            ends = [POS if e.end is None else (0, e.end, 1) for e in entries]
+        width = 1
+        while width < len(entries):
+            width *= 2
+        top = [DEAD] * width + ends + [DEAD] * (width - len(entries))
+        first = width // 2
+        while first:                                   # a level at a time, its maxima in C
+            top[first:2 * first] = map(max, top[2 * first:4 * first:2], top[2 * first + 1:4 * first:2])
+            first //= 2
+        self.entries, self.starts, self.top, self.width, self.live = entries, starts, top, width, len(entries)
+
     def stab(self, point: tuple, out: list) -> None:
         """Append the live entries holding ``point`` to ``out``."""
+        entries = self.entries
+        out.extend(entries[j] for j in self._held(point))
+
+    def _held(self, point: tuple) -> list[int]:
+        """The positions of the live entries holding ``point``."""
         count = bisect_right(self.starts, point)
         if not count:
-            return
-        top, width, entries = self.top, self.width, self.entries
+            return []
+        top, width, held = self.top, self.width, []
         stack = [(1, 0, width)]                       # (node, first leaf, leaves under it)
         while stack:
             node, first, span = stack.pop()
             if first >= count or top[node] < point:
                 continue
             if node >= width:
-                out.append(entries[node - width])
+                held.append(node - width)
                 continue
             half = span // 2
             stack.append((2 * node + 1, first + half, half))
             stack.append((2 * node, first, half))
+        return held
 
     def kill(self, j: int) -> None:
         """Entry ``j`` no longer answers: its leaf is DEAD and the maxima above it are recomputed."""
@@ -114,6 +126,48 @@ class Block:
     def alive_entries(self) -> list:
         top, width = self.top, self.width
         return [e for j, e in enumerate(self.entries) if top[width + j] is not DEAD]
+
+
+class LazyBlock(Block):
+    """A block over stored intervals (a workspace's stored sensitivity group) whose entries are
+    made when first needed: ``entries[j]`` is None until ``make(j)`` made it -- when a stab
+    reaches it, or when the block is merged or rebuilt. Given sorted by start, it is built in
+    linear time and with no entry made: a group of 343k entries reads in a fraction of the
+    seconds that making every entry and sorting them took. ``entries`` may hold entries made
+    already: a live one is placed, a dead one's leaf is DEAD."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, starts: list, ends: list, entries: list, make) -> None:
+        self._index(starts, entries, ends)
+        self.make = make
+        for j, entry in enumerate(entries):
+            if entry is None:
+                continue
+            if entry.alive:
+                entry.slot = (self, j)
+            else:
+                self.kill(j)
+
+    def entry(self, j: int):
+        """The entry of leaf ``j``, made now if it was not."""
+        entry = self.entries[j]
+        if entry is None:
+            entry = self.make(j)
+            self.place(j, entry)
+        return entry
+
+    def place(self, j: int, entry) -> None:
+        """``entry``, made elsewhere (reached another way first), is the one of leaf ``j``."""
+        self.entries[j] = entry
+        entry.slot = (self, j)
+
+    def stab(self, point: tuple, out: list) -> None:
+        out.extend(map(self.entry, self._held(point)))
+
+    def alive_entries(self) -> list:
+        top, width = self.top, self.width
+        return [self.entry(j) for j in range(len(self.entries)) if top[width + j] is not DEAD]
 
 
 class StabbingGroup:
@@ -150,6 +204,12 @@ class StabbingGroup:
             entry.slot = self
         self.pending.extend(entries)
         self.size += len(entries)
+
+    def adopt(self, block: Block) -> None:
+        """A block built elsewhere (a stored group read as a :class:`LazyBlock`) joins the group."""
+        self.blocks.append(block)
+        self.blocks.sort(key=lambda b: -len(b.entries))
+        self.size += block.live
 
     def remove(self, entry) -> None:
         """``entry`` (in this group) stops answering; the caller sets ``alive``."""

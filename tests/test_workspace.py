@@ -62,16 +62,14 @@ def _work(stats: dict) -> dict:
             for rule, v in stats.items()}
 
 
-def _scanning(monkeypatch) -> None:
-    """Every stored sensitivity group, however small, matched by passes over its stored rows for
-    its first two matches and read after (as groups of thousands of entries are)."""
+def _blocking(monkeypatch) -> None:
+    """Every stored sensitivity group, however small, read as a LazyBlock (as groups of
+    thousands of entries are)."""
     from datalog import wsstate
-    from maintenance import sensitivity
-    monkeypatch.setattr(wsstate, "SCANNED", 0)
-    monkeypatch.setattr(sensitivity, "SCANS", 2)
+    monkeypatch.setattr(wsstate, "BLOCKED", 0)
 
 
-@pytest.mark.parametrize("mode", ["plain", "chunked", "scanned"])
+@pytest.mark.parametrize("mode", ["plain", "chunked", "blocks"])
 @pytest.mark.parametrize("program", [PLAIN, PROGRAM, AGGREGATES, THETA])
 def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, program, mode, monkeypatch):
     """A workspace closed and reopened before every commit against one that never stopped: the
@@ -81,10 +79,10 @@ def test_reopened_commit_has_the_same_delta_and_iterator_operations(tmp_path, pr
     ``run`` are never called) and maintains the log's commits through it; with compact_min=600
     the reopened workspace alternates between a fresh snapshot and a log to replay. ``chunked``:
     every edited level of two keys or more becomes ChunkedKeys and every edit goes through them
-    (surgery.CHUNKED and FEW lowered), as a level of millions of keys would. ``scanned``: see
-    :func:`_scanning`."""
-    if mode == "scanned":
-        _scanning(monkeypatch)
+    (surgery.CHUNKED and FEW lowered), as a level of millions of keys would. ``blocks``: see
+    :func:`_blocking`."""
+    if mode == "blocks":
+        _blocking(monkeypatch)
     if mode == "chunked":
         import maintenance.surgery as surgery
         monkeypatch.setattr(surgery, "CHUNKED", 2)
@@ -247,7 +245,7 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
     reopened = Workspace.create(root / "reopened", text)
     restored = False
     compact_min = data.draw(st.sampled_from([0, 400, 1 << 20]))
-    restore_scans = _scans(data.draw(st.sampled_from([None, 0, 1, 3])))
+    restore_blocked = _blocked(data.draw(st.sampled_from([None, 0, 2])))
     try:
         for batch in data.draw(_batches(generated)):
             inserts, retracts = {}, {}
@@ -268,30 +266,29 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
                 assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
             assert contents(reopened.engine) == contents(steady.engine)
     finally:
-        restore_scans()
+        restore_blocked()
         steady.close()
         reopened.close()
 
 
-def _scans(count):
-    """Stored groups matched by ``count`` passes (:func:`_scanning`), None: the defaults (small
-    groups read at once); returns the function that puts the defaults back."""
+def _blocked(rows):
+    """Stored groups of ``rows`` or more read as LazyBlocks (None: the default); returns the
+    function that puts the default back."""
     from datalog import wsstate
-    from maintenance import sensitivity
-    saved = wsstate.SCANNED, sensitivity.SCANS
-    if count is not None:
-        wsstate.SCANNED, sensitivity.SCANS = 0, count
+    saved = wsstate.BLOCKED
+    if rows is not None:
+        wsstate.BLOCKED = rows
 
     def restore():
-        wsstate.SCANNED, sensitivity.SCANS = saved
+        wsstate.BLOCKED = saved
     return restore
 
 
 def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypatch):
-    """Entries still on disk that a commit adds beside, drops or matches -- by passes or after
-    their group is read -- and then rolls back (a division by zero): the next commits
+    """Entries still on disk that a commit adds beside, drops or matches -- before their group
+    is read or after, as a LazyBlock -- and then rolls back (a division by zero): the next commits
     do what a process that never stopped does, and the contents equal evaluation from scratch."""
-    _scanning(monkeypatch)
+    _blocking(monkeypatch)
     program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"     # (commit_of: y <= 6)
     steady, reopened = Workspace.create(tmp_path / "steady", program), Workspace.create(tmp_path / "reopened", program)
     edb = {name: set(rows) for name, rows in EDB.items()}
@@ -315,6 +312,36 @@ def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypat
             assert _index_sizes(reopened.engine) == _index_sizes(steady.engine)
         assert _intervals(reopened.engine) == _intervals(steady.engine)     # (reads every group)
     finally:
+        steady.close()
+        reopened.close()
+
+
+@pytest.mark.parametrize("blocked", [0, None])
+def test_one_session_over_stored_groups_does_the_work_of_a_process_that_never_stopped(tmp_path, blocked):
+    """Many commits in one session after an open: groups read (as LazyBlocks with blocked=0)
+    by one commit, whose entries a later commit makes by reading their trace nodes and drops
+    by revisiting them, must not answer a third commit's match -- the same delta and work as a
+    process that never stopped, the same intervals, and from-scratch contents."""
+    restore = _blocked(blocked)
+    rng = random.Random(5)
+    program = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
+    edges = {(rng.randrange(12), rng.randrange(12)) for _ in range(60)}
+    text = program + "".join(f"e({x}, {y}).\n" for x, y in sorted(edges))
+    steady, reopened = Workspace.create(tmp_path / "steady", text), Workspace.create(tmp_path / "reopened", text)
+    try:
+        reopened.close()
+        reopened = _open_without_evaluating(tmp_path / "reopened")
+        for _ in range(60):
+            row = (rng.randrange(14), rng.randrange(14))
+            change = ({}, {"e": [row]}) if row in edges and rng.random() < 0.6 else ({"e": [row]}, {})
+            edges = (edges - set(change[1].get("e", []))) | set(change[0].get("e", []))
+            assert reopened.engine.commit(*change) == steady.engine.commit(*change)
+            assert _work(reopened.engine.stats()) == _work(steady.engine.stats())
+            assert _index_sizes(reopened.engine) == _index_sizes(steady.engine)
+        assert contents(reopened.engine) == from_scratch(program, {"e": edges})
+        assert _intervals(reopened.engine) == _intervals(steady.engine)
+    finally:
+        restore()
         steady.close()
         reopened.close()
 
