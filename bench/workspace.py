@@ -15,7 +15,10 @@ s(b, c), t(c, d) over three random tables) one fresh worker subprocess measures:
   slowest   the slowest of those commits after the first (a commit that first reaches a large
             part of the stored state reads and builds it: see datalog/workspace.md)
   update    wall time of `datalog update ws changes.dl` with one new tuple, a process of its
-            own: interpreter start, imports, writer open, commit, close -- what a batch job pays
+            own: interpreter start, imports, writer open, commit, close -- what a batch job pays;
+            the commits above are in the log, and an open replays the commits logged since the
+            last compaction (reading what they reached)
+  logged    the same after --logged more one-tuple commits
   disk      every file of the workspace, against the EDB as tab-separated .facts files (and
             against EDB + IDB as such files)
 
@@ -43,13 +46,15 @@ def add_arguments(p) -> None:
                    help="comma-separated EDB sizes (total EDB tuples); default 10000,100000,1000000")
     p.add_argument("--reps", type=int, default=3, help="opens (median); default 3")
     p.add_argument("--commits", type=int, default=21, help="one-tuple commits (median); default 21")
+    p.add_argument("--logged", type=int, default=200,
+                   help="commits logged before the second `datalog update`; default 200")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per size; default 3600")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "out",
                    help="directory for results and the report (default bench/out)")
 
 
-def worker(size: int, seed: int, reps: int, commits: int) -> dict:
+def worker(size: int, seed: int, reps: int, commits: int, logged: int) -> dict:
     from bench.maintenance import make_join3
     from datalog.engine import Engine
     from datalog.sources.files import format_rows
@@ -94,16 +99,25 @@ def worker(size: int, seed: int, reps: int, commits: int) -> dict:
                 latencies.append(time.perf_counter() - started)
         out["first"], out["commit"] = latencies[0], statistics.median(latencies[1:])
         out["slowest"] = max(latencies[1:])
-        rel, row = spec.fresh(rng)
-        (tmp / "changes.dl").write_text(f"+{rel}({', '.join(map(str, row))}).\ncommit.\n")
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "datalog", "update", str(tmp / "ws"), str(tmp / "changes.dl")],
-                       check=True, capture_output=True, cwd=REPO)
-        out["update"] = time.perf_counter() - started
+        out["update"] = _update(tmp, *spec.fresh(rng))
+        with Workspace.open(tmp / "ws") as ws:
+            for _ in range(logged):
+                rel, row = spec.fresh(rng)
+                ws.engine.commit(inserts={rel: [row]})
+        out["logged"] = _update(tmp, *spec.fresh(rng))
         out["disk_bytes"] = sum(f.stat().st_size for f in (tmp / "ws").iterdir())
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _update(tmp: Path, rel: str, row: tuple) -> float:
+    """Seconds of a `datalog update` process inserting ``row`` into ``rel``."""
+    (tmp / "changes.dl").write_text(f"+{rel}({', '.join(map(str, row))}).\ncommit.\n")
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "datalog", "update", str(tmp / "ws"), str(tmp / "changes.dl")],
+                   check=True, capture_output=True, cwd=REPO)
+    return time.perf_counter() - started
 
 
 def run(args) -> int:
@@ -114,7 +128,7 @@ def run(args) -> int:
     results = []
     for size in sizes:
         code = (f"import json, sys; from bench.workspace import worker; "
-                f"print(json.dumps(worker({size}, {args.seed}, {args.reps}, {args.commits})))")
+                f"print(json.dumps(worker({size}, {args.seed}, {args.reps}, {args.commits}, {args.logged})))")
         try:
             done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                   cwd=REPO, timeout=args.timeout)
@@ -131,7 +145,7 @@ def run(args) -> int:
 
 def report(args, results: list[dict], state) -> int:
     headers = ["EDB tuples", "scratch", "init", "open", "scratch/open", "writer open", "scratch/writer",
-               "first commit", "commit (fsync)", "slowest", "update",
+               "first commit", "commit (fsync)", "slowest", "update", f"+{args.logged} logged",
                "disk", "disk/EDB csv", "disk/all csv"]
     rows = []
     for r in results:
@@ -141,7 +155,7 @@ def report(args, results: list[dict], state) -> int:
         rows.append([f"{r['size']:,}", _s(r["scratch"]), _s(r["init"]), _s(r["open"]),
                      f"{r['scratch'] / r['open']:.1f}x", _s(r["writer"]) + ("" if r["restored"] else " (no state)"),
                      f"{r['scratch'] / r['writer']:.1f}x", _s(r["first"]), f"{r['commit'] * 1000:.2f} ms",
-                     _s(r["slowest"]), _s(r["update"]),
+                     _s(r["slowest"]), _s(r["update"]), _s(r["logged"]),
                      f"{r['disk_bytes'] / 1e6:.1f} MB", f"{r['disk_bytes'] / r['edb_csv_bytes']:.2f}",
                      f"{r['disk_bytes'] / r['all_csv_bytes']:.2f}"])
     print(table.text(headers, rows, right=set(range(len(headers)))))
