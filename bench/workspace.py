@@ -49,12 +49,13 @@ def add_arguments(p) -> None:
     p.add_argument("--logged", type=int, default=200,
                    help="commits logged before the second `datalog update`; default 200")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per size; default 3600")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per worker process; default 3600")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "out",
                    help="directory for results and the report (default bench/out)")
 
 
-def worker(size: int, seed: int, reps: int, commits: int, logged: int) -> dict:
+def worker(size: int, seed: int, reps: int, commits: int, tmp: str) -> dict:
+    """Everything but the `datalog update` processes, in ``tmp`` (left for them)."""
     from bench.maintenance import make_join3
     from datalog.engine import Engine
     from datalog.sources.files import format_rows
@@ -62,62 +63,89 @@ def worker(size: int, seed: int, reps: int, commits: int, logged: int) -> dict:
 
     spec = make_join3(size, seed)
     program = spec.program + "".join(f".input {rel}\n" for rel in spec.edb)
+    tmp = Path(tmp)
+    facts = tmp / "facts"
+    facts.mkdir()
+    for rel, rows in spec.edb.items():
+        (facts / f"{rel}.facts").write_text(format_rows(rows, "\t"))
+    csv_bytes = sum(f.stat().st_size for f in facts.iterdir())
+    out = {"size": size, "params": spec.params, "edb_csv_bytes": csv_bytes}
+    Engine.from_source(program, facts)                     # warm: the parser is built once
+    started = time.perf_counter()
+    engine = Engine.from_source(program, facts)
+    engine.run()
+    out["scratch"] = time.perf_counter() - started
+    out["all_csv_bytes"] = csv_bytes + len(format_rows(engine.rows("q"), "\t").encode())
+    del engine
+    started = time.perf_counter()
+    Workspace.create(tmp / "ws", program, facts).close()
+    out["init"] = time.perf_counter() - started
+    opens = []
+    for _ in range(reps):
+        started = time.perf_counter()
+        Workspace.open(tmp / "ws", readonly=True).close()
+        opens.append(time.perf_counter() - started)
+    out["open"] = statistics.median(opens)
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    with Workspace.open(tmp / "ws") as ws:
+        out["writer"] = time.perf_counter() - started
+        out["restored"] = ws.engine.maintainer is not None
+        latencies = []
+        for _ in range(commits + 1):
+            rel, row = spec.fresh(rng)
+            started = time.perf_counter()
+            ws.engine.commit(inserts={rel: [row]})
+            latencies.append(time.perf_counter() - started)
+    out["first"], out["commit"] = latencies[0], statistics.median(latencies[1:])
+    out["slowest"] = max(latencies[1:])
+    for name in ("update-1", "update-2"):
+        rel, row = spec.fresh(rng)
+        (tmp / f"{name}.dl").write_text(f"+{rel}({', '.join(map(str, row))}).\ncommit.\n")
+    return out
+
+
+def log_commits(size: int, seed: int, logged: int, tmp: str) -> None:
+    """``logged`` more one-tuple commits to the workspace in ``tmp`` (the log grows)."""
+    from bench.maintenance import make_join3
+    from datalog.workspace import Workspace
+    spec, rng = make_join3(size, seed), random.Random(seed + 1)
+    with Workspace.open(Path(tmp) / "ws") as ws:
+        for _ in range(logged):
+            rel, row = spec.fresh(rng)
+            ws.engine.commit(inserts={rel: [row]})
+
+
+def _update(tmp: Path, name: str) -> float:
+    """Seconds of a `datalog update` process applying ``name``.dl, started from this (small)
+    process: started from the worker, which holds gigabytes, it took 1-2 s longer at 1M."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "datalog", "update", str(tmp / "ws"), str(tmp / f"{name}.dl")],
+                   check=True, capture_output=True, cwd=REPO)
+    return time.perf_counter() - started
+
+
+def _python(code: str, timeout: float) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1:])
+    return done.stdout
+
+
+def measure(size: int, args) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bench-ws-"))
     try:
-        facts = tmp / "facts"
-        facts.mkdir()
-        for rel, rows in spec.edb.items():
-            (facts / f"{rel}.facts").write_text(format_rows(rows, "\t"))
-        csv_bytes = sum(f.stat().st_size for f in facts.iterdir())
-        out = {"size": size, "params": spec.params, "edb_csv_bytes": csv_bytes}
-        Engine.from_source(program, facts)                     # warm: the parser is built once
-        started = time.perf_counter()
-        engine = Engine.from_source(program, facts)
-        engine.run()
-        out["scratch"] = time.perf_counter() - started
-        out["all_csv_bytes"] = csv_bytes + len(format_rows(engine.rows("q"), "\t").encode())
-        del engine
-        started = time.perf_counter()
-        Workspace.create(tmp / "ws", program, facts).close()
-        out["init"] = time.perf_counter() - started
-        opens = []
-        for _ in range(reps):
-            started = time.perf_counter()
-            Workspace.open(tmp / "ws", readonly=True).close()
-            opens.append(time.perf_counter() - started)
-        out["open"] = statistics.median(opens)
-        rng = random.Random(seed)
-        started = time.perf_counter()
-        with Workspace.open(tmp / "ws") as ws:
-            out["writer"] = time.perf_counter() - started
-            out["restored"] = ws.engine.maintainer is not None
-            latencies = []
-            for _ in range(commits + 1):
-                rel, row = spec.fresh(rng)
-                started = time.perf_counter()
-                ws.engine.commit(inserts={rel: [row]})
-                latencies.append(time.perf_counter() - started)
-        out["first"], out["commit"] = latencies[0], statistics.median(latencies[1:])
-        out["slowest"] = max(latencies[1:])
-        out["update"] = _update(tmp, *spec.fresh(rng))
-        with Workspace.open(tmp / "ws") as ws:
-            for _ in range(logged):
-                rel, row = spec.fresh(rng)
-                ws.engine.commit(inserts={rel: [row]})
-        out["logged"] = _update(tmp, *spec.fresh(rng))
+        out = json.loads(_python(f"import json; from bench.workspace import worker; print(json.dumps(worker("
+                                 f"{size}, {args.seed}, {args.reps}, {args.commits}, {str(tmp)!r})))",
+                                 args.timeout).strip().splitlines()[-1])
+        out["update"] = _update(tmp, "update-1")
+        _python(f"from bench.workspace import log_commits; log_commits({size}, {args.seed}, {args.logged}, "
+                f"{str(tmp)!r})", args.timeout)
+        out["logged"] = _update(tmp, "update-2")
         out["disk_bytes"] = sum(f.stat().st_size for f in (tmp / "ws").iterdir())
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _update(tmp: Path, rel: str, row: tuple) -> float:
-    """Seconds of a `datalog update` process inserting ``row`` into ``rel``."""
-    (tmp / "changes.dl").write_text(f"+{rel}({', '.join(map(str, row))}).\ncommit.\n")
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "datalog", "update", str(tmp / "ws"), str(tmp / "changes.dl")],
-                   check=True, capture_output=True, cwd=REPO)
-    return time.perf_counter() - started
 
 
 def run(args) -> int:
@@ -127,18 +155,14 @@ def run(args) -> int:
     state = provenance.state()
     results = []
     for size in sizes:
-        code = (f"import json, sys; from bench.workspace import worker; "
-                f"print(json.dumps(worker({size}, {args.seed}, {args.reps}, {args.commits}, {args.logged})))")
         try:
-            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                  cwd=REPO, timeout=args.timeout)
+            results.append(measure(size, args))
         except subprocess.TimeoutExpired:
             results.append({"size": size, "error": f"timeout after {args.timeout:.0f} s"})
             continue
-        if done.returncode != 0:
-            results.append({"size": size, "error": done.stderr.strip().splitlines()[-1:]})
+        except (RuntimeError, subprocess.CalledProcessError) as exc:
+            results.append({"size": size, "error": str(exc)})
             continue
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         (root / f"join3-{size}.json").write_text(json.dumps(results[-1], indent=1))
     return report(args, results, state)
 
