@@ -349,7 +349,8 @@ class Workspace:
     def _snapshot(self, then_reset_log: bool = True) -> None:
         extra = self._save_maintainer()                   # compaction pays for both files
         self.snapshot_bytes = extra + wsfile.write_file(self.path / SNAPSHOT, "snapshot",
-                                                        {"seq": self.seq, "time": self.when},
+                                                        {"seq": self.seq, "time": self.when,
+                                                         "compression": wsfile.COMPRESSION},
                                                         self._snapshot_records())
         self.snapshot_seq = self.seq
         self._drop_old_maintainers()
@@ -362,7 +363,8 @@ class Workspace:
         records = wsstate.capture(self.engine)
         if records is None:
             return 0
-        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer", {"seq": self.seq}, records)
+        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer",
+                                 {"seq": self.seq, "compression": wsfile.COMPRESSION}, records)
 
     def _maintainer_file(self, seq: int) -> Path:
         return self.path / f"{MAINTAINER}.{seq}"

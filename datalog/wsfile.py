@@ -5,6 +5,9 @@ CRC-32 of those 4 bytes, the CRC-32 of the payload (each 4 bytes, big-endian), t
 payload: one JSON object, ASCII (non-ASCII characters escaped). The first record is the
 header ``{"format": "datalog-workspace", "kind": ..., "version": V, ...}``; it is read and
 its version checked before anything else (later versions keep this first frame as it is).
+A header with ``"compression": "zlib"`` says that every payload after it is that JSON
+compressed by zlib (RFC 1950; level 1 when written: snapshots and maintainer files, whose
+JSON compresses about 3.5x); the checksum covers the payload as stored.
 Each kind of file has its own version (:data:`VERSIONS`); an engine reads its versions and
 older ones.
 Nothing read is executed: payloads are JSON data.
@@ -34,11 +37,14 @@ VERSIONS = {"maintainer": 3,        # 2: aggregate views, theta-join and whole-r
             "snapshot": 3,            # 2: Spark sources name chains; 3: a directory of the relations
             "log": 2}                 # 2: Spark sources name chains of snapshot versions
 _FRAME = struct.Struct(">III")
+COMPRESSION = "zlib"                # the one compression a header may name
 
 
-def encode(record: dict) -> bytes:
-    """One frame: length, CRC-32, JSON payload."""
+def encode(record: dict, compressed: bool = False) -> bytes:
+    """One frame: length, CRC-32, JSON payload (compressed by zlib if ``compressed``)."""
     payload = json.dumps(record, separators=(",", ":")).encode("ascii")
+    if compressed:
+        payload = zlib.compress(payload, 1)
     length = len(payload)
     return _FRAME.pack(length, zlib.crc32(length.to_bytes(4, "big")), zlib.crc32(payload)) + payload
 
@@ -80,10 +86,10 @@ def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
     first, offset = _frame(data, 0, path)
     if first is None:
         raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
-    _check_header(first, path, kind)
+    compressed = _check_header(first, path, kind)
     records = [first]
     while offset < len(data):
-        record, end = _frame(data, offset, path)
+        record, end = _frame(data, offset, path, compressed)
         if record is None:
             if not torn_tail:
                 raise WorkspaceCorrupt(f"workspace file {path} is truncated at byte {offset} "
@@ -104,7 +110,7 @@ class Frames:
         first, offset = _frame(data, 0, path)
         if first is None:
             raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
-        _check_header(first, path, kind)
+        self.compressed = _check_header(first, path, kind)
         self.header, self.spans = first, []
         while offset < len(data):
             span = _checked(data, offset, path)
@@ -122,7 +128,7 @@ class Frames:
 
     def record(self, i: int) -> dict:
         start, end = self.spans[i]
-        return _decoded(self.data[start:end], start - _FRAME.size, self.path)
+        return _decoded(self.data[start:end], start - _FRAME.size, self.path, self.compressed)
 
 
 def read_frames(path: str | Path, kind: str) -> Frames:
@@ -152,17 +158,19 @@ def _checked(data: bytes, offset: int, path: str):
     return start, end
 
 
-def _decoded(payload: bytes, offset: int, path: str) -> dict:
+def _decoded(payload: bytes, offset: int, path: str, compressed: bool = False) -> dict:
     try:
+        if compressed:
+            payload = zlib.decompress(payload)
         record = json.loads(payload.decode("ascii"))
-    except (UnicodeDecodeError, ValueError):
+    except (zlib.error, UnicodeDecodeError, ValueError):
         raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not valid data") from None
     if not isinstance(record, dict):
         raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not an object")
     return record
 
 
-def _frame(data: bytes, offset: int, path: str):
+def _frame(data: bytes, offset: int, path: str, compressed: bool = False):
     """The record at ``offset`` and where the next starts; ``(None, None)`` for an incomplete frame
     (a torn append). A frame whose length field fails its checksum is corrupt, not torn, so a
     flipped length byte is never mistaken for the end of the file."""
@@ -170,10 +178,11 @@ def _frame(data: bytes, offset: int, path: str):
     if span is None:
         return None, None
     start, end = span
-    return _decoded(data[start:end], offset, path), end
+    return _decoded(data[start:end], offset, path, compressed), end
 
 
-def _check_header(first: dict, path: str, kind: str) -> None:
+def _check_header(first: dict, path: str, kind: str) -> bool:
+    """Refuse a header of another kind or a newer version; whether its payloads are compressed."""
     if first.get("format") != FORMAT or first.get("kind") != kind:
         raise WorkspaceCorrupt(f"workspace file {path} does not start with a {kind} header")
     version = first.get("version")
@@ -182,17 +191,28 @@ def _check_header(first: dict, path: str, kind: str) -> None:
     if version > version_of(kind):
         raise WorkspaceVersion(f"workspace file {path} has format version {version}; this engine reads "
                                f"version {version_of(kind)} and older: use a newer datalog")
+    compression = first.get("compression")
+    if compression not in (None, COMPRESSION):
+        raise WorkspaceVersion(f"workspace file {path} is compressed by {compression!r}; this engine reads "
+                               f"{COMPRESSION!r} only: use a newer datalog")
+    return compression == COMPRESSION
 
 
 def write_file(path: str | Path, kind: str, extra: dict, records) -> int:
     """Write header and records to ``path`` atomically: a temporary file, fsync, rename, fsync of
-    the directory. Returns the size in bytes."""
+    the directory. Returns the size in bytes. ``extra`` with ``"compression": "zlib"``: the
+    records after the header are compressed."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
+    compressed = extra.get("compression") == COMPRESSION
+    if extra.get("compression") not in (None, COMPRESSION):
+        raise ValueError(f"unknown compression {extra['compression']!r}")
     size = 0
     with open(tmp, "wb") as out:
-        for record in [header(kind, extra), *records]:
-            frame = encode(record)
+        out.write(first := encode(header(kind, extra)))
+        size += len(first)
+        for record in records:
+            frame = encode(record, compressed)
             out.write(frame)
             size += len(frame)
         out.flush()

@@ -4,11 +4,13 @@ The crash test (SIGKILL during commits) is in test_workspace_crash.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
 import subprocess
 import sys
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -130,7 +132,8 @@ def test_version_2_maintainer_file_is_restored(tmp_path, program):
             assert old.engine.commit(*commit_of(k)) == expected
             assert _work(old.engine.stats()) == _work(steady.engine.stats())
         old.compact()
-        assert wsfile.read_file(tmp_path / "old" / "maintainer.11", "maintainer").header["version"] == 3
+        header = wsfile.read_file(tmp_path / "old" / "maintainer.11", "maintainer").header
+        assert header["version"] == 3 and header["compression"] == "zlib"
         assert contents(old.engine) == from_scratch(program, edb_after(11))
     finally:
         steady.close()
@@ -653,7 +656,7 @@ def test_version_2_snapshot_is_read_whole(tmp_path):
     _committed(path, 3)
     stored = wsfile.read_file(path / SNAPSHOT, "snapshot")
     first = {k: v for k, v in stored.records[0].items() if k != "relations"}
-    header = {**stored.header, "version": 2}
+    header = {**{k: v for k, v in stored.header.items() if k != "compression"}, "version": 2}    # (v2: raw JSON)
     (path / SNAPSHOT).write_bytes(b"".join(wsfile.encode(r) for r in [header, first, *stored.records[1:]]))
     with Workspace.open(path, readonly=True) as reader:
         assert contents(reader.engine) == from_scratch(PROGRAM, edb_after(3))
@@ -661,7 +664,39 @@ def test_version_2_snapshot_is_read_whole(tmp_path):
         ws.engine.commit(*commit_of(4))
         assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(4))
         ws.compact()
-    assert wsfile.read_file(path / SNAPSHOT, "snapshot").header["version"] == 3
+    header = wsfile.read_file(path / SNAPSHOT, "snapshot").header
+    assert header["version"] == 3 and header["compression"] == "zlib"
+
+
+@pytest.mark.parametrize("kind", ["snapshot", "maintainer"])
+def test_compressed_record_that_does_not_decompress_is_corrupt(tmp_path, kind):
+    """Snapshots and maintainer files are compressed (zlib, named in the header); a record whose
+    checksum holds but which is not zlib data is workspace_corrupt naming the file when read,
+    and a header naming a compression this engine does not know is workspace_version."""
+    from datalog import wsfile
+    path = tmp_path / "ws"
+    _committed(path, 3, compact_min=0)
+    name = path / SNAPSHOT if kind == "snapshot" else next(path.glob("maintainer.*"))
+    original = name.read_bytes()
+    stored = wsfile.read_file(name, kind)
+    assert stored.header["compression"] == "zlib"
+    frames = [wsfile.encode(stored.header)] + [wsfile.encode(r, compressed=True) for r in stored.records]
+    assert b"".join(frames) == original                                 # what was read is what is stored
+    payload = json.dumps(stored.records[-1]).encode("ascii")            # the last record, not compressed
+    frames[-1] = wsfile._FRAME.pack(len(payload), zlib.crc32(len(payload).to_bytes(4, "big")),
+                                    zlib.crc32(payload)) + payload
+    name.write_bytes(b"".join(frames))
+    with pytest.raises(DatalogError) as err:
+        with Workspace.open(path) as ws:                                 # (a writer reads the maintainer)
+            ws.compact()                                                 # reads every record
+    assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+    name.write_bytes(wsfile.encode({**stored.header, "compression": "zstd"}) + b"".join(frames[1:]))
+    with pytest.raises(DatalogError) as err:
+        Workspace.open(path)
+    assert err.value.code == "workspace_version" and str(name) in err.value.message and "zstd" in err.value.message
+    name.write_bytes(original)
+    with Workspace.open(path, readonly=True) as reader:
+        assert contents(reader.engine) == from_scratch(PROGRAM, edb_after(3))
 
 
 @pytest.mark.parametrize("lie", ["count", "arity", "relation"])
