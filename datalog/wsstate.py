@@ -400,7 +400,7 @@ class _Stored:
             if placed is not None:                                  # its group is a LazyBlock
                 block, j = placed
                 block.place(j, entry)
-        elif entry.region[0] is not node or entry.index is not self.by_where[where]:
+        elif entry.region[0] is not node or entry.index is not self.by_where[where] or entry.alpha != tuple(alpha):
             raise ValueError(f"entry {eid}: its node's page and its group's page differ")
         return entry
 
@@ -411,6 +411,8 @@ class _Stored:
         page = self.frame(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
         for stored_where, stored_alpha, rows in page:
             if stored_where == where and tuple(stored_alpha) == alpha:
+                if len({row[1] for row in rows}) != len(rows):
+                    raise ValueError(f"an entry id repeats in group {alpha} of index {where}")
                 return rows
         return []
 
@@ -485,12 +487,16 @@ class _StoredCounts(Counter):
             self._read_page(page)
 
     def _read_page(self, page: int) -> None:
-        self._read.add(page)
+        """Page ``page`` read whole or (malformed) not at all: a use after a failed read reads it
+        again, rather than finding counts missing."""
         try:
-            for row, n in self._stored.frame(self._first + page)["counts"]:
-                dict.__setitem__(self, _tuple(row), n)
+            counts = {_tuple(row): n for row, n in self._stored.frame(self._first + page)["counts"]}
+            if not all(type(n) is int and n > 0 for n in counts.values()):
+                raise ValueError("a support count is not a positive integer")
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise self._stored._corrupt(exc) from None
+        dict.update(self, counts)
+        self._read.add(page)
 
     def _read_all(self) -> None:
         for page in range(self._pages):

@@ -77,15 +77,15 @@ class SensitivityIndex:
     def _group(self, alpha: tuple):
         """The group under ``alpha``, its stored entries read first if they are not yet."""
         if self.stored is not None and alpha not in self.fetched:
-            self.fetched.add(alpha)
-            block = self.stored.block(alpha)
-            if block is not None:
+            block = self.stored.block(alpha)            # (a read that fails changes nothing here:
+            if block is not None:                       # the next use reads the group again)
                 self._adopt(alpha, block)
             else:
                 entries = self.stored.entries(alpha)
                 if entries:
                     self.load(alpha, entries)
                     self.size -= len(entries)           # counted by keep_stored already
+            self.fetched.add(alpha)
         return self.trees.get(alpha)
 
     def _adopt(self, alpha: tuple, block) -> None:

@@ -606,13 +606,14 @@ def test_maintainer_file_damaged_is_corrupt_and_deleted_is_rebuilt(tmp_path):
         assert ws.engine.maintainer is not None
 
 
-@pytest.mark.parametrize("part", ["children", "leaves", "entries", "links"])
-def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
+@pytest.mark.parametrize("part", ["children", "leaves", "entries", "links", "group", "group-blocked", "counts"])
+def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part, monkeypatch):
     """A maintainer file whose checksums hold but where one trace node's children, leaves or
     sensitivity entries are out of order (restoring appends them as they come), or whose node
-    index disagrees with a node's page, is workspace_corrupt when that node is read -- by a
-    commit that reaches it, or a compaction, which reads every page -- and the failed operation
-    changes nothing."""
+    index disagrees with a node's page, or where one entry id repeats in a sensitivity group
+    (read whole, or as a LazyBlock), or a support count is not a positive integer, is
+    workspace_corrupt when that part is read -- by a commit that reaches it, or a compaction,
+    which reads every page -- and the failed operation changes nothing."""
     from datalog import wsfile
     path = tmp_path / "ws"
     two_hops = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
@@ -627,6 +628,13 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
         i, j = next((i, j) for i in range(1, len(links)) for j in range(i + 1, len(links))   # below the
                     if links[i][0] == links[j][0] != 0 and links[i][1] != links[j][1])          # root's children
         links[i][1], links[j][1] = links[j][1], links[i][1]
+    elif part == "counts":                 # a support count that is no count
+        next(page["counts"] for page in stored.records[1:] if page.get("counts"))[0][1] = "2"
+    elif part.startswith("group"):         # an entry listed twice in its group
+        if part == "group-blocked":
+            _blocking(monkeypatch)
+        rows = max((rows for page in stored.records[1:] for _, _, rows in page.get("groups", ())), key=len)
+        rows[1][1] = rows[0][1]
     else:
         field, key = {"children": (2, 0), "leaves": (3, 0), "entries": (4, 5)}[part]
         rows, i, j = next((rows, i, j) for page in stored.records[1:] for record in page.get("nodes", ())
@@ -641,11 +649,21 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part):
             ws.engine.commit({}, {"e": edges})                  # reaches every region: rolled back
         assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
         assert (path / LOG).read_bytes() == log and contents(ws.engine) == from_scratch(two_hops, {"e": set(edges)})
-        with pytest.raises(DatalogError) as err:
-            ws.compact()
+        with pytest.raises(DatalogError) as err:             # nothing was left half read
+            ws.engine.commit({}, {"e": edges})
         assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
+        if part.startswith("group"):     # a compaction writes the groups again from the trace
+            ws.compact()
+        else:
+            with pytest.raises(DatalogError) as err:
+                ws.compact()
+            assert err.value.code == "workspace_corrupt" and str(name) in err.value.message
     with Workspace.open(path, readonly=True) as reader:
         assert reader.seq == 1 and contents(reader.engine) == from_scratch(two_hops, {"e": set(edges)})
+    if part.startswith("group"):                                # a process opening the new file commits
+        with Workspace.open(path) as ws:
+            ws.engine.commit({}, {"e": edges[:5]})
+            assert contents(ws.engine) == from_scratch(two_hops, {"e": set(edges[5:])})
 
 
 def test_version_2_snapshot_is_read_whole(tmp_path):
