@@ -1,15 +1,16 @@
 """Workspaces: opening against evaluating from scratch, commit latency with fsync, size on disk.
 
 For each EDB size (total tuples of the join3 workload of bench.maintenance: q(a, d) :- r(a, b),
-s(b, c), t(c, d) over three random tables) one fresh worker subprocess measures:
+s(b, c), t(c, d) over three random tables) fresh subprocesses measure:
 
   scratch   Engine.run() on the EDB read from .facts files (parse, load, evaluate)
   init      Workspace.create: the same evaluation, building the maintainer (one recording
             pass), writing the snapshot and the maintainer file
   open      Workspace.open(readonly=True), a reader (reads snapshot + log; no evaluation);
             median of --reps opens
-  writer    Workspace.open(), the writer: also restores the stored maintainer (trace trees,
-            sensitivity entries, support counts) and builds the trie indexes its rules read
+  writer    Workspace.open(), the writer: also attaches the stored maintainer (trace trees,
+            sensitivity entries, support counts), whose pages, like the relations and the trie
+            indexes its rules read, are read when a commit first reaches them
   first     the writer's first one-tuple commit after opening
   commit    median latency of a one-tuple commit after that, including the log fsync
   slowest   the slowest of those commits after the first (a commit that first reaches a large
@@ -19,8 +20,8 @@ s(b, c), t(c, d) over three random tables) one fresh worker subprocess measures:
             the commits above are in the log, and an open replays the commits logged since the
             last compaction (reading what they reached)
   logged    the same after --logged more one-tuple commits
-  disk      every file of the workspace, against the EDB as tab-separated .facts files (and
-            against EDB + IDB as such files)
+  disk      every file of the workspace at the end, against the EDB as tab-separated .facts
+            files (and against EDB + IDB as such files)
 
 Targets from the issue: open at least 5x faster than scratch.
 """
