@@ -59,6 +59,28 @@ def test_reopened_workspace_equals_from_scratch(tmp_path, compact_min):
         assert contents(reader.engine) == from_scratch(PROGRAM, edb_after(40))
 
 
+def test_log_of_compact_commits_commits_is_compacted(tmp_path, monkeypatch):
+    """However small its records, a log holding COMPACT_COMMITS commits is folded into a new
+    snapshot (with the maintainer's file) by the commit that reaches that count: an open replays
+    every logged commit."""
+    from datalog import workspace, wsfile
+    monkeypatch.setattr(workspace, "COMPACT_COMMITS", 3)
+    path = tmp_path / "ws"
+    with Workspace.create(path, PROGRAM) as ws:
+        ws.compact_min = 1 << 30                                # (the byte trigger never fires)
+        for k in range(1, 3):
+            ws.engine.commit(*commit_of(k))
+        assert wsfile.read_file(path / SNAPSHOT, "snapshot").header["seq"] == 0
+        ws.engine.commit(*commit_of(3))
+        assert wsfile.read_file(path / SNAPSHOT, "snapshot").header["seq"] == 3
+        assert not wsfile.read_file(path / LOG, "log", torn_tail=True).records
+        assert sorted(p.name for p in path.glob("maintainer.*")) == ["maintainer.3"]
+    with Workspace.open(path, compact_min=1 << 30) as ws:
+        assert ws.seq == 3 and contents(ws.engine) == from_scratch(PROGRAM, edb_after(3))
+        ws.engine.commit(*commit_of(4))
+        assert contents(ws.engine) == from_scratch(PROGRAM, edb_after(4))
+
+
 def _work(stats: dict) -> dict:
     return {rule: (v["operations"], v["regions"], v["skipped"], v["delta_rules"], v["derived"])
             for rule, v in stats.items()}
