@@ -73,20 +73,29 @@ def read_file(path: str | Path, kind: str, torn_tail: bool = False) -> Contents:
     """Every record of ``path``. An incomplete last frame is a torn append: allowed (and reported
     in ``torn``) when ``torn_tail``, else the file is corrupt. A complete frame with a wrong
     checksum is corrupt anywhere."""
+    return parse(_read_bytes(path), str(path), kind, torn_tail)
+
+
+def _read_bytes(path: str | Path) -> bytes:
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise WorkspaceCorrupt(f"workspace file {path} is missing") from None
     except OSError as exc:
         raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
-    return parse(data, str(path), kind, torn_tail)
 
 
-def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
+def _header(data: bytes, path: str, kind: str) -> tuple[dict, int, bool]:
+    """The header record, where the next frame starts, and whether the payloads after it are
+    compressed; a header of another kind or a newer version is refused."""
     first, offset = _frame(data, 0, path)
     if first is None:
         raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
-    compressed = _check_header(first, path, kind)
+    return first, offset, _check_header(first, path, kind)
+
+
+def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
+    first, offset, compressed = _header(data, path, kind)
     records = [first]
     while offset < len(data):
         record, end = _frame(data, offset, path, compressed)
@@ -107,11 +116,8 @@ class Frames:
 
     def __init__(self, data: bytes, path: str, kind: str):
         self.data, self.path = data, path
-        first, offset = _frame(data, 0, path)
-        if first is None:
-            raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
-        self.compressed = _check_header(first, path, kind)
-        self.header, self.spans = first, []
+        self.header, offset, self.compressed = _header(data, path, kind)
+        self.spans = []
         while offset < len(data):
             span = _checked(data, offset, path)
             if span is None:
@@ -133,13 +139,7 @@ class Frames:
 
 def read_frames(path: str | Path, kind: str) -> Frames:
     """``path`` checked whole, decoded lazily (see :class:`Frames`)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise WorkspaceCorrupt(f"workspace file {path} is missing") from None
-    except OSError as exc:
-        raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
-    return Frames(data, str(path), kind)
+    return Frames(_read_bytes(path), str(path), kind)
 
 
 def _checked(data: bytes, offset: int, path: str):
