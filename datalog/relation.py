@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
+from lftj.lazy import loading
 from lftj.trie import TrieNode, build, lazy, sorted_rows as trie_rows
 
 
@@ -177,15 +178,4 @@ class LazyRelation(Relation):
             node = self.indexes[order] = lazy(source.rows, order, source.by_first and _by_first(order))
         return node
 
-    def _lazy(slot):
-        def get(self):
-            self._load()
-            return slot.__get__(self)
-
-        def put(self, value):
-            self._load()
-            slot.__set__(self, value)
-        return property(get, put)
-
-    tuples, presorted = _lazy(_TUPLES), _lazy(_PRESORTED)
-    del _lazy
+    tuples, presorted = loading(_TUPLES), loading(_PRESORTED)

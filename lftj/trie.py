@@ -36,6 +36,8 @@ from bisect import bisect_right
 from itertools import groupby, repeat
 from operator import itemgetter
 
+from lftj.lazy import loading
+
 
 class TrieNode:
     __slots__ = ("children", "_keys")
@@ -258,7 +260,7 @@ class LazyTrieNode(TrieNode):
 
     __slots__ = ()
 
-    def _build(self) -> None:
+    def _load(self) -> None:
         rows, lo, hi, order, depth, grouped = _CHILDREN.__get__(self)
         if hi is None:                                     # the root: all the rows
             rows = rows() if callable(rows) else rows
@@ -271,18 +273,7 @@ class LazyTrieNode(TrieNode):
         _KEYS.__set__(self, keys)
         self.__class__ = TrieNode
 
-    def _lazy(slot):
-        def get(self):
-            self._build()
-            return slot.__get__(self)
-
-        def put(self, value):
-            self._build()
-            slot.__set__(self, value)
-        return property(get, put)
-
-    children, _keys = _lazy(_CHILDREN), _lazy(_KEYS)
-    del _lazy
+    children, _keys = loading(_CHILDREN), loading(_KEYS)
 
 
 def _level(run: list, order: tuple, depth: int, grouped: bool) -> tuple[dict, list | None]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 
+from lftj.lazy import loading
 from maintenance.sensitivity import end_of, start_of
 
 
@@ -146,15 +147,4 @@ class LazyTraceNode(TraceNode):
         _ENTRIES.__set__(self, entries)
         self.__class__ = TraceNode
 
-    def _get(name):
-        def get(self):
-            self._load()
-            return getattr(self, name)
-
-        def put(self, value):
-            self._load()
-            setattr(self, name, value)
-        return property(get, put)
-
-    children, keys, entries = _get("children"), _get("keys"), _get("entries")
-    del _get
+    children, keys, entries = loading(_CHILDREN), loading(_KEYS), loading(_ENTRIES)
