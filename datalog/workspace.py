@@ -223,10 +223,10 @@ class Workspace:
         self.sources = _sources(first.get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
-        if self.writer and self._maintainer_file(self.seq).exists():        # (as _snapshot counts)
-            self.snapshot_bytes += self._maintainer_file(self.seq).stat().st_size
         self.discarded = log.torn
         stored = self._maintainer_state() if self.writer else None
+        if stored is not None:                           # counted with the snapshot, as _snapshot does
+            self.snapshot_bytes += stored[2].valid_length
         if stored is None:
             for name in self._replay(log, tables):
                 ordered.pop(name, None)
