@@ -2,7 +2,7 @@
 
 For each workload and EDB size (total EDB tuples) one fresh worker subprocess
 (memory limit by setrlimit, wall-clock timeout) measures in-process, through
-the Python API (datalog.engine.Engine, maintenance="incremental"):
+the Python API (datalog.engine.engine.Engine, maintenance="incremental"):
 
   scratch   Engine.run() on the full EDB (trie indexes + every stratum);
             median of up to --scratch-reps runs (fewer when one run is slow)
@@ -228,7 +228,7 @@ def log(msg: str) -> None:
 
 
 def worker(job: dict) -> None:
-    from datalog.engine import Engine
+    from datalog.engine.engine import Engine
 
     out_path = Path(job["out"])
     res: dict = {"workload": job["workload"], "size": job["size"], "seed": job["seed"],
@@ -363,7 +363,7 @@ def worker(job: dict) -> None:
 
 
 def check_against_recompute(engine, spec: Spec, commits, tag: str) -> str:
-    from datalog.engine import Engine
+    from datalog.engine.engine import Engine
     twin = Engine.from_source(spec.program, maintenance="recompute")
     for rel, rows in spec.edb.items():
         twin.insert(rel, rows)

@@ -27,7 +27,7 @@ maintain phase proportional to the delta (10x delta ~ 10x time) and refresh >= 1
 full.
 
 Distributed. Triangles over --triangle-edges random edges: ``datalog run --engine spark``
-(datalog.distributed, local[2]) against the in-process engine, same results required.
+(datalog.spark.distributed, local[2]) against the in-process engine, same results required.
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     os.environ["DATALOG_SPARK_MEMORY"] = args.memory
-    from datalog.sources import spark as spark_io
+    from datalog.spark import tables as spark_io
     spark = spark_io.session()
     work = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     lines = [f"# bench spark: {provenance.line(provenance.state())}"]
@@ -119,7 +119,7 @@ def _replace(frame, where: Path) -> None:
 def _refresh_rows(spark, work: Path, args) -> list:
     from pyspark.sql import functions as F
     from datalog.refresh import refresh
-    from datalog.workspace import Workspace
+    from datalog.workspace.workspace import Workspace
     _replace(_edges(spark, args.rows, 0), work / "edges")
     spark.range(args.vips).select(F.col("id").alias("n")).write.parquet(str(work / "vip"))
     program = PROGRAM.format(dir=work)
@@ -159,7 +159,7 @@ def _refresh_rows(spark, work: Path, args) -> list:
 
 def _full(spark, program: str) -> float:
     """A fresh engine: read every source through Arrow, evaluate, overwrite the outputs."""
-    from datalog.engine import Engine
+    from datalog.engine.engine import Engine
     gc.collect()
     started = time.perf_counter()
     engine = Engine.from_source(program)
@@ -171,8 +171,8 @@ def _full(spark, program: str) -> float:
 # ---------------------------------------------------------------- distributed
 
 def _distributed(spark, work: Path, edges: int) -> str:
-    from datalog.distributed import evaluate_on_spark
-    from datalog.engine import Engine
+    from datalog.spark.distributed import evaluate_on_spark
+    from datalog.engine.engine import Engine
     import random
     rng = random.Random(1)
     nodes = max(int(edges ** 0.5 * 10), 10)

@@ -11,7 +11,7 @@ replays the stream and reports the total update time, the peak memory of the mai
 state (tracemalloc, measured in a second replay so that tracing does not slow the timed
 one), and the time of one full enumeration of the result:
 
-  a  T-reduct  the rule's GCQ (maintenance.route) maintained by ``maintain(gcq)``: one
+  a  T-reduct  the rule's GCQ (datalog.planning.backend) maintained by ``maintain(gcq)``: one
                ``update`` per tuple, its delta enumerated (push mode, as the paper
                measures); the result is not materialized. Enumeration: Algorithm 1
                (constant delay) and the bulk enumeration (maintenance/gjt/bulk.py, blocks
@@ -132,7 +132,7 @@ def worker(job: dict) -> None:
 
 
 def _engine(job, backend: str, maintenance: str = "incremental"):
-    from datalog.engine import Engine
+    from datalog.engine.engine import Engine
     engine = Engine.from_source(program(job["query"], backend), name=f"{job['query']}.dl", maintenance=maintenance)
     engine.run()
     return engine
@@ -157,7 +157,7 @@ def _measure(prepare, feed) -> tuple[object, dict]:
 
 
 def run_treduct(job, data) -> dict:
-    from datalog.engine import Engine
+    from datalog.engine.engine import Engine
     from maintenance.gjt import TReduct, maintain
     engine = Engine.from_source(program(job["query"], "thetajoin"))
     (clause,) = [c for c in engine.checked.clauses if c.body]
@@ -221,8 +221,8 @@ def run_engine(backend: str):
 
 def run_scratch(job, data) -> dict:
     """A fresh engine (checked and planned again) evaluating the prefix at every 10%."""
-    from datalog.engine import Engine
-    from datalog.parser import parse
+    from datalog.engine.engine import Engine
+    from datalog.language.parser import parse
     parsed = parse(program(job["query"], "lftj"))
     cuts = [len(data) * i // 10 for i in range(1, 11)]
 

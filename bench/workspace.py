@@ -58,9 +58,9 @@ def add_arguments(p) -> None:
 def worker(size: int, seed: int, reps: int, commits: int, tmp: str) -> dict:
     """Everything but the `datalog update` processes, in ``tmp`` (left for them)."""
     from bench.maintenance import make_join3
-    from datalog.engine import Engine
+    from datalog.engine.engine import Engine
     from datalog.sources.files import format_rows
-    from datalog.workspace import Workspace
+    from datalog.workspace.workspace import Workspace
 
     spec = make_join3(size, seed)
     program = spec.program + "".join(f".input {rel}\n" for rel in spec.edb)
@@ -109,7 +109,7 @@ def worker(size: int, seed: int, reps: int, commits: int, tmp: str) -> dict:
 def log_commits(size: int, seed: int, logged: int, tmp: str) -> None:
     """``logged`` more one-tuple commits to the workspace in ``tmp`` (the log grows)."""
     from bench.maintenance import make_join3
-    from datalog.workspace import Workspace
+    from datalog.workspace.workspace import Workspace
     spec, rng = make_join3(size, seed), random.Random(seed + 1)
     with Workspace.open(Path(tmp) / "ws") as ws:
         for _ in range(logged):

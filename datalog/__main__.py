@@ -1,5 +1,5 @@
 import sys
 
-from datalog.cli import main
+from datalog.cli.commands import main
 
 sys.exit(main())

@@ -4,7 +4,7 @@ Spark outputs -- maintaining only what changed.
 For each ``.input r(IO=spark, ...)`` the workspace keeps the version it last loaded as Parquet,
 a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, e.g.
 ``v0+v4+v7``): a full copy of the rows, then the changes each refresh found (see
-``datalog.sources.spark``). A refresh:
+``datalog.spark.tables``). A refresh:
 
 1. **diff**: computes the source's digest per bucket of rows inside Spark, compares it with the
    snapshot's, reads the source rows of the buckets that differ, and compares them with the
@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from datalog.workspace import Workspace, source_snapshot
+from datalog.workspace.workspace import Workspace, source_snapshot
 from maintenance.surgery import prepare
 
 Progress = Callable[[str], None]
@@ -83,7 +83,7 @@ def checkpoint(phase: str) -> None:
 
 def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring."""
-    from datalog.sources import spark as spark_io
+    from datalog.spark import tables as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
@@ -154,7 +154,7 @@ def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
 
 def _drop_old_snapshots(ws: Workspace) -> None:
     """Every snapshot directory but the chains the last commit names."""
-    from datalog.sources import spark as spark_io
+    from datalog.spark import tables as spark_io
     root = ws.path / "spark"
     for relation_dir in (p for p in root.iterdir() if p.is_dir()) if root.exists() else ():
         keep = set(ws.sources.get(relation_dir.name, "").split("+"))

@@ -3,7 +3,7 @@ them (a loader, a source) in one of its base class's slots, and each slot it fil
 through :func:`loading`. The first read or write of any of them calls ``self._load()``, which
 fills the slots and turns the object into its base class (``self.__class__ = Base``): later
 reads are plain slot reads, at no cost. ``lftj.trie.LazyTrieNode``,
-``maintenance.trace.LazyTraceNode`` and ``datalog.relation.LazyRelation`` are made so."""
+``maintenance.trace.LazyTraceNode`` and ``lftj.relation.LazyRelation`` are made so."""
 
 from __future__ import annotations
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from datalog import ast
-from datalog.checks import aggregate_outer_variables
-from datalog.expressions import compile_term
-from datalog.normalize import dnf
-from datalog.plan import _COMPARE, _NONE, Probe, _lift_atom_expressions, _name_wildcards, _scanned, plan_body
+from datalog.language import ast
+from datalog.language.checks import aggregate_outer_variables
+from datalog.evaluation.expressions import compile_term
+from datalog.language.normalize import dnf
+from datalog.planning.plan import _COMPARE, _NONE, Probe, _lift_atom_expressions, _name_wildcards, _scanned, plan_body
 from maintenance.exact_sum import Count, Mean, Sum
 from maintenance.rule import RuleMaintainer
 from maintenance.scan_tree import MinMaxAggregate

@@ -8,7 +8,7 @@ into a delta against the current contents: inserting a present tuple or
 retracting an absent one is a no-op, and for the same tuple the last request
 wins.
 
->>> from datalog.relation import Relation
+>>> from lftj.relation import Relation
 >>> db = {"e": Relation("e", 1, [(1,), (2,)])}
 >>> pending = {"e": {(1,): -1, (3,): +1, (2,): +1}}
 >>> pending_changes(pending, db)

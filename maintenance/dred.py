@@ -55,13 +55,13 @@ from __future__ import annotations
 import weakref
 from collections import ChainMap
 
-from datalog import ast
-from datalog.evaluate import run_plan
-from datalog.expressions import compile_term
-from datalog.normalize import Clause
-from datalog.plan import RulePlan, plan_clause
-from datalog.relation import Relation
-from datalog.strata import Stratum, dependencies
+from datalog.language import ast
+from datalog.evaluation.evaluate import run_plan
+from datalog.evaluation.expressions import compile_term
+from datalog.language.normalize import Clause
+from datalog.planning.plan import RulePlan, plan_clause
+from lftj.relation import Relation
+from datalog.language.strata import Stratum, dependencies
 from maintenance.delta import Change, Delta
 
 SMALL_DELTA = 8         # a delta at most 1/8 of its relation leads the variable order (measured)

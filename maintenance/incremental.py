@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from datalog import ast
-from datalog.evaluate import run_plan
-from datalog.relation import Relation
-from datalog.strata import dependencies
+from datalog.language import ast
+from datalog.evaluation.evaluate import run_plan
+from lftj.relation import Relation
+from datalog.language.strata import dependencies
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
@@ -80,7 +80,7 @@ class IncrementalMaintainer:
 
     def _fact(self, clause) -> tuple:
         engine = self.engine
-        from datalog.expressions import compile_term
+        from datalog.evaluation.expressions import compile_term
         name = clause.head.relation
         row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
         return engine._typed(name, row, clause.head.span)

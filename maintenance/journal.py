@@ -5,7 +5,7 @@ which records how to undo it. If maintenance fails part way (a division by
 zero in a rule, any exception), ``rollback`` undoes the mutations in reverse
 order and the engine is exactly as it was before the transaction.
 
->>> from datalog.relation import Relation
+>>> from lftj.relation import Relation
 >>> r = Relation("e", 1, [(1,)])
 >>> j = Journal()
 >>> j.insert(r, [(2,), (1,)]), j.erase(r, [(1,)])

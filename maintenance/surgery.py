@@ -10,7 +10,7 @@ took 1.3 s in all. Undo goes to the journal.
 
 The paper's example, A(x, y, z) from version 1 to version 2:
 
->>> from datalog.relation import Relation
+>>> from lftj.relation import Relation
 >>> from maintenance.delta import Change
 >>> from maintenance.journal import Journal
 >>> a = Relation("A", 3, [(0,30,80), (0,30,81), (1,35,60), (1,35,61), (3,40,90), (3,50,91), (3,50,92)])

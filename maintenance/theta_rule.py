@@ -1,6 +1,6 @@
 """ThetaRule: a non-recursive clause maintained by the theta-join backend (issue 4, item 5).
 
-The clause's body is a GCQ (:mod:`maintenance.route`); its view is ``maintain(gcq)`` -- a
+The clause's body is a GCQ (:mod:`datalog.planning.backend`); its view is ``maintain(gcq)`` -- a
 T-reduct when the rule is free-connex, else the §7 free-connex approximation with the
 projection materialized (:class:`maintenance.gjt.ProjectedView`).
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from operator import itemgetter
 
-from datalog.schema import convert
+from datalog.language.types import convert
 from maintenance.delta import Change
 from maintenance.gjt import TReduct, maintain
 

@@ -16,7 +16,7 @@ materialized relation when the view tells the multiplicity of each head tuple:
 A free-connex projection (a wildcard, ``r(a, _)``) has no cheap multiplicity look-up in a
 T-reduct, so such heads stay materialized with support counts.
 
->>> from datalog.engine import Engine
+>>> from datalog.engine.engine import Engine
 >>> e = Engine.from_source('''
 ...     .decl r(a: number) .decl s(d: number) .decl q(a: number, d: number) .output q
 ...     q(a, d) :- r(a), s(d), a < d.''')
@@ -29,7 +29,7 @@ T-reduct, so such heads stay materialized with support counts.
 
 from __future__ import annotations
 
-from datalog.relation import Relation
+from lftj.relation import Relation
 from lftj.trie import build
 
 

@@ -11,10 +11,10 @@ os.environ.setdefault("DATALOG_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 @pytest.fixture(scope="session")
 def spark():
-    """The process's Spark session in local mode (datalog.sources.spark.session). Skipped only
+    """The process's Spark session in local mode (datalog.spark.tables.session). Skipped only
     when the spark extra is not installed; a Spark that fails to start fails the tests."""
     pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install 'datalog-lftj[spark]'")
-    from datalog.sources import spark as spark_io
+    from datalog.spark import tables as spark_io
     session = spark_io.session()
     yield session
     spark_io.stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from maintenance.gjt.query import GCQ, Atom, Predicate
+from datalog.planning.gjt.query import GCQ, Atom, Predicate
 
 ARITY = {"r": 2, "s": 3, "t": 2, "u": 1}
 VARS = ("a", "b", "c", "d", "e", "f")

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datalog.engine import Engine
-from datalog.errors import DatalogError, DivisionByZero
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError, DivisionByZero
 from maintenance import dred
 from maintenance.delta import diff
 from maintenance.journal import Journal

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import pytest
 
-from datalog.engine import Engine
-from datalog.errors import DatalogError
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
 
 ERRORS_DIR = Path(__file__).resolve().parent / "errors"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"

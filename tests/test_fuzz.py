@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datalog.engine import Engine
-from datalog.errors import DatalogError
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.parent for p in ROOT.glob("programs/*/prog.dl"))

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gjt_strategies import gcqs
-from maintenance.gjt import Cyclic, build_gjt, classify, parse_gcq
-from maintenance.gjt.gyo import ForestTriplet, enact_cse, enact_flt, enact_iso
-from maintenance.gjt.query import GCQ, Atom
-from maintenance.gjt.transform import binarize, make_sibling_closed
-from maintenance.gjt.tree import GJT, Node, atoms_and_predicates, violations
+from datalog.planning.gjt import Cyclic, build_gjt, classify, parse_gcq
+from datalog.planning.gjt.gyo import ForestTriplet, enact_cse, enact_flt, enact_iso
+from datalog.planning.gjt.query import GCQ, Atom
+from datalog.planning.gjt.transform import binarize, make_sibling_closed
+from datalog.planning.gjt.tree import GJT, Node, atoms_and_predicates, violations
 
 RST = "R(a,b,c), S(d,e,f), T(g,h,i)"
 RST_K5 = "R(a,b,c,k), S(d,e,f,k), T(g,h,i)"

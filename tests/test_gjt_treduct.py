@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gjt_strategies import gcqs, update_streams
-from maintenance.gjt import GCQ, GJT, ProjectedView, TReduct, build_gjt, maintain, parse_gcq
+from datalog.planning.gjt import GCQ, GJT, build_gjt, parse_gcq
+from maintenance.gjt import ProjectedView, TReduct, maintain
 from maintenance.gjt import bulk, oracle
-from maintenance.gjt.tree import Node
+from datalog.planning.gjt.tree import Node
 from test_gjt_classify import PAPER_QUERIES, paper_query
 
 EXAMPLE_1 = "r(x, y), s(y, z, w), t(u, v) | x < z, w < u"

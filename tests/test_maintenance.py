@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datalog.engine import Engine
-from datalog.errors import DatalogError
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
 from maintenance.incremental import IncrementalMaintainer
 from tests.strategies import DOMAIN, programs
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from datalog import errors
-from datalog.naive import evaluate, stratify
-from datalog.parser import parse
+from datalog.language import errors
+from datalog.language.naive import evaluate, stratify
+from datalog.language.parser import parse
 
 
 def run(text: str, edb=None) -> dict[str, set[tuple]]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from datalog.engine import Engine
-from datalog.parser import parse, parse_file
+from datalog.engine.engine import Engine
+from datalog.language.parser import parse, parse_file
 
 PROGRAMS = sorted(p.parent for p in Path(__file__).resolve().parent.parent.glob("programs/*/prog.dl"))
 

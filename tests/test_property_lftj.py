@@ -8,8 +8,8 @@ ready to paste into an ``@example`` below as a regression test.
 import pytest
 from hypothesis import example, given, settings
 
-from datalog import naive
-from datalog.parser import parse
+from datalog.language import naive
+from datalog.language.parser import parse
 from strategies import GeneratedProgram, program_of, programs
 
 
@@ -46,7 +46,7 @@ r(a) :- a = count : { e0(l), e0(_) }.""", {"e0": {(0,), (1,)}})  # distinct l: r
 @example(NEGATION_OF_AN_EMPTY_RELATION)
 @example(COUNT_OF_A_TWO_ATOM_BODY)
 def test_lftj_matches_naive(generated: GeneratedProgram):
-    engine_module = pytest.importorskip("datalog.engine")
+    engine_module = pytest.importorskip("datalog.engine.engine")
     engine = engine_module.Engine.from_source(generated.text)
     for name, rows in generated.edb.items():
         engine.insert(name, sorted(rows))

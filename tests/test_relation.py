@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datalog.relation import Relation
+from lftj.relation import Relation
 from lftj.trie import TrieNode
 from maintenance.delta import Change
 from maintenance.journal import Journal

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datalog.engine import Engine
-from datalog.errors import DatalogError
-from datalog.repl import Quit, Session
-from datalog.workspace import Workspace
-from datalog.statements import is_complete, split
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
+from datalog.cli.repl import Quit, Session
+from datalog.workspace.workspace import Workspace
+from datalog.cli.statements import is_complete, split
 from tests.strategies import programs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -426,7 +426,7 @@ def test_rules_and_declarations_in_a_workspace_session_are_blocks(tmp_path):
 
 LOCK_HOLDER = """
 import sys, time
-from datalog.workspace import Workspace
+from datalog.workspace.workspace import Workspace
 ws = Workspace.open(sys.argv[1])
 print("ready", flush=True)
 time.sleep(60)

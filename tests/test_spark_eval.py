@@ -1,6 +1,6 @@
 """Distributed evaluation (``datalog run --engine spark``) equals in-process evaluation.
 
-Every program in programs/ is evaluated by :func:`datalog.distributed.evaluate_on_spark` and
+Every program in programs/ is evaluated by :func:`datalog.spark.distributed.evaluate_on_spark` and
 compared relation by relation with ``Engine.run()``; programs with a Spark-incompatible feature
 would be listed in ``EXCEPTIONS`` with the reason (there are none). Random small programs from
 :mod:`strategies` are compared too, with a few shrunk cases as examples. One Spark session serves
@@ -17,12 +17,12 @@ pytest.importorskip("pyspark", reason="distributed evaluation needs pyspark: pip
 
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 
-from datalog.checks import check  # noqa: E402
-from datalog.distributed import _levels, _variant, evaluate_on_spark  # noqa: E402
-from datalog.engine import Engine  # noqa: E402
-from datalog.errors import DatalogError  # noqa: E402
-from datalog.parser import parse  # noqa: E402
-from datalog.plan import plan_clause  # noqa: E402
+from datalog.language.checks import check  # noqa: E402
+from datalog.spark.distributed import _levels, _variant, evaluate_on_spark  # noqa: E402
+from datalog.engine.engine import Engine  # noqa: E402
+from datalog.language.errors import DatalogError  # noqa: E402
+from datalog.language.parser import parse  # noqa: E402
+from datalog.planning.plan import plan_clause  # noqa: E402
 from strategies import GeneratedProgram, program_of, programs  # noqa: E402
 from test_property_lftj import RECURSION_THROUGH_A_WILDCARD_ATOM  # noqa: E402
 
@@ -144,7 +144,7 @@ def test_a_run_time_error_in_an_executor_is_raised_on_the_driver(spark):
 
 
 def test_cli_engine_spark_prints_what_the_in_process_engine_prints(spark, capsys):
-    from datalog.cli import main
+    from datalog.cli.commands import main
     program = ROOT / "programs" / "transitive_closure"
     args = ["run", str(program / "prog.dl"), "-F", str(program / "facts"), "-D", "-"]
     assert main(args) == 0

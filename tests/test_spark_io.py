@@ -3,8 +3,8 @@ schema checks before anything is loaded (real Spark, local mode)."""
 
 import pytest
 
-from datalog.engine import Engine
-from datalog.errors import MissingInput, TypeMismatch, UnknownDirective
+from datalog.engine.engine import Engine
+from datalog.language.errors import MissingInput, TypeMismatch, UnknownDirective
 
 pytest.importorskip("pyspark")
 
@@ -119,7 +119,7 @@ def test_outputs_to_a_table_and_a_path(spark, tables):
 
 
 def test_cli_run_reads_and_writes_spark(tmp_path, tables, spark):
-    from datalog.cli import main
+    from datalog.cli.commands import main
     prog = tmp_path / "prog.dl"
     prog.write_text(TC + f'.input edge(IO=spark, path="{tables}/edges.parquet")\n.output path(IO=stdout)\n')
     assert main(["run", str(prog), "--spark", "-D", "-"]) == 0

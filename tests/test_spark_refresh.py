@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datalog.engine import Engine
+from datalog.engine.engine import Engine
 from datalog import refresh as refresh_module
 from datalog.refresh import describe, refresh
-from datalog.workspace import Workspace
+from datalog.workspace.workspace import Workspace
 
 pytest.importorskip("pyspark")
 
@@ -194,7 +194,7 @@ def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
 
 
 def test_cli_init_and_refresh_print_what_changed(spark, managed, capsys):
-    from datalog.cli import main
+    from datalog.cli.commands import main
     text, outputs, where = managed
     _write(spark, {(1, 2), (2, 3)}, "src int, dst int", table="db_r.edges")
     _write(spark, [], "n int", table="db_r.blocked")
@@ -234,7 +234,7 @@ def test_duplicate_source_rows_are_one_tuple_and_a_dropped_copy_changes_nothing(
 
 
 def test_a_source_whose_type_changed_is_refused_and_changes_nothing(spark, managed):
-    from datalog.errors import TypeMismatch
+    from datalog.language.errors import TypeMismatch
     text, outputs, where = managed
     _write(spark, {(1, 2)}, "src int, dst int", table="db_r.edges")
     _write(spark, [], "n int", table="db_r.blocked")
@@ -251,7 +251,7 @@ def test_a_source_whose_type_changed_is_refused_and_changes_nothing(spark, manag
 
 
 def test_init_with_a_bad_source_creates_no_workspace(spark, managed):
-    from datalog.errors import MissingInput
+    from datalog.language.errors import MissingInput
     text, outputs, where = managed
     _write(spark, [], "n int", table="db_r.blocked")
     with pytest.raises(MissingInput, match="db_r.edges"):

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from datalog.engine import Engine
-from datalog.errors import DatalogError
-from datalog.parser import parse_query
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
+from datalog.language.parser import parse_query
 from maintenance.theta_rule import ThetaRule
 from maintenance.view_relation import ViewRelation
 

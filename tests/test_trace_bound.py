@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from datalog.engine import Engine
+from datalog.engine.engine import Engine
 from maintenance.change_oracle import Registry
 from maintenance.rule import RuleMaintainer
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from datalog.errors import DatalogError
-from datalog.parser import parse_updates
+from datalog.language.errors import DatalogError
+from datalog.language.parser import parse_updates
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "programs"
@@ -386,8 +386,8 @@ def test_explain_maintenance_failing_batch(failing):
 
 def test_explain_prints_the_stats_table(tmp_path, monkeypatch, capsys):
     """engine.stats() is the maintainer's; whatever keys it returns are printed, aligned, the rule last."""
-    from datalog import cli
-    from datalog.engine import Engine
+    from datalog.cli import commands as cli
+    from datalog.engine.engine import Engine
     (tmp_path / "p.dl").write_text(TC)
     (tmp_path / "edge.facts").write_text("1\t2\n")
     (tmp_path / "u.dl").write_text("+edge(2, 3).\ncommit.\n")

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from datalog.errors import DatalogError
-from datalog.workspace import LOG, SNAPSHOT, Workspace
+from datalog.language.errors import DatalogError
+from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 from tests.strategies import DOMAIN, programs
 from tests.workspace_oracle import (AGGREGATES, BLOCK, EDB, PLAIN, PROGRAM, THETA, commit_of, contents, edb_after,
                                     from_scratch)
@@ -63,7 +63,7 @@ def test_log_of_compact_commits_commits_is_compacted(tmp_path, monkeypatch):
     """However small its records, a log holding COMPACT_COMMITS commits is folded into a new
     snapshot (with the maintainer's file) by the commit that reaches that count: an open replays
     every logged commit."""
-    from datalog import workspace, wsfile
+    from datalog.workspace import workspace, format as wsfile
     monkeypatch.setattr(workspace, "COMPACT_COMMITS", 3)
     path = tmp_path / "ws"
     with Workspace.create(path, PROGRAM) as ws:
@@ -89,7 +89,7 @@ def _work(stats: dict) -> dict:
 def _blocking(monkeypatch) -> None:
     """Every stored sensitivity group, however small, read as a LazyBlock (as groups of
     thousands of entries are)."""
-    from datalog import wsstate
+    from maintenance import persistence as wsstate
     monkeypatch.setattr(wsstate, "BLOCKED", 0)
 
 
@@ -134,7 +134,8 @@ def test_version_2_maintainer_file_is_restored(tmp_path, program):
     """A maintainer file of format version 2 (every rule's trace in one record, read whole) is
     restored as before, and the commits after it do the same work as in a process that never
     stopped; the next compaction writes version 3."""
-    from datalog import wsfile, wsstate
+    from datalog.workspace import format as wsfile
+    from maintenance import persistence as wsstate
     steady = Workspace.create(tmp_path / "steady", program)
     old = Workspace.create(tmp_path / "old", program)
     try:
@@ -168,7 +169,7 @@ def test_paged_support_counts_act_as_a_counter(tmp_path_factory, data):
     """A restored relation's support counts read page by page (wsstate._StoredCounts, from a real
     maintainer file with small pages) against a Counter of the same counts, under random lookups,
     sets and deletions through the journal (as maintenance makes them), rollback, and whole reads."""
-    from datalog import wsstate
+    from maintenance import persistence as wsstate
     from maintenance.journal import Journal
     program = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
     rows = data.draw(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=30))
@@ -219,7 +220,7 @@ def test_paged_support_counts_act_as_a_counter(tmp_path_factory, data):
 def _open_without_evaluating(path) -> Workspace:
     """Workspace.open with every way of evaluating a rule made to fail while the stored maintainer
     is restored (replaying the log afterwards maintains, and may evaluate regions)."""
-    from datalog import wsstate
+    from maintenance import persistence as wsstate
     from maintenance import incremental, rule, theta_rule
 
     def refuse(*args, **kwargs):
@@ -299,7 +300,7 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
 def _blocked(rows):
     """Stored groups of ``rows`` or more read as LazyBlocks (None: the default); returns the
     function that puts the default back."""
-    from datalog import wsstate
+    from maintenance import persistence as wsstate
     saved = wsstate.BLOCKED
     if rows is not None:
         wsstate.BLOCKED = rows
@@ -478,7 +479,7 @@ def test_cli_errors_have_codes_and_no_traceback(tmp_path):
 
 HOLDER = """
 import sys, time
-from datalog.workspace import Workspace
+from datalog.workspace.workspace import Workspace
 ws = Workspace.open(sys.argv[1])
 print("ready", flush=True)
 time.sleep(60)
@@ -636,7 +637,7 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part, monkeypatch
     (read whole, or as a LazyBlock), or a support count is not a positive integer, is
     workspace_corrupt when that part is read -- by a commit that reaches it, or a compaction,
     which reads every page -- and the failed operation changes nothing."""
-    from datalog import wsfile
+    from datalog.workspace import format as wsfile
     path = tmp_path / "ws"
     two_hops = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
     edges = [(a, b) for a in range(4) for b in range(4) if a != b]
@@ -691,7 +692,7 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part, monkeypatch
 def test_version_2_snapshot_is_read_whole(tmp_path):
     """A snapshot of format version 2 (no directory of the relations' frames) is read whole, as
     before, by readers and writers; the next compaction writes version 3."""
-    from datalog import wsfile
+    from datalog.workspace import format as wsfile
     path = tmp_path / "ws"
     _committed(path, 3)
     stored = wsfile.read_file(path / SNAPSHOT, "snapshot")
@@ -713,7 +714,7 @@ def test_compressed_record_that_does_not_decompress_is_corrupt(tmp_path, kind):
     """Snapshots and maintainer files are compressed (zlib, named in the header); a record whose
     checksum holds but which is not zlib data is workspace_corrupt naming the file when read,
     and a header naming a compression this engine does not know is workspace_version."""
-    from datalog import wsfile
+    from datalog.workspace import format as wsfile
     path = tmp_path / "ws"
     _committed(path, 3, compact_min=0)
     name = path / SNAPSHOT if kind == "snapshot" else next(path.glob("maintainer.*"))
@@ -745,7 +746,7 @@ def test_snapshot_directory_that_lies_is_corrupt_when_read(tmp_path, lie):
     wrongly is workspace_corrupt, naming the file, when that relation is first read: by a reader
     (``rows``, ``status`` counts from the directory without reading) or by a writer's commit,
     which is rolled back."""
-    from datalog import wsfile
+    from datalog.workspace import format as wsfile
     path = tmp_path / "ws"
     _committed(path, 3, compact_min=0)                            # the snapshot holds all three
     stored = wsfile.read_file(path / SNAPSHOT, "snapshot")
@@ -777,7 +778,7 @@ def test_snapshot_directory_that_lies_is_corrupt_when_read(tmp_path, lie):
 
 
 def test_newer_format_version_is_refused(tmp_path):
-    from datalog import wsfile
+    from datalog.workspace import format as wsfile
     path = tmp_path / "ws"
     _committed(path, 1)
     (maintainer,) = [p.name for p in path.glob("maintainer.*")]
@@ -861,7 +862,7 @@ def test_engine_extend_is_refused_but_ask_works(tmp_path):
         with pytest.raises(DatalogError) as err:
             ws.engine.extend("q(x) :- v(x).")
         assert err.value.code == "bad_block" and "addblock" in err.value.message
-        from datalog.parser import parse_query
+        from datalog.language.parser import parse_query
         names, rows = ws.engine.ask(parse_query("?- path(1, y), !iso(y)."))
         assert names == ["y"] and rows == [(2,)]                # 3 has no way out: iso(3)
         ws.engine.commit(inserts={"e": [(3, 1)]})
@@ -909,7 +910,7 @@ def test_init_that_fails_or_was_cut_short(tmp_path):
     with pytest.raises(DatalogError) as err:
         Workspace.create(path, "p(x) :- q(x, y).")              # undefined relation: nothing written
     assert err.value.code == "undefined_relation" and not path.exists()
-    from datalog import wsfile
+    from datalog.workspace import format as wsfile
     path.mkdir()
     wsfile.write_file(path / LOG, "log", {"base": 0}, [])      # a crash between init's two writes
     assert _error_of(path) == "workspace_corrupt"

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from datalog.workspace import Workspace
+from datalog.workspace.workspace import Workspace
 from tests.workspace_oracle import PLAIN, PROGRAM, contents, edb_after, expected_after_steps, from_scratch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,7 @@ BLOCK_KILLS = 12          # more, in a stream that also adds and removes a block
 
 CHILD = """
 import sys
-from datalog.workspace import Workspace
+from datalog.workspace.workspace import Workspace
 from tests.workspace_oracle import commit_of, step
 ws = Workspace.open(sys.argv[1], compact_min=int(sys.argv[2]))
 blocks = sys.argv[3] == "blocks"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from datalog.engine import Engine
+from datalog.engine.engine import Engine
 
 PROGRAM = """\
 .decl e(x: number, y: number)

@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from datalog import ast
-from datalog.errors import BadFactFile, MissingInput, OutputError, Source, Span
-from datalog.schema import AUTO
+from datalog.language import ast
+from datalog.language.errors import BadFactFile, MissingInput, OutputError, Source, Span
+from datalog.language.types import AUTO
 
 
 def input_path(directive: ast.Directive, facts_dir: str | Path) -> Path:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .build import build_gjt
-from .gyo import Cyclic
-from .query import GCQ
+from datalog.planning.gjt.build import build_gjt
+from datalog.planning.gjt.gyo import Cyclic
+from datalog.planning.gjt.query import GCQ
 from .reduct import TReduct
-from .tree import GJT
+from datalog.planning.gjt.tree import GJT
 
 
 class ProjectedView:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .query import FLIP, OPS, shift
-from .tree import Node
+from datalog.planning.gjt.query import FLIP, OPS, shift
+from datalog.planning.gjt.tree import Node
 
 INEQUALITIES = ("<", "<=", ">", ">=")
 

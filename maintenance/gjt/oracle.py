@@ -1,6 +1,6 @@
 """The slow twin: Q(db) by brute force over the cross product of the atoms (GMR semantics, §2).
 
->>> from maintenance.gjt.query import parse_gcq
+>>> from datalog.planning.gjt.query import parse_gcq
 >>> q = parse_gcq("r(x, y), s(y, z) | x < z", out="x z")
 >>> evaluate(q, {"r": {(1, 2): 2}, "s": {(2, 3): 3, (2, 0): 1}}, ("x", "z"))
 {(1, 3): 6}
@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 
-from .query import GCQ
+from datalog.planning.gjt.query import GCQ
 
 
 def evaluate(query: GCQ, db: dict[str, dict[tuple, int]], out_vars) -> dict[tuple, int]:

@@ -23,7 +23,7 @@ from .bulk import enumerate_bulk, enumerate_delta_bulk
 from .enumerate import enumerate_full, enumerate_last_delta, index_deltas
 from .index import GroupIndex, Probe, Stats
 from .join import join_into
-from .tree import GJT, Node
+from datalog.planning.gjt.tree import GJT, Node
 
 
 class TReduct:

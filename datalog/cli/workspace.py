@@ -1,0 +1,179 @@
+"""``datalog init | refresh | update | query | export | status | addblock | removeblock | compact``: the
+workspace commands (:mod:`datalog.workspace.workspace`). Errors print their diagnostic and exit 1, as
+for ``datalog run``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from datalog.language import ast
+from datalog.cli.commands import _apply_updates, _delta_printer, _progress, _read_updates, add_spark_options, spark_options
+from datalog.language.errors import MissingInput
+from datalog.language.parser import parse_query
+from datalog.sources.files import format_rows, write_output
+
+
+def _workspace():
+    """The Workspace class, imported when a workspace command runs (it pulls in the whole
+    maintainer: ~20 ms that ``datalog run`` should not pay at start-up)."""
+    from datalog.workspace.workspace import Workspace
+    return Workspace
+
+
+def add_commands(sub) -> None:
+    """Register the workspace subcommands on ``datalog``'s subparsers."""
+    init = sub.add_parser("init", help="evaluate a program once and save it as a workspace")
+    init.add_argument("workspace")
+    init.add_argument("program")
+    init.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
+    add_spark_options(init)
+    init.set_defaults(func=_init)
+    refresh = sub.add_parser("refresh", help="apply what changed in the Spark sources since the last "
+                                             "load, then write the Spark outputs")
+    refresh.add_argument("workspace")
+    add_spark_options(refresh)
+    refresh.set_defaults(func=_refresh)
+    update = sub.add_parser("update", help="commit the batches of an updates file (+r(1). -r(2). commit.)")
+    update.add_argument("workspace")
+    update.add_argument("updates")
+    update.set_defaults(func=_update)
+    query = sub.add_parser("query", help="rows of a relation matching an atom, e.g. \"path(1, X)\", "
+                                         "or the answers of ?- body.")
+    query.add_argument("workspace")
+    query.add_argument("query")
+    query.set_defaults(func=_query)
+    export = sub.add_parser("export", help="write the .output relations (all relations if none)")
+    export.add_argument("workspace")
+    export.add_argument("-D", "--output-dir", default=".", help="directory for .csv outputs; - for stdout")
+    export.set_defaults(func=_export)
+    status = sub.add_parser("status", help="program blocks, relation sizes, last commit, size on disk")
+    status.add_argument("workspace")
+    status.set_defaults(func=_status)
+    add = sub.add_parser("addblock", help="add a named block of rules and relations to a workspace")
+    add.add_argument("workspace")
+    add.add_argument("block")
+    add.add_argument("--name", help="the block's name (default: the file name without .dl)")
+    add.add_argument("-F", "--fact-dir", default=".", help="directory of the block's .facts inputs")
+    add.set_defaults(func=_addblock)
+    remove = sub.add_parser("removeblock", help="remove a named block and what only it derived")
+    remove.add_argument("workspace")
+    remove.add_argument("name")
+    remove.set_defaults(func=_removeblock)
+    compact = sub.add_parser("compact", help="fold the commit log into a new snapshot")
+    compact.add_argument("workspace")
+    compact.set_defaults(func=_compact)
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MissingInput(f"{what} file {path} does not exist") from None
+    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
+        raise MissingInput(f"cannot read {what} file {path}: {exc}") from None
+
+
+def _init(args) -> int:
+    text = _read_text(args.program, "program")
+    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program,
+                             spark=spark_options(args)) as ws:
+        sizes = ws.status()["sizes"]
+    print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
+    return 0
+
+
+def _refresh(args) -> int:
+    from datalog.refresh import describe, refresh
+    with _workspace().open(args.workspace, spark=spark_options(args)) as ws:
+        report = refresh(ws, _progress() if sys.stderr.isatty() else None)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    for line in describe(report):
+        print(line)
+    return 0
+
+
+def _update(args) -> int:
+    with _workspace().open(args.workspace) as ws:
+        batches = _read_updates(ws.engine, args.updates)      # the whole file is checked first
+        applied, status = _apply_updates(ws.engine, batches, _delta_printer(ws.engine))
+    print(f"committed {applied} batch{'es' * (applied != 1)}; last commit {ws.seq}", file=sys.stderr)
+    return status
+
+
+def _query(args) -> int:
+    with _workspace().open(args.workspace, readonly=True) as ws:
+        text = args.query.strip()
+        if text.startswith("?-"):
+            names, rows = ws.engine.ask(parse_query(text if text.endswith(".") else text + "."))
+            print("\t".join(names))
+        else:
+            rows = ws.engine.query(text)
+    sys.stdout.write(format_rows(rows, "\t"))
+    return 0
+
+
+def _export(args) -> int:
+    with _workspace().open(args.workspace, readonly=True) as ws:
+        engine = ws.engine
+        if engine.checked.directives("output"):
+            for line in engine.write_outputs(args.output_dir):
+                print(line)
+            return 0
+        for name in engine.relations():
+            directive = ast.Directive("output", name)
+            write_output(directive, engine.rows(name), args.output_dir)
+    return 0
+
+
+def _status(args) -> int:
+    with _workspace().open(args.workspace, readonly=True) as ws:
+        info = ws.status()
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(info["time"]))
+    print(f"workspace {info['path']}")
+    print("program: " + ", ".join(f"{name} ({source})" for name, source in info["blocks"]))
+    print(f"last commit: {info['last_commit']} at {when}")
+    print(f"on disk: {info['disk_bytes']} bytes")
+    print(f"writer: {'process ' + str(info['writer']) if info['writer'] else 'none'}")
+    print("maintainer: " + ("stored (a writer restores it)" if info["maintainer"] else
+                            "not stored (a writer builds it at its first commit)"))
+    if info["discarded"]:
+        print(f"note: the log ends with {info['discarded']} bytes of an unfinished commit (a crash "
+              f"during a commit); it was never acknowledged and is ignored")
+    for name, size in info["sizes"].items():
+        print(f"{name}\t{size}\t{'idb' if name in info['idb'] else 'edb'}")
+    return 0
+
+
+def _addblock(args) -> int:
+    text = _read_text(args.block, "block")
+    name = args.name or Path(args.block).stem
+    with _workspace().open(args.workspace) as ws:
+        delta = ws.addblock(name, text, source=args.block, facts_dir=args.fact_dir)
+    _print_changes(f"added block {name}", delta)
+    return 0
+
+
+def _removeblock(args) -> int:
+    with _workspace().open(args.workspace) as ws:
+        delta = ws.removeblock(args.name)
+    _print_changes(f"removed block {args.name}", delta)
+    return 0
+
+
+def _compact(args) -> int:
+    with _workspace().open(args.workspace) as ws:
+        ws.compact()
+        print(f"compacted {args.workspace}: snapshot at commit {ws.seq}, {ws.snapshot_bytes} bytes")
+    return 0
+
+
+def _print_changes(what: str, delta) -> None:
+    parts = [f"{name} +{len(c.inserted)} -{len(c.erased)}" for name, c in sorted(delta.items())]
+    print(f"{what}: {', '.join(parts) if parts else 'no relation changed'}")
+
+
+__all__ = ["add_commands"]

@@ -1,0 +1,308 @@
+"""The abstract syntax of a program: frozen dataclasses whose ``str()`` is valid Datalog.
+
+Every node carries a ``span`` (not part of equality), so checks can point at it.
+
+>>> from datalog.language.parser import parse
+>>> prog = parse('path(x, z) :- path(x, y), edge(y, z), !blocked(y), z != 3.')
+>>> print(prog)
+path(x, z) :- path(x, y), edge(y, z), !blocked(y), z != 3.
+>>> parse(str(prog)) == prog
+True
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from datalog.language.errors import Span
+
+_span = field(default=None, compare=False, repr=False)
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- terms
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return "_"
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A number (int), float or symbol (str) literal."""
+
+    value: int | float | str
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        if isinstance(self.value, str):
+            return _quote(self.value)
+        return repr(self.value)
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    op: str  # one of + - * / % ^
+    left: "Term"
+    right: "Term"
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"({self.left} {self.op} {self.right})"
+
+
+@dataclass(frozen=True)
+class Negate:
+    """Unary minus."""
+
+    operand: "Term"
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"-({self.operand})"
+
+
+@dataclass(frozen=True)
+class Functor:
+    """A built-in function: cat, strlen, substr, to_number, to_string, to_float, min, max."""
+
+    name: str
+    args: tuple["Term", ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``count : { body }``, ``sum x : { body }``, min, max, mean."""
+
+    kind: str
+    target: "Term | None"
+    body: tuple["Literal", ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        target = f" {self.target}" if self.target is not None else ""
+        return f"{self.kind}{target} : {{ {', '.join(map(str, self.body))} }}"
+
+
+Term = Variable | Wildcard | Constant | BinaryOp | Negate | Functor | Aggregate
+
+
+# ---------------------------------------------------------------- literals
+
+@dataclass(frozen=True)
+class Atom:
+    relation: str
+    args: tuple[Term, ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"{self.relation}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Negation:
+    atom: Atom
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"!{self.atom}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    op: str  # = != < <= > >=
+    left: Term
+    right: Term
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+@dataclass(frozen=True)
+class Disjunction:
+    """``(a ; b)``: each alternative is a conjunction of literals."""
+
+    alternatives: tuple[tuple["Literal", ...], ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return "(" + " ; ".join(", ".join(map(str, alt)) for alt in self.alternatives) + ")"
+
+
+Literal = Atom | Negation | Comparison | Disjunction
+
+
+# ---------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class Rule:
+    """``h1, h2 :- body.``; a fact is a rule with one head and an empty body."""
+
+    heads: tuple[Atom, ...]
+    body: tuple[Literal, ...]
+    span: Span | None = _span
+    pragma: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def is_fact(self) -> bool:
+        return not self.body
+
+    def __str__(self) -> str:
+        heads = ", ".join(map(str, self.heads))
+        if not self.body:
+            return f"{heads}."
+        return f"{heads} :- {', '.join(map(str, self.body))}."
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    span: Span | None = _span
+
+
+@dataclass(frozen=True)
+class Declaration:
+    relation: str
+    columns: tuple[Column, ...]
+    span: Span | None = _span
+
+    @property
+    def arity(self) -> int:
+        return len(self.columns)
+
+    def __str__(self) -> str:
+        cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
+        return f".decl {self.relation}({cols})"
+
+
+@dataclass(frozen=True)
+class TypeDeclaration:
+    """``.type Name <: symbol`` (or ``= number``): an alias of a primitive type."""
+
+    name: str
+    base: str
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".type {self.name} <: {self.base}"
+
+
+@dataclass(frozen=True)
+class Directive:
+    """``.input r(k=v, ...)``, ``.output r``, ``.printsize r``."""
+
+    kind: str  # input | output | printsize
+    relation: str
+    params: tuple[tuple[str, str], ...] = ()
+    span: Span | None = _span
+
+    def param(self, key: str, default: str | None = None) -> str | None:
+        for k, v in self.params:
+            if k.lower() == key.lower():
+                return v
+        return default
+
+    @property
+    def io(self) -> str:
+        """Where the rows come from or go: ``file`` (the default), ``stdout``, ``stdin``, ``spark``."""
+        return (self.param("IO") or "file").lower()
+
+    def __str__(self) -> str:
+        if not self.params:
+            return f".{self.kind} {self.relation}"
+        params = ", ".join(f"{k}={_quote(v)}" for k, v in self.params)
+        return f".{self.kind} {self.relation}({params})"
+
+
+Statement = Rule | Declaration | TypeDeclaration | Directive
+
+
+@dataclass(frozen=True)
+class Program:
+    statements: tuple[Statement, ...]
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.statements))
+
+    @property
+    def rules(self) -> list[Rule]:
+        return [s for s in self.statements if isinstance(s, Rule)]
+
+    @property
+    def declarations(self) -> list[Declaration]:
+        return [s for s in self.statements if isinstance(s, Declaration)]
+
+    @property
+    def type_declarations(self) -> list[TypeDeclaration]:
+        return [s for s in self.statements if isinstance(s, TypeDeclaration)]
+
+    @property
+    def directives(self) -> list[Directive]:
+        return [s for s in self.statements if isinstance(s, Directive)]
+
+
+def subterms(term):
+    """The term and its sub-terms, not descending into aggregate bodies."""
+    yield term
+    if isinstance(term, BinaryOp):
+        yield from subterms(term.left)
+        yield from subterms(term.right)
+    elif isinstance(term, Negate):
+        yield from subterms(term.operand)
+    elif isinstance(term, Functor):
+        for arg in term.args:
+            yield from subterms(arg)
+
+
+def variables(node) -> list[Variable]:
+    """Every Variable under ``node`` (a term, literal or tuple), in source order."""
+    out: list[Variable] = []
+    _collect(node, out)
+    return out
+
+
+def _collect(node, out: list[Variable]) -> None:
+    if isinstance(node, Variable):
+        out.append(node)
+    elif isinstance(node, tuple):
+        for child in node:
+            _collect(child, out)
+    elif isinstance(node, (BinaryOp,)):
+        _collect(node.left, out)
+        _collect(node.right, out)
+    elif isinstance(node, Negate):
+        _collect(node.operand, out)
+    elif isinstance(node, (Functor, Atom)):
+        _collect(node.args, out)
+    elif isinstance(node, Aggregate):
+        _collect(node.target, out)
+        _collect(node.body, out)
+    elif isinstance(node, Negation):
+        _collect(node.atom, out)
+    elif isinstance(node, Comparison):
+        _collect(node.left, out)
+        _collect(node.right, out)
+    elif isinstance(node, Disjunction):
+        _collect(node.alternatives, out)

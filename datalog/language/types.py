@@ -1,0 +1,62 @@
+"""Relations and their column types.
+
+Primitive types are ``number`` (also ``unsigned``), ``float`` and ``symbol``;
+``.type T <: symbol`` names an alias. A relation without ``.decl`` gets its
+arity from its first use and its column types from facts, heads and uses;
+a column nothing constrains is ``auto`` (numbers if every loaded value is an
+integer, else symbols).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from datalog.language.errors import Span, TypeMismatch
+
+PRIMITIVES = {"number": "number", "unsigned": "number", "float": "float", "symbol": "symbol"}
+AUTO = "auto"
+
+
+@dataclass
+class RelationInfo:
+    name: str
+    arity: int
+    types: list[str]
+    declared: bool = False
+    span: Span | None = None
+    column_names: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{self.name}/{self.arity}"
+
+
+def value_type(value) -> str:
+    if isinstance(value, str):
+        return "symbol"
+    if isinstance(value, float):
+        return "float"
+    return "number"
+
+
+def resolve_type(name: str, aliases: dict[str, str], span: Span | None) -> str:
+    seen = set()
+    while name not in PRIMITIVES:
+        if name in seen or name not in aliases:
+            raise TypeMismatch(f"unknown type {name} (use number, unsigned, float, symbol or a .type)", span)
+        seen.add(name)
+        name = aliases[name]
+    return PRIMITIVES[name]
+
+
+def compatible(a: str, b: str) -> bool:
+    """Numbers and floats mix (the result is a float); symbols only with symbols."""
+    if AUTO in (a, b) or a == b:
+        return True
+    return {a, b} == {"number", "float"}
+
+
+def convert(value, type_: str):
+    """A loaded or derived value in a column's representation."""
+    if type_ == "float" and isinstance(value, int):
+        return float(value)
+    return value

@@ -1,0 +1,1 @@
+"""Planning: a rule's variable order, its plan as data, and the backend that maintains it."""

@@ -1,0 +1,220 @@
+"""Routing: which backend maintains a non-recursive clause (issue 4, item 4).
+
+A clause goes to the theta-join backend (:mod:`maintenance.gjt`) when its body is an
+acyclic GCQ with at least one inequality between variables of different atoms;
+everything else stays on LFTJ maintenance. ``// @backend thetajoin`` or
+``// @backend lftj`` on the line before a rule forces the choice (a forced thetajoin on a
+body that is not a GCQ, or is cyclic, is error ``bad_pragma``).
+
+Translation of a clause body into a GCQ (:func:`to_gcq`):
+
+* a positive atom's variables are the GCQ atom's variables; a wildcard is a fresh variable;
+  a constant is a fresh variable plus the filter ``c = value``; a repeated variable stays
+  (the GCQ atom binds it once, an equality filter);
+* ``x = y`` between two variables unifies them (the later name is renamed to the earlier);
+* every other comparison is ``var op var [+/- number]`` or ``var op constant`` (either side);
+* negation, aggregates, functors, other arithmetic and heads that compute are refused,
+  each with the reason shown by ``datalog explain``.
+
+>>> from datalog.language.checks import check
+>>> from datalog.language.parser import parse
+>>> c = check(parse('.decl r(a: number, b: number)\\n.decl s(c: number, d: number)\\n'
+...                 'q(a, d) :- r(a, _), s(c, d), a < c + 10.'))
+>>> route = route_clause(c.clauses[0])
+>>> route.backend, route.reason
+('thetajoin', 'acyclic GCQ with inequality a < c + 10 between atoms (not free-connex: §7 approximation)')
+>>> str(route.gcq)
+'π[a,d] r(a, _w0), s(c, d) | a < c + 10'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import count
+
+from datalog.language import ast
+from datalog.language.errors import BadPragma
+from datalog.planning.gjt import GCQ, Atom, Cyclic, Predicate, build_gjt
+from datalog.planning.gjt.tree import GJT
+
+BACKENDS = ("thetajoin", "lftj")
+
+
+class NotGCQ(Exception):
+    """The clause body is not a GCQ; the message is the reason."""
+
+
+@dataclass
+class Route:
+    backend: str                       # thetajoin | lftj
+    reason: str
+    gcq: GCQ | None = None
+    gjt: GJT | None = None
+    head: list = field(default_factory=list)   # per head column: ("var", name) | ("const", value)
+
+    def describe(self) -> str:
+        text = f"backend {self.backend}: {self.reason}"
+        if self.gjt is not None:
+            tree = self.gjt.describe().replace("\n", "\n        ")
+            text += f"\n      GJT of {self.gcq}:\n        {tree}"
+        return text
+
+
+def pragma_backend(clause) -> str | None:
+    """The value of ``// @backend ...`` on the clause's rule, checked; None without one."""
+    for key, value in clause.rule.pragma if clause else ():
+        if key == "backend":
+            choice = value.strip().lower()
+            if choice not in BACKENDS:
+                raise BadPragma(f"@backend {value!r}: expected thetajoin or lftj", clause.rule.span)
+            return choice
+    return None
+
+
+def route_clause(clause) -> Route:
+    """The backend of a non-recursive clause, with the reason (see the module docstring)."""
+    forced = pragma_backend(clause)
+    if forced == "lftj":
+        return Route("lftj", "forced by // @backend lftj")
+    try:
+        gcq, head = to_gcq(clause)
+    except NotGCQ as refusal:
+        return _refuse(clause, forced, f"not a GCQ: {refusal}")
+    gjt = build_gjt(gcq)
+    if isinstance(gjt, Cyclic):
+        return _refuse(clause, forced, gjt.reason)
+    shape = "free-connex" if gjt.connex_vars() == gcq.out else "not free-connex: §7 approximation"
+    theta = sorted((p for p in gcq.predicates if _between_atoms(p, gcq)), key=lambda p: p.op == "=")
+    if forced == "thetajoin":
+        return Route("thetajoin", f"forced by // @backend thetajoin ({shape})", gcq, gjt, head)
+    if not theta:
+        return Route("lftj", "no inequality between variables of different atoms")
+    return Route("thetajoin", f"acyclic GCQ with inequality {theta[0]} between atoms ({shape})", gcq, gjt, head)
+
+
+def _refuse(clause, forced, reason: str) -> Route:
+    if forced == "thetajoin":
+        raise BadPragma(f"@backend thetajoin: {reason}", clause.rule.span)
+    return Route("lftj", reason)
+
+
+def _between_atoms(p: Predicate, gcq: GCQ) -> bool:
+    """An inequality whose two variables never share an atom (``=`` with an offset counts)."""
+    if p.right is None or (p.op == "=" and not p.offset):
+        return False
+    return not any({p.left, p.right} <= set(a.vars) for a in gcq.atoms)
+
+
+# ---------------------------------------------------------------- translation
+
+def to_gcq(clause) -> tuple[GCQ, list]:
+    """(GCQ, head columns) of a clause body; raises NotGCQ with the reason."""
+    atoms = [lit for lit in clause.body if isinstance(lit, ast.Atom)]
+    for lit in clause.body:
+        if isinstance(lit, ast.Negation):
+            raise NotGCQ(f"negation {lit}")
+        if not isinstance(lit, (ast.Atom, ast.Comparison)):
+            raise NotGCQ(f"{lit}")
+    bound = {a.name for atom in atoms for a in atom.args if isinstance(a, ast.Variable)}
+    rename = _unify(clause.body, bound)
+    fresh, filters, gcq_atoms = count(), [], []
+    for atom in atoms:
+        names = []
+        for arg in atom.args:
+            if isinstance(arg, ast.Variable):
+                names.append(rename.get(arg.name, arg.name))
+            elif isinstance(arg, ast.Wildcard):
+                names.append(f"_w{next(fresh)}")
+            elif isinstance(arg, ast.Constant):
+                names.append(f"_c{next(fresh)}")
+                filters.append(Predicate(names[-1], "=", None, arg.value))
+            else:
+                raise NotGCQ(f"expression {arg} in atom {atom}")
+        gcq_atoms.append(Atom(atom.relation, tuple(names)))
+    predicates = [_predicate(lit, rename, bound) for lit in clause.body if isinstance(lit, ast.Comparison)]
+    head = _head(clause.head, rename, bound)
+    out = frozenset(value for kind, value in head if kind == "var")
+    return GCQ(tuple(gcq_atoms), tuple(p for p in filters + predicates if p is not None), out), head
+
+
+def _unify(body, bound: set[str]) -> dict[str, str]:
+    """``x = y`` between atom variables: the later name maps to the earlier (union-find)."""
+    parent: dict[str, str] = {}
+
+    def find(v: str) -> str:
+        while parent.get(v, v) != v:
+            v = parent[v]
+        return v
+    for lit in body:
+        if (isinstance(lit, ast.Comparison) and lit.op == "=" and isinstance(lit.left, ast.Variable)
+                and isinstance(lit.right, ast.Variable) and {lit.left.name, lit.right.name} <= bound):
+            a, b = sorted((find(lit.left.name), find(lit.right.name)))
+            if a != b:
+                parent[b] = a
+    return {v: find(v) for v in parent}
+
+
+def _predicate(lit: ast.Comparison, rename, bound) -> Predicate | None:
+    """``left op right`` as ``var op var + offset`` or ``var op constant``; None when unified away."""
+    left, right = _operand(lit.left, rename, bound), _operand(lit.right, rename, bound)
+    op = lit.op
+    if left[0] is None and right[0] is None:
+        raise NotGCQ(f"comparison {lit} has no variable")
+    if left[0] is None:
+        left, right, op = right, left, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
+    (lvar, loff), (rvar, roff) = left, right
+    if rvar is None:
+        if loff:
+            raise NotGCQ(f"comparison {lit} offsets both sides")
+        return Predicate(lvar, op, None, roff)
+    if op == "=" and lvar == rvar and loff == roff == 0:
+        return None
+    return Predicate(lvar, op, rvar, roff - loff)
+
+
+def _operand(term, rename, bound) -> tuple[str | None, object]:
+    """A comparison side: (variable or None, offset or constant value)."""
+    if isinstance(term, ast.Variable):
+        if term.name not in bound:
+            raise NotGCQ(f"variable {term.name} is assigned, not bound by an atom")
+        return rename.get(term.name, term.name), 0
+    if isinstance(term, ast.Constant):
+        return None, term.value
+    if isinstance(term, ast.BinaryOp) and term.op in "+-":
+        var, number = term.left, term.right                    # x + 3, x - 3
+        if term.op == "+" and isinstance(var, ast.Constant):
+            var, number = number, var                           # 3 + x
+        if (isinstance(var, ast.Variable) and isinstance(number, ast.Constant)
+                and isinstance(number.value, (int, float))):
+            name, _ = _operand(var, rename, bound)
+            return name, number.value if term.op == "+" else -number.value
+    raise NotGCQ(f"expression {term} in a comparison")
+
+
+def _head(head: ast.Atom, rename, bound) -> list:
+    columns = []
+    for arg in head.args:
+        if isinstance(arg, ast.Variable) and arg.name in bound:
+            columns.append(("var", rename.get(arg.name, arg.name)))
+        elif isinstance(arg, ast.Constant):
+            columns.append(("const", arg.value))
+        else:
+            raise NotGCQ(f"the head computes {arg}")
+    return columns
+
+
+def assign_routes(plans: dict, checked) -> None:
+    """``plan.route`` for every rule: recursive strata are DRed's (a forced thetajoin there is an
+    error), non-recursive rules are routed by :func:`route_clause`."""
+    for stratum in checked.strata:
+        for clause in stratum.clauses:
+            plan = plans.get(id(clause))
+            if plan is None:
+                continue
+            if stratum.recursive:
+                if pragma_backend(clause) == "thetajoin":
+                    raise BadPragma("@backend thetajoin: the rule is recursive (maintained by DRed)",
+                                    clause.rule.span)
+                plan.route = Route("lftj", "recursive stratum: DRed")
+            else:
+                plan.route = route_clause(clause)

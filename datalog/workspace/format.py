@@ -1,0 +1,246 @@
+"""Checksummed record files: the on-disk unit of a workspace (see ``datalog/workspace.md``).
+
+A file is a sequence of framed records. A frame is a 4-byte big-endian payload length, the
+CRC-32 of those 4 bytes, the CRC-32 of the payload (each 4 bytes, big-endian), then the
+payload: one JSON object, ASCII (non-ASCII characters escaped). The first record is the
+header ``{"format": "datalog-workspace", "kind": ..., "version": V, ...}``; it is read and
+its version checked before anything else (later versions keep this first frame as it is).
+A header with ``"compression": "zlib"`` says that every payload after it is that JSON
+compressed by zlib (RFC 1950; level 1 when written: snapshots and maintainer files, whose
+JSON compresses about 3.5x); the checksum covers the payload as stored.
+Each kind of file has its own version (:data:`VERSIONS`); an engine reads its versions and
+older ones.
+Nothing read is executed: payloads are JSON data.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> write_file(os.path.join(d, "f"), "log", {"base": 0}, [{"seq": 1}])
+97
+>>> read_file(os.path.join(d, "f"), "log", torn_tail=True).records
+[{'seq': 1}]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
+
+FORMAT = "datalog-workspace"
+VERSION = 1                         # of every kind of file not in VERSIONS
+VERSIONS = {"maintainer": 3,        # 2: aggregate views, theta-join and whole-rule records; 3: pages
+            "snapshot": 3,            # 2: Spark sources name chains; 3: a directory of the relations
+            "log": 2}                 # 2: Spark sources name chains of snapshot versions
+_FRAME = struct.Struct(">III")
+COMPRESSION = "zlib"                # the one compression a header may name
+
+
+def encode(record: dict, compressed: bool = False) -> bytes:
+    """One frame: length, CRC-32, JSON payload (compressed by zlib if ``compressed``)."""
+    payload = json.dumps(record, separators=(",", ":")).encode("ascii")
+    if compressed:
+        payload = zlib.compress(payload, 1)
+    length = len(payload)
+    return _FRAME.pack(length, zlib.crc32(length.to_bytes(4, "big")), zlib.crc32(payload)) + payload
+
+
+def header(kind: str, extra: dict) -> dict:
+    return {"format": FORMAT, "kind": kind, "version": version_of(kind), **extra}
+
+
+def version_of(kind: str) -> int:
+    """The format version this engine writes (and the newest it reads) for ``kind``."""
+    return VERSIONS.get(kind, VERSION)
+
+
+@dataclass
+class Contents:
+    """A file read back: its header, its records after the header, and the byte length of
+    its valid prefix (``torn`` bytes after it were an unfinished append)."""
+
+    header: dict
+    records: list = field(default_factory=list)
+    valid_length: int = 0
+    torn: int = 0
+
+
+def read_file(path: str | Path, kind: str, torn_tail: bool = False) -> Contents:
+    """Every record of ``path``. An incomplete last frame is a torn append: allowed (and reported
+    in ``torn``) when ``torn_tail``, else the file is corrupt. A complete frame with a wrong
+    checksum is corrupt anywhere."""
+    return parse(_read_bytes(path), str(path), kind, torn_tail)
+
+
+def _read_bytes(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise WorkspaceCorrupt(f"workspace file {path} is missing") from None
+    except OSError as exc:
+        raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
+
+
+def _header(data: bytes, path: str, kind: str) -> tuple[dict, int, bool]:
+    """The header record, where the next frame starts, and whether the payloads after it are
+    compressed; a header of another kind or a newer version is refused."""
+    first, offset = _frame(data, 0, path)
+    if first is None:
+        raise WorkspaceCorrupt(f"workspace file {path} is truncated in its header ({len(data)} bytes)")
+    return first, offset, _check_header(first, path, kind)
+
+
+def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
+    first, offset, compressed = _header(data, path, kind)
+    records = [first]
+    while offset < len(data):
+        record, end = _frame(data, offset, path, compressed)
+        if record is None:
+            if not torn_tail:
+                raise WorkspaceCorrupt(f"workspace file {path} is truncated at byte {offset} "
+                                       f"(of {len(data)})")
+            break
+        records.append(record)
+        offset = end
+    return Contents(records[0], records[1:], offset, len(data) - offset)
+
+
+class Frames:
+    """A record file whose frames were all checked (lengths and checksums) but of which only the
+    header was decoded: :meth:`record` decodes frame ``i`` (0: the first after the header) when it
+    is asked for. A workspace reads its stored maintainer so, one page at a time."""
+
+    def __init__(self, data: bytes, path: str, kind: str):
+        self.data, self.path = data, path
+        self.header, offset, self.compressed = _header(data, path, kind)
+        self.spans = []
+        while offset < len(data):
+            span = _checked(data, offset, path)
+            if span is None:
+                raise WorkspaceCorrupt(f"workspace file {path} is truncated at byte {offset} (of {len(data)})")
+            self.spans.append(span)
+            offset = span[1]
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    @property
+    def valid_length(self) -> int:
+        return len(self.data)
+
+    def record(self, i: int) -> dict:
+        start, end = self.spans[i]
+        return _decoded(self.data[start:end], start - _FRAME.size, self.path, self.compressed)
+
+
+def read_frames(path: str | Path, kind: str) -> Frames:
+    """``path`` checked whole, decoded lazily (see :class:`Frames`)."""
+    return Frames(_read_bytes(path), str(path), kind)
+
+
+def _checked(data: bytes, offset: int, path: str):
+    """The payload span ``(start, end)`` of the frame at ``offset``, its checksums verified; None
+    for an incomplete frame."""
+    if offset + _FRAME.size > len(data):
+        return None
+    length, length_crc, crc = _FRAME.unpack_from(data, offset)
+    if zlib.crc32(length.to_bytes(4, "big")) != length_crc:
+        raise WorkspaceCorrupt(f"workspace file {path}: checksum mismatch in the frame at byte {offset}")
+    start, end = offset + _FRAME.size, offset + _FRAME.size + length
+    if end > len(data):
+        return None
+    if zlib.crc32(memoryview(data)[start:end]) != crc:
+        raise WorkspaceCorrupt(f"workspace file {path}: checksum mismatch in the record at byte {offset}")
+    return start, end
+
+
+def _decoded(payload: bytes, offset: int, path: str, compressed: bool = False) -> dict:
+    try:
+        if compressed:
+            payload = zlib.decompress(payload)
+        record = json.loads(payload.decode("ascii"))
+    except (zlib.error, UnicodeDecodeError, ValueError):
+        raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not valid data") from None
+    if not isinstance(record, dict):
+        raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not an object")
+    return record
+
+
+def _frame(data: bytes, offset: int, path: str, compressed: bool = False):
+    """The record at ``offset`` and where the next starts; ``(None, None)`` for an incomplete frame
+    (a torn append). A frame whose length field fails its checksum is corrupt, not torn, so a
+    flipped length byte is never mistaken for the end of the file."""
+    span = _checked(data, offset, path)
+    if span is None:
+        return None, None
+    start, end = span
+    return _decoded(data[start:end], offset, path, compressed), end
+
+
+def _check_header(first: dict, path: str, kind: str) -> bool:
+    """Refuse a header of another kind or a newer version; whether its payloads are compressed."""
+    if first.get("format") != FORMAT or first.get("kind") != kind:
+        raise WorkspaceCorrupt(f"workspace file {path} does not start with a {kind} header")
+    version = first.get("version")
+    if not isinstance(version, int):
+        raise WorkspaceCorrupt(f"workspace file {path} has no format version")
+    if version > version_of(kind):
+        raise WorkspaceVersion(f"workspace file {path} has format version {version}; this engine reads "
+                               f"version {version_of(kind)} and older: use a newer datalog")
+    compression = first.get("compression")
+    if compression not in (None, COMPRESSION):
+        raise WorkspaceVersion(f"workspace file {path} is compressed by {compression!r}; this engine reads "
+                               f"{COMPRESSION!r} only: use a newer datalog")
+    return compression == COMPRESSION
+
+
+def write_file(path: str | Path, kind: str, extra: dict, records) -> int:
+    """Write header and records to ``path`` atomically: a temporary file, fsync, rename, fsync of
+    the directory. Returns the size in bytes. ``extra`` with ``"compression": "zlib"``: the
+    records after the header are compressed."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    compressed = extra.get("compression") == COMPRESSION
+    if extra.get("compression") not in (None, COMPRESSION):
+        raise ValueError(f"unknown compression {extra['compression']!r}")
+    size = 0
+    with open(tmp, "wb") as out:
+        out.write(first := encode(header(kind, extra)))
+        size += len(first)
+        for record in records:
+            frame = encode(record, compressed)
+            out.write(frame)
+            size += len(frame)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+    return size
+
+
+def fsync_dir(directory: str | Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append(fd: int, record: dict) -> int:
+    """Append one frame to an open file and fsync it (durable when this returns). On any error
+    the file is cut back to its old length, so that a failed append leaves no partial frame."""
+    frame = encode(record)
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.ftruncate(fd, start)
+        raise
+    return len(frame)

@@ -1,0 +1,667 @@
+"""The incremental maintainer's state as data records, and back (workspace format, see
+``datalog/workspace.md``): support counts, and per non-recursive rule what maintains it --
+
+  * an LFTJ rule (:class:`maintenance.rule.RuleMaintainer`): its trace tree and sensitivity
+    entries, and the same for the body of each aggregate it reads (an
+    :class:`maintenance.aggregate.AggregateView`, whose per-group accumulators are folded
+    again from the restored trace's leaves: each leaf is one contribution);
+  * a theta-join rule (:class:`maintenance.theta_rule.ThetaRule`): ``rho[n]`` of every node
+    of its T-reduct (the indexes are rebuilt from them) and, for the §7 approximation, the
+    materialized projection;
+  * a whole-rule fallback (:class:`maintenance.incremental.WholeRule`): its derived rows.
+
+Restoring constructs the rules without evaluating them and makes the trie indexes the LFTJ
+rules read (so that changes come as surgeries, as after a build), lazily: a node is built
+from its rows when a commit first reads it. :func:`capture` returns
+None for a maintainer it cannot reproduce exactly (another maintainer class, queued regions,
+an aggregate view left over from a rule that fell back to whole evaluation); the workspace
+then builds the maintainer at the first commit. Values are JSON data; a JSON array is read
+back as a tuple (keys, ``alpha`` prefixes and head tuples are tuples of scalars).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import Counter
+from functools import partial
+from itertools import count, repeat
+
+from datalog.language.errors import WorkspaceCorrupt
+from maintenance.gjt import TReduct
+from maintenance.incremental import IncrementalMaintainer, WholeRule
+from maintenance.rule import RuleMaintainer
+from maintenance.sensitivity import ON_DISK, Entry, SensitivityIndex
+from maintenance.stabbing import NEG, POS, LazyBlock, start_of
+from maintenance.theta_rule import ThetaRule
+from maintenance.trace import LazyTraceNode, TraceNode
+
+
+PAGE = 256                 # trace nodes a page (format version 3)
+LINKS = 4096               # trace nodes' [parent, key] a page of the node index
+GROUPS = 64                # sensitivity groups a page, about
+COUNTS = 1024              # support counts a page, about
+BLOCKED = 1024             # a stored sensitivity group this large is read as a LazyBlock
+
+
+def capture(engine, paged: bool = True) -> list[dict] | None:
+    """The maintainer of ``engine`` as records -- the state, then the pages of its paged rules'
+    traces (nodes, then the node index), of their sensitivity groups and of the support counts
+    -- or None when it cannot be captured. Reading every part of a restored maintainer that was
+    still on disk. ``paged=False``: every rule in the state record, as format version 2 stores
+    them (for the tests of reading older files)."""
+    m = engine.maintainer
+    if type(m) is not IncrementalMaintainer or m.pending:
+        return None
+    if len(m.views) != sum(len(getattr(rule, "views", ())) for rule in m.rules.values()):
+        return None
+    wheres = {id(index): where for where, index in m.registry.indexes.items()}
+    where_list, where_ids = [], {}
+    position = {id(c): i for i, c in enumerate(engine.checked.clauses)}
+    rules, pages, groups, eids = [], [], {}, count()
+    for key, rule in m.rules.items():
+        record = {"clause": position[key]}
+        if type(rule) is RuleMaintainer and not rule.views and paged:
+            nodes, entries = _paged(rule, len(rules), wheres, where_ids, where_list, eids, groups)
+            record.update(kind="paged", first=1 + len(pages), nodes=len(nodes), entries=entries)
+            pages.extend({"nodes": nodes[i:i + PAGE]} for i in range(0, len(nodes), PAGE))
+            record["links"] = 1 + len(pages)
+            pages.extend({"links": [node[:2] for node in nodes[i:i + LINKS]]} for i in range(0, len(nodes), LINKS))
+        elif type(rule) is RuleMaintainer:
+            record.update(_trace(rule, wheres, where_ids, where_list))
+            if rule.views:
+                record["views"] = [_trace(view.rule, wheres, where_ids, where_list) for view in rule.views]
+        elif type(rule) is ThetaRule:
+            record.update(kind="theta", **_theta(rule.view))
+        elif type(rule) is WholeRule:
+            record.update(kind="whole", derived=_counts(rule.derived))
+        else:
+            return None
+        rules.append(record)
+    support = {name: _counts(counts) for name, counts in m.support.items()}
+    counts = [0] * len(where_list)
+    for (where, _), entries in groups.items():
+        counts[where] += len(entries)
+    state = {"drop_prefix": m.drop_prefix, "wheres": [[r, list(o), lv] for r, o, lv in where_list],
+             "rules": rules, "support": support}
+    if not paged:
+        return [{"state": state}]
+    group_pages = _group_pages(groups)
+    state.update(page=PAGE, groups={"first": 1 + len(pages), "pages": len(group_pages), "counts": counts})
+    pages += group_pages
+    for name, rows in support.items():
+        buckets = [[] for _ in range(max(1, -(-len(rows) // COUNTS)))]
+        for row, n in rows:
+            buckets[_bucket(0, row, len(buckets))].append([row, n])
+        support[name] = {"first": 1 + len(pages), "pages": len(buckets)}
+        pages.extend({"counts": bucket} for bucket in buckets)
+    state["frames"] = len(pages)
+    return [{"state": state}, *pages]
+
+
+def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
+    """The node records of ``rule``'s trace, by id (preorder; the root is 0): ``[parent, key,
+    [[child key, child id], ...], [[leaf key, head], ...], [[eid, where, alpha, start, end,
+    region start, region end], ...]]``; every entry also goes to ``groups`` under ``(where,
+    alpha)`` as ``[rule, eid, node, start, end, region start, region end]``. Returns the records
+    and the number of entries."""
+    order, stack = [], [rule.root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        kids = [node.children[k] for k in node.keys or ()]
+        stack.extend(child for child in reversed(kids) if isinstance(child, TraceNode))
+    ids = {id(node): i for i, node in enumerate(order)}
+    records, total = [], 0
+    for i, node in enumerate(order):
+        kids, leaves, entries = [], [], []
+        for k in node.keys or ():
+            child = node.children[k]
+            if isinstance(child, TraceNode):
+                kids.append([_json(k), ids[id(child)]])
+            else:
+                leaves.append([_json(k), list(child)])
+        for entry in node.entries or ():
+            where, eid, (_, lo, hi) = _where(entry, wheres, where_ids, where_list), next(eids), entry.region
+            entries.append([eid, where, list(entry.alpha), entry.start, entry.end, lo, hi])
+            groups.setdefault((where, entry.alpha), []).append([index, eid, i, entry.start, entry.end, lo, hi])
+        total += len(entries)
+        root = node.parent is None
+        records.append([None if root else ids[id(node.parent)], None if root else _json(node.key),
+                        kids, leaves, entries])
+    return records, total
+
+
+def _where(entry, wheres, where_ids, where_list) -> int:
+    """The position of the entry's sensitivity index in the state's ``wheres``."""
+    where = wheres[id(entry.index)]
+    if where not in where_ids:
+        where_ids[where] = len(where_list)
+        where_list.append(where)
+    return where_ids[where]
+
+
+def _group_pages(groups: dict) -> list[dict]:
+    """The groups hashed into pages of about :data:`GROUPS` (see :func:`_bucket`), each group's
+    rows by start (a large one is read as a block indexed in that order)."""
+    pages = [[] for _ in range(max(1, -(-len(groups) // GROUPS)))]
+    for (where, alpha), entries in groups.items():
+        try:
+            entries.sort(key=_start)
+        except TypeError:                   # keys that do not compare: the reader sorts them
+            pass
+        pages[_bucket(where, alpha, len(pages))].append([where, list(alpha), entries])
+    return [{"groups": page} for page in pages]
+
+
+def _start(row: list):
+    return start_of(row[3])
+
+
+def _bucket(where: int, alpha: tuple, pages: int) -> int:
+    """The page of group ``(where, alpha)``: a CRC-32 of its JSON text, numbers that Python holds
+    equal written alike (1 and 1.0, 0.0 and -0.0), so an equal ``alpha`` finds the same page."""
+    text = json.dumps([where, [_canonical(v) for v in alpha]], separators=(",", ":"))
+    return zlib.crc32(text.encode("ascii")) % pages
+
+
+def _canonical(value):
+    if type(value) is float and value.is_integer():
+        return int(value)
+    if type(value) is tuple:
+        return [_canonical(v) for v in value]
+    return value
+
+
+def _counts(counter) -> list:
+    return [[list(row), n] for row, n in counter.items()]
+
+
+def _theta(view) -> dict:
+    """rho[n] of every node of the view's T-reduct (in ``reduct.nodes`` order), and the
+    materialized projection of a §7 view."""
+    if isinstance(view, TReduct):
+        return {"rho": [_counts(view.rho[n.id]) for n in view.nodes]}
+    return {"rho": [_counts(view.reduct.rho[n.id]) for n in view.reduct.nodes], "result": _counts(view.result)}
+
+
+def _trace(rule, wheres, where_ids, where_list) -> dict:
+    """Nodes in preorder as [parent, key] (the root is node 0), leaves as [node, key, head],
+    entries as [where, alpha, start, end, node, region start, region end]."""
+    nodes, leaves, entries = [], [], []
+    stack, ids = [rule.root], {id(rule.root): 0}
+    while stack:
+        node = stack.pop()
+        for entry in node.entries or ():
+            _, start, end = entry.region
+            entries.append([_where(entry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
+                            entry.end, ids[id(node)], start, end])
+        children = [(k, node.children[k]) for k in node.keys or ()]
+        for key, child in children:
+            if isinstance(child, TraceNode):
+                ids[id(child)] = len(nodes) + 1
+                nodes.append([ids[id(node)], _json(key)])
+            else:
+                leaves.append([ids[id(node)], _json(key), list(child)])
+        stack.extend(child for _, child in reversed(children) if isinstance(child, TraceNode))
+    return {"nodes": nodes, "leaves": leaves, "entries": entries}
+
+
+def restore(engine, state: dict, where, frames=None) -> None:
+    """Give ``engine`` (relations restored, nothing evaluated) the maintainer of ``state``;
+    ``frames`` (:class:`datalog.workspace.format.Frames`) holds the pages a version 3 state names."""
+    try:
+        _restore(engine, state, where, frames)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        engine.maintainer = None
+        raise WorkspaceCorrupt(f"workspace file {where}: the maintainer record is malformed ({exc})") from None
+
+
+def _restore(engine, state: dict, where, frames) -> None:
+    m = IncrementalMaintainer(_NoRules(engine), state["drop_prefix"])
+    m.engine = engine
+    clauses = engine.checked.clauses
+    wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
+    by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    stored = _Stored(frames, where, state, by_where) if "groups" in state else None
+    expected = {id(c) for s in engine.checked.strata if not s.recursive for c in s.clauses if c.body}
+    groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
+    for position, record in enumerate(state["rules"]):
+        clause = clauses[record["clause"]]
+        rule = m.construct(clause, evaluate_views=False)
+        kind, built = record.get("kind", "rule"), {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "rule")
+        if kind != built and (kind, built) != ("paged", "rule"):
+            raise ValueError(f"clause {record['clause']} is not maintained as a {kind} rule")
+        if kind == "theta":
+            _fill(rule.view, record)
+        elif kind == "whole":
+            rule.derived = Counter({_tuple(row): n for row, n in record["derived"]})
+        elif kind == "paged":
+            if stored is None or rule.views:
+                raise ValueError(f"clause {record['clause']} is not maintained as a paged rule")
+            stored.attach(position, rule, record)
+            _index_tries(engine, rule)
+        else:
+            _restore_rule(engine, rule, record, wheres, m.registry, groups)
+        m.rules[id(clause)] = rule
+    if set(m.rules) != expected:
+        raise ValueError("the rules do not match the program")
+    for (where, alpha), entries in groups.items():
+        by_where[where].load(alpha, entries)
+    if stored is not None:
+        for position, entries in enumerate(state["groups"]["counts"]):
+            by_where[position].keep_stored(_StoredGroups(stored, position), entries)
+    m.support = {name: Counter() for name in engine.idb}
+    for name, rows in state["support"].items():
+        if name not in m.support:
+            raise ValueError(f"support counts of {name}, which is not derived")
+        if isinstance(rows, dict):
+            if stored is None:
+                raise ValueError("paged support counts without pages")
+            m.support[name] = _StoredCounts(stored, rows["first"], rows["pages"])
+        else:
+            m.support[name] = Counter({_tuple(row): n for row, n in rows})
+    m._virtualize()
+    engine.maintainer = m
+
+
+def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
+    """An LFTJ rule's trace, and its aggregate views' traces and accumulators."""
+    views = record.get("views", [])
+    if len(views) != len(rule.views):
+        raise ValueError("the aggregate views do not match the rule")
+    _rebuild(rule, record, wheres, registry, groups, tuple)
+    for view, stored in zip(rule.views, views):
+        contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
+        view.fold(Counter(contributions), None)
+    _index_tries(engine, rule)
+
+
+def _index_tries(engine, rule) -> None:
+    """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries:
+    lazy ones (``Relation.lazy_index``), whose nodes are built when a commit first reads them."""
+    for one in [rule] + [view.rule for view in rule.views]:
+        for atom in one.plan.atoms:
+            engine.db[atom.relation].lazy_index(atom.order)
+
+
+class _Stored:
+    """The pages of a version 3 maintainer file, read when first needed: a paged rule's trace
+    nodes (a :class:`LazyTraceNode` reads its record when its children or entries are first
+    used) and the sensitivity groups of every paged rule (a group is read when its index first
+    uses it, see ``SensitivityIndex.keep_stored``). An entry is one object whichever way it is
+    reached first; the last :data:`CACHED` pages decoded are kept."""
+
+    CACHED = 64
+
+    def __init__(self, frames, where, state: dict, by_where: list):
+        self.frames, self.where, self.by_where = frames, where, by_where
+        self.page = state["page"]
+        self.groups_first, self.group_pages = state["groups"]["first"], state["groups"]["pages"]
+        self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
+        self.links: dict[int, int] = {}              # position -> the first page of its node index
+        self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
+        self.entries: dict[int, Entry] = {}          # entry id -> its entry
+        self.placed: dict[int, tuple] = {}           # entry id -> (LazyBlock, leaf) of a read group
+        self.cache: dict[int, dict] = {}             # frame -> decoded page
+        self.alphas_of: dict[int, list] | None = None
+
+    def attach(self, position: int, rule, record: dict) -> None:
+        first, nodes, links = record["first"], record["nodes"], record["links"]
+        if not (type(first) is int and type(nodes) is int and type(links) is int and nodes >= 1
+                and 0 < first and first + -(-nodes // self.page) <= len(self.frames)
+                and 0 < links and links + -(-nodes // LINKS) <= len(self.frames)):
+            raise ValueError(f"clause {record['clause']}: its pages are not in the file")
+        self.rules[position] = (rule, first, nodes)
+        self.links[position] = links
+        rule.root = self.nodes[position, 0] = LazyTraceNode.shell(None, None, 0, partial(self._load, position, 0))
+        rule.intervals += record["entries"]
+
+    # -- pages ------------------------------------------------------------------------------
+    def frame(self, frame: int) -> dict:
+        """The decoded record of ``frame`` (one of the last :data:`CACHED` decoded, or decoded now)."""
+        page = self.cache.get(frame)
+        if page is None:
+            if len(self.cache) >= self.CACHED:
+                del self.cache[next(iter(self.cache))]       # the oldest read
+            page = self.cache[frame] = self.frames.record(frame)
+        return page
+
+    def _record(self, position: int, node: int) -> list:
+        _, first, count = self.rules[position]
+        if not 0 <= node < count:
+            raise ValueError(f"node {node} of rule {position} is not stored")
+        return self.frame(first + node // self.page)["nodes"][node % self.page]
+
+    def _corrupt(self, exc) -> WorkspaceCorrupt:
+        return WorkspaceCorrupt(f"workspace file {self.where}: the maintainer record is malformed ({exc})")
+
+    # -- trace nodes ------------------------------------------------------------------------
+    def node(self, position: int, node: int) -> TraceNode:
+        """Trace node ``node`` of the rule at ``position``, a shell until its record is needed;
+        its ancestors made first, from the node index (``[parent, key]`` of 4,096 nodes a page:
+        the 343k entries of one group name 133k nodes, whose full pages are a third of the
+        file)."""
+        found = self.nodes.get((position, node))
+        if found is None:
+            count = self.rules[position][2]
+            if not 0 < node < count:
+                raise ValueError(f"node {node} of rule {position} is not stored")
+            parent, key = self.frame(self.links[position] + node // LINKS)["links"][node % LINKS]
+            if not (type(parent) is int and 0 <= parent < node):       # preorder: parents first
+                raise ValueError(f"node {node} of rule {position} has no parent before it")
+            above = self.node(position, parent)
+            found = self.nodes[position, node] = LazyTraceNode.shell(
+                above, _tuple(key), above.depth + 1, partial(self._load, position, node))
+        return found
+
+    def _load(self, position: int, number: int, node: TraceNode) -> tuple:
+        """``node``'s children (shells), leaves and entries from its record, in stored order."""
+        try:
+            _, _, kids, leaves, stored = self._record(position, number)
+            rule = self.rules[position][0]
+            children, keys = {}, []
+            for key, child in kids:
+                key = _tuple(key)
+                if keys and not keys[-1] < key:
+                    raise ValueError("trace children out of order")
+                shell = self.nodes.get((position, child))
+                if shell is None:
+                    shell = self.nodes[position, child] = LazyTraceNode.shell(
+                        node, key, node.depth + 1, partial(self._load, position, child))
+                elif shell.parent is not node or shell.key != key:     # made from the node index
+                    raise ValueError(f"node {child} of rule {position}: its page and the index differ")
+                children[key] = shell
+                keys.append(key)
+            for key, head in leaves:
+                key = _tuple(key)
+                if keys and not keys[-1] < key:
+                    raise ValueError("trace children out of order")
+                children[key] = tuple(head)
+                keys.append(key)
+            entries = []
+            for eid, where, alpha, start, end, lo, hi in stored:
+                entry = self._entry(rule, eid, where, alpha, start, end, node, lo, hi)
+                before = entries[-1].region[1] if entries else None
+                if before is not None and (entry.region[1] is None or entry.region[1] < before):
+                    raise ValueError("sensitivity entries out of order")
+                entries.append(entry)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+        return (children or None), (keys or None), (entries or None)
+
+    def _entry(self, rule, eid: int, where: int, alpha, start, end, node, lo, hi) -> Entry:
+        entry = self.entries.get(eid)
+        if entry is None:
+            entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), _tuple(start), _tuple(end),
+                                              (node, _tuple(lo), _tuple(hi)), rule)
+            entry.slot = ON_DISK                                    # no group holds it yet
+            placed = self.placed.get(eid)
+            if placed is not None:                                  # its group is a LazyBlock
+                block, j = placed
+                block.place(j, entry)
+        elif entry.region[0] is not node or entry.index is not self.by_where[where] or entry.alpha != tuple(alpha):
+            raise ValueError(f"entry {eid}: its node's page and its group's page differ")
+        return entry
+
+    # -- sensitivity groups -----------------------------------------------------------------
+    def _rows(self, where: int, alpha: tuple) -> list:
+        """The stored rows of group ``(where, alpha)``: [rule position, entry id, node, start,
+        end, lo, hi] each."""
+        page = self.frame(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
+        for stored_where, stored_alpha, rows in page:
+            if stored_where == where and tuple(stored_alpha) == alpha:
+                if len({row[1] for row in rows}) != len(rows):
+                    raise ValueError(f"an entry id repeats in group {alpha} of index {where}")
+                return rows
+        return []
+
+    def _entries(self, where: int, alpha: tuple, rows) -> list[Entry]:
+        out = []
+        for position, eid, node, start, end, lo, hi in rows:
+            entry = self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
+            if entry.alive:
+                out.append(entry)
+        return out
+
+    def group(self, where: int, alpha: tuple) -> list[Entry]:
+        """The live entries of group ``(where, alpha)`` of the paged rules."""
+        try:
+            return self._entries(where, alpha, self._rows(where, alpha))
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def block(self, where: int, alpha: tuple) -> LazyBlock | None:
+        """Group ``(where, alpha)`` as a block whose entries are made when a stab reaches them,
+        or None for a group of fewer than :data:`BLOCKED` rows (read whole). Capture stores a
+        group's rows by start; if a file's are not, they are sorted here."""
+        try:
+            rows = self._rows(where, alpha)
+            if len(rows) < max(1, BLOCKED):
+                return None
+            starts = [NEG if (v := row[3]) is None else (0, tuple(v) if type(v) is list else v) for row in rows]
+            if starts != sorted(starts):
+                order = sorted(range(len(rows)), key=starts.__getitem__)
+                rows, starts = [rows[j] for j in order], [starts[j] for j in order]
+            ends = [POS if (v := row[4]) is None else (0, tuple(v) if type(v) is list else v, 1) for row in rows]
+            eids = [row[1] for row in rows]
+            block = LazyBlock(starts, ends, list(map(self.entries.get, eids)),
+                              partial(self._made, where, alpha, rows))
+            self.placed.update(zip(eids, zip(repeat(block), count())))
+            return block
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def _made(self, where: int, alpha: tuple, rows: list, j: int) -> Entry:
+        try:
+            position, eid, node, start, end, lo, hi = rows[j]
+            return self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._corrupt(exc) from None
+
+    def alphas(self, where: int) -> list[tuple]:
+        """Every stored group's ``alpha`` under ``where`` (every group page read once)."""
+        if self.alphas_of is None:
+            self.alphas_of = {}
+            for frame in range(self.groups_first, self.groups_first + self.group_pages):
+                for stored_where, alpha, _ in self.frame(frame)["groups"]:
+                    self.alphas_of.setdefault(stored_where, []).append(tuple(alpha))
+        return self.alphas_of.get(where, [])
+
+
+class _StoredCounts(Counter):
+    """One relation's support counts whose pages are read when first needed: a row's page (see
+    :func:`_bucket`) the first time the row is looked up or set, every page before anything
+    reads them all (iteration, length, comparison, a copy)."""
+
+    def __init__(self, stored: _Stored, first: int, pages: int):
+        dict.__init__(self)                 # (Counter's would update: read every page)
+        if not (type(first) is int and type(pages) is int and pages >= 1
+                and 0 < first and first + pages <= len(stored.frames)):
+            raise ValueError("support count pages are not in the file")
+        self._stored, self._first, self._pages, self._read = stored, first, pages, set()
+
+    def _page(self, row) -> None:
+        page = _bucket(0, row, self._pages) if type(row) is tuple else None
+        if page is not None and page not in self._read:
+            self._read_page(page)
+
+    def _read_page(self, page: int) -> None:
+        """Page ``page`` read whole or (malformed) not at all: a use after a failed read reads it
+        again, rather than finding counts missing."""
+        try:
+            counts = {_tuple(row): n for row, n in self._stored.frame(self._first + page)["counts"]}
+            if not all(type(n) is int and n > 0 for n in counts.values()):
+                raise ValueError("a support count is not a positive integer")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._stored._corrupt(exc) from None
+        dict.update(self, counts)
+        self._read.add(page)
+
+    def _read_all(self) -> None:
+        for page in range(self._pages):
+            if page not in self._read:
+                self._read_page(page)
+
+    def get(self, row, default=None):
+        self._page(row)
+        return dict.get(self, row, default)
+
+    def __getitem__(self, row):
+        self._page(row)
+        return Counter.__getitem__(self, row)
+
+    def __contains__(self, row) -> bool:
+        self._page(row)
+        return dict.__contains__(self, row)
+
+    def __setitem__(self, row, count) -> None:
+        self._page(row)
+        dict.__setitem__(self, row, count)
+
+    def __delitem__(self, row) -> None:
+        self._page(row)
+        dict.__delitem__(self, row)
+
+    def pop(self, row, *default):
+        self._page(row)
+        return dict.pop(self, row, *default)
+
+    def clear(self) -> None:
+        self._read.update(range(self._pages))
+        dict.clear(self)
+
+
+
+def _reading_all(name: str):
+    """Counter's method ``name`` after every page is read."""
+    method = getattr(Counter, name)
+
+    def read_first(self, *args, **kwargs):
+        self._read_all()
+        return method(self, *args, **kwargs)
+    read_first.__name__ = read_first.__qualname__ = name
+    return read_first
+
+
+for _name in ("__iter__", "__len__", "__eq__", "__ne__", "__repr__", "__reduce__", "keys", "values", "items",
+              "copy", "update", "subtract", "most_common", "elements", "total"):
+    setattr(_StoredCounts, _name, _reading_all(_name))
+del _name
+
+
+class _StoredGroups:
+    """One sensitivity index's view of the stored groups (``SensitivityIndex.keep_stored``)."""
+
+    def __init__(self, stored: _Stored, where: int):
+        self.stored, self.where = stored, where
+
+    def entries(self, alpha: tuple) -> list[Entry]:
+        return self.stored.group(self.where, alpha)
+
+    def block(self, alpha: tuple) -> LazyBlock | None:
+        return self.stored.block(self.where, alpha)
+
+    def alphas(self) -> list[tuple]:
+        return self.stored.alphas(self.where)
+
+
+def _contribution(head) -> tuple:
+    """An aggregate body's leaf: (group, witness, value)."""
+    group, witness, value = head
+    return tuple(group), tuple(witness), value
+
+
+def _fill(view, record) -> None:
+    """A theta-join view's stored rho (its indexes filled as it is) and projection."""
+    reduct = view if isinstance(view, TReduct) else view.reduct
+    reduct.restore([{_tuple(t): n for t, n in rows} for rows in record["rho"]])
+    if not isinstance(view, TReduct):
+        view.result = {_tuple(t): n for t, n in record["result"]}
+
+
+def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:
+    """The rule's trace tree; its entries are attached to their nodes and collected in ``groups``
+    for the indexes (as ``Registry.add`` would file them one by one). :func:`capture` writes each
+    node's children in ascending key order and its entries in region order, so they are appended
+    as they come; an out-of-order file is refused (ValueError), not restored into a wrong tree.
+    Returns the leaves' heads (``head_of`` of each stored one). The entry loop calls no helper
+    per entry or value: it builds most of the trace's objects (1.2M entries at 1M EDB tuples)."""
+    nodes = [rule.root]
+    for parent, key in record["nodes"]:
+        above = nodes[parent]
+        if type(key) is list:
+            key = tuple(key)
+        node = TraceNode(above, key, above.depth + 1)
+        _append_child(above, key, node)
+        nodes.append(node)
+    heads = []
+    for node, key, head in record["leaves"]:
+        head = head_of(head)
+        _append_child(nodes[node], tuple(key) if type(key) is list else key, head)
+        heads.append(head)
+    indexes = registry.indexes
+    by_where = [indexes.get(key) or indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    for where, alpha, start, end, node, lo, hi in record["entries"]:
+        alpha, owner = tuple(alpha), nodes[node]
+        if type(start) is list:
+            start = tuple(start)
+        if type(end) is list:
+            end = tuple(end)
+        if type(lo) is list:
+            lo = tuple(lo)
+        if type(hi) is list:
+            hi = tuple(hi)
+        entry = Entry(by_where[where], alpha, start, end, (owner, lo, hi), rule)
+        entries = owner.entries
+        if entries is None:
+            owner.entries = [entry]
+        else:
+            before = entries[-1].region[1]             # region starts ascend (None: unbounded)
+            if before is not None and (lo is None or lo < before):
+                raise ValueError("sensitivity entries out of order")
+            entries.append(entry)
+        group = groups.get((where, alpha))
+        if group is None:
+            groups[where, alpha] = [entry]
+        else:
+            group.append(entry)
+    rule.intervals += len(record["entries"])
+    return heads
+
+
+def _append_child(node: TraceNode, key, child) -> None:
+    if node.children is None:
+        node.children, node.keys = {key: child}, [key]
+    elif node.keys[-1] < key:
+        node.children[key] = child
+        node.keys.append(key)
+    else:
+        raise ValueError("trace children out of order")
+
+
+class _NoRules:
+    """The engine as the maintainer's constructor sees it, with no strata to build."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.checked = _Checked(engine.checked)
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+
+class _Checked:
+    def __init__(self, checked):
+        self._checked, self.strata = checked, []
+
+    def __getattr__(self, name):
+        return getattr(self._checked, name)
+
+
+def _json(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _tuple(value):
+    return tuple(value) if type(value) is list else value
