@@ -1,18 +1,22 @@
 """Leapfrog triejoin (Veldhuizen, LFTJ §3.2): a depth-first join over a variable order.
 
-The caller (a planner) describes the join by depths only: depth ``d`` binds
-the ``d``-th variable of the variable order. :class:`JoinPlan` says which
-atoms' trie levels take part at each depth, and which checks run as soon as
-the depth's variable is bound. Constants have already been turned into seeks
-(the caller passes each atom's trie positioned below its constant levels), a
-repeated variable is a seek to the key just bound, and wildcards are trailing
-levels never opened.
+The caller (a planner) describes the join by depths only: depth ``d`` binds the ``d``-th
+variable of the variable order. :class:`JoinPlan` says which atoms' trie levels take part at
+each depth, and which checks run as soon as the depth's variable is bound. Constants have
+already been turned into seeks (the caller passes each atom's trie positioned below its
+constant levels), a repeated variable is a seek to the key just bound, and wildcards are
+trailing levels never opened.
 
-The loop at each depth is the paper's: intersect the participating levels
-(leapfrog join), and for each key descend into every participant, run the
-checks, and recurse. Depths at or beyond ``plan.needed`` bind variables the
-output does not use, so the first success there ends that level (the paper's
-short-circuit, §2.2.1).
+The loop at each depth is the paper's: intersect the participating levels (a leapfrog join,
+:mod:`lftj.leapfrog`), and for each key open every participant, run the checks, and recurse.
+Depths at or beyond ``plan.needed`` bind variables the output does not use, so the first
+success there ends that level (the paper's short-circuit, §2.2.1).
+
+This is the only triejoin. Evaluation from scratch runs it with the hash intersection and,
+at the last depth or a tail of independent depths, hands whole levels to bulk emitters.
+Incremental maintenance runs it with a ``trace``: the join's output is itself a trie of
+bindings, walked with ``open(key)`` and ``up()``, which the maintainer records as the trace
+tree, while its leapfrog runs over recording iterators opened on a change-oracle region.
 
 >>> from lftj.trie import build
 >>> edge = build([(1, 2), (2, 3), (3, 1), (2, 4)], (0, 1))
@@ -31,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from lftj.leapfrog import probe_keys
+from lftj.leapfrog import hash_intersect
 from lftj.trie import TrieNode
 
 Check = Callable[[list], bool]
@@ -40,6 +44,10 @@ _SIZED = (list, set, frozenset, type({}.keys()))
 
 @dataclass
 class JoinPlan:
+    """A join described by depths. Invariant: ``participants[d]`` and ``repeats[d]`` name atoms
+    whose next trie level binds depth ``d`` (a repeat: a level after the one that joined);
+    ``checks[d + 1]`` runs once depth ``d`` is bound (``checks[0]`` before any)."""
+
     depth: int                                  # variables in the variable order
     participants: list[list[int]]               # per depth: atoms whose next level binds it
     repeats: list[list[int]] = field(default_factory=list)   # per depth: atoms seeking the same key again
@@ -58,12 +66,12 @@ class JoinPlan:
 
 
 def triejoin(plan: JoinPlan, roots: list[TrieNode], emit: Callable[[list], object],
-             intersect=probe_keys, binding: list | None = None, bulk_intersect=None) -> None:
+             intersect=hash_intersect, binding: list | None = None, bulk_intersect=None) -> None:
     """Call ``emit(binding)`` once per satisfying binding (the list is reused: copy it).
 
-    ``roots[a]`` is atom ``a``'s trie, positioned below its constant levels
-    (None if no tuple has those constants). ``binding`` may carry values in
-    slots the checks read (parameters of a sub-evaluation)."""
+    ``roots[a]`` is atom ``a``'s trie, positioned below its constant levels (None if no tuple
+    has those constants). ``binding`` may carry values in slots the checks read (parameters of
+    a sub-evaluation)."""
     if any(root is None or not root.children for root in roots):
         return
     binding = binding if binding is not None else [None] * plan.slots
@@ -72,15 +80,15 @@ def triejoin(plan: JoinPlan, roots: list[TrieNode], emit: Callable[[list], objec
     if plan.depth == 0:
         emit(binding)
         return
-    _Join(plan, list(roots), binding, emit, intersect, bulk_intersect or intersect).visit(0)
+    Triejoin(plan, list(roots), binding, emit, intersect, bulk_intersect).visit(0)
 
 
 def product_tail(plan: JoinPlan) -> int | None:
     """The first depth of the longest tail of independent depths, if at least two long.
 
-    A depth is independent when one atom alone binds it (no repeats, no checks)
-    and no other tail depth reads that atom: then the tail's bindings are the
-    Cartesian product of those atoms' levels, with no join left to do."""
+    A depth is independent when one atom alone binds it (no repeats, no checks) and no other
+    tail depth reads that atom: then the tail's bindings are the Cartesian product of those
+    atoms' levels, with no join left to do."""
     start, seen = None, set()
     for d in range(plan.depth - 1, -1, -1):
         parts = plan.participants[d]
@@ -91,21 +99,29 @@ def product_tail(plan: JoinPlan) -> int | None:
     return start if start is not None and start <= plan.depth - 2 else None
 
 
-class _Join:
-    __slots__ = ("plan", "nodes", "binding", "emit", "intersect", "bulk_intersect", "last", "bulk", "tail")
+class Triejoin:
+    """One run of a JoinPlan. ``nodes[a]`` is atom ``a``'s trie iterator, kept as its current
+    node: the root below its constants, then the child of each key it joined on. ``trace``
+    (optional) is told the join's output trie as it is walked: ``open(key)`` before the depth
+    below a key is visited, ``up()`` after, and ``seek(r, key)`` before the lookup of the depth's
+    ``r``-th repeated variable; with a trace every key is visited one by one (no bulk emitters)."""
 
-    def __init__(self, plan, nodes, binding, emit, intersect, bulk_intersect):
-        self.plan, self.nodes, self.binding = plan, nodes, binding
-        self.emit, self.intersect, self.bulk_intersect = emit, intersect, bulk_intersect
+    __slots__ = ("plan", "nodes", "binding", "emit", "intersect", "bulk_intersect", "trace", "last",
+                 "bulk", "tail")
+
+    def __init__(self, plan: JoinPlan, nodes: list, binding: list, emit, intersect, bulk_intersect=None,
+                 trace=None):
+        self.plan, self.nodes, self.binding, self.emit, self.trace = plan, nodes, binding, emit, trace
+        self.intersect, self.bulk_intersect = intersect, bulk_intersect or intersect
         self.last = last = plan.depth - 1
-        self.bulk = not plan.repeats[last] and not plan.checks[last + 1] and \
+        self.bulk = trace is None and not plan.repeats[last] and not plan.checks[last + 1] and \
             (plan.emit_last is not None or plan.needed <= last)
-        tail = product_tail(plan)
+        tail = product_tail(plan) if trace is None else None
         self.tail = tail if tail is not None and (plan.emit_product or plan.needed <= tail) else -1
 
     def visit(self, d: int) -> bool:
         """Enumerate depth ``d``; True if some binding below succeeded."""
-        plan, nodes, binding = self.plan, self.nodes, self.binding
+        plan, nodes, binding, trace = self.plan, self.nodes, self.binding, self.trace
         parts = plan.participants[d]
         parents = [nodes[a] for a in parts]
         if d == self.tail:
@@ -118,15 +134,21 @@ class _Join:
         for key in self.intersect(parents):             # leapfrog join of this level
             for a, parent in zip(parts, parents):       # open: descend into each participant
                 nodes[a] = parent.children[key]
+            binding[d] = key
             if repeats and not self._seek_repeats(repeats, key):
                 continue
-            binding[d] = key
             if checks and not all(check(binding) for check in checks):
                 continue
             if deepest:
                 self.emit(binding)
-            elif not self.visit(d + 1):
-                continue
+            else:
+                if trace is not None:
+                    trace.open(key)
+                below = self.visit(d + 1)
+                if trace is not None:
+                    trace.up()
+                if not below:
+                    continue
             found = True
             if existential:                             # short-circuit: one witness is enough
                 break
@@ -159,8 +181,11 @@ class _Join:
         return True
 
     def _seek_repeats(self, repeats, key) -> bool:
-        nodes = self.nodes
-        for a in repeats:
+        """A repeated variable: each repeating atom's next level must hold the key just bound."""
+        nodes, trace = self.nodes, self.trace
+        for r, a in enumerate(repeats):
+            if trace is not None:
+                trace.seek(r, key)
             node = nodes[a]
             if key not in node.children:
                 return False

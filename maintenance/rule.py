@@ -5,10 +5,10 @@ For ``F(x, y) :- G(x, z), H(y, z), I(x, y, z), R(z).`` the maintenance rule is
     deltaF(x, y, D) :- (Body[G, H, I, R] ... Body[G', H', I', R'])(x, y, z, D),
                        ChangeOracle(x, y, z).
 
-:class:`RuleMaintainer` evaluates the body by a recording triejoin
-(:func:`lftj.recording.leapfrog_recorded` at each depth) that keeps its trace
-as a tree of binding prefixes (:mod:`maintenance.trace`) and files every
-iterator operation's sensitivity interval in the sensitivity index of
+:class:`RuleMaintainer` evaluates the body by the triejoin (:mod:`lftj.triejoin`)
+whose leapfrog runs over recording iterators (:mod:`lftj.recording`); it keeps
+the join's output as its trace, a tree of binding prefixes (:mod:`maintenance.trace`),
+and files every iterator operation's sensitivity interval in the sensitivity index of
 (relation, index order, level), keyed by ``alpha``, the atom's earlier keys.
 A region of the change oracle is a trace node and a key interval of its
 depth. Revisiting a region drops the old trace below it -- its leaves are the
@@ -31,8 +31,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from operator import itemgetter
 
-from lftj.recording import leapfrog_recorded
+from lftj.iterator import LevelIterator
+from lftj.leapfrog import leapfrog
+from lftj.recording import Recording
+from lftj.triejoin import JoinPlan, Triejoin
 from maintenance.sensitivity import end_of, start_of
 from maintenance.trace import TraceNode
 
@@ -59,16 +63,36 @@ class AtomLevels:
         depths = [v for k, v in self.kinds if k in ("var", "repeat")]
         self.dropped = [drop_prefix and not consts and depths[:j + 1] == list(range(j + 1))
                         for j in range(len(depths))]
-
-    def key(self, j: int, binding):
-        kind, value = self.kinds[j]
-        return value if kind == "const" else binding[value]
+        self.consts = len(consts)
+        self.alphas = [_alpha_of(self.kinds[:j]) for j in range(relation_arity + 1)]
 
     def alpha(self, j: int, binding) -> tuple:
-        return tuple(self.key(i, binding) for i in range(j))
+        """The keys of the levels above ``j`` under ``binding``: where level ``j``'s entries go."""
+        return self.alphas[j](binding)
+
+
+def _alpha_of(kinds: list[tuple]):
+    """binding -> the keys of ``kinds``' levels (constants, or the binding at a variable's depth)."""
+    if all(kind == "const" for kind, _ in kinds):
+        fixed = tuple(value for _, value in kinds)
+        return lambda b: fixed
+    if all(kind in ("var", "repeat") for kind, _ in kinds):
+        depths = [d for _, d in kinds]
+        if len(depths) == 1:
+            (d,) = depths
+            return lambda b: (b[d],)
+        return itemgetter(*depths)
+    return lambda b: tuple(value if kind == "const" else b[value] for kind, value in kinds)
 
 
 class RuleMaintainer:
+    """The maintenance rule of one clause: its recorded trace (``root``), the sensitivity entries
+    the trace recorded (filed in ``registry``), and ``evaluate`` / ``drop`` of a region.
+
+    Invariant: every leaf under ``root`` is one satisfying assignment of the body on the current
+    relations, at the path of its binding, and every iterator operation that produced the trace
+    has its sensitivity entry (unless its index is dropped, see the module docstring)."""
+
     def __init__(self, clause, plan, db, registry, drop_prefix: bool = True, overrides=None):
         """``overrides``: id(placed) -> (check, probe) for checks that read maintained aggregates."""
         self.clause, self.plan, self.db, self.registry = clause, plan, db, registry
@@ -83,7 +107,7 @@ class RuleMaintainer:
                     self.participants[d].append((a, j))
                 elif kind == "repeat":
                     self.repeats[d].append((a, j))
-        self.checks = [[] for _ in range(self.depth + 1)]
+        self.checks = [[] for _ in range(self.depth + 1)]      # (placed, check) once each depth is bound
         self.views: list = []
         for placed in plan.placed:
             check, probe = (overrides or {}).get(id(placed)) or (None, None)
@@ -92,11 +116,21 @@ class RuleMaintainer:
             self.checks[placed.depth + 1].append((placed, check or placed.make(db)))
             if placed.probe is not None and placed.probe.relation in db:
                 db[placed.probe.relation].index(placed.probe.order)   # so its changes come as surgeries
+        self.recorded = [[self._recorded(index, placed, check) for placed, check in checks]
+                         for index, checks in enumerate(self.checks)]
+        # the triejoin of the body: checks placed above depth 0 record their lookups as they run
+        self.join = JoinPlan(self.depth, [[a for a, _ in members] for members in self.participants],
+                             [[a for a, _ in members] for members in self.repeats],
+                             [[]] + self.recorded[1:], plan.needed, len(plan.slots))
+        self.binding = [None] * len(plan.slots)
+        self.records = [self._recorder(d) for d in range(self.depth)]
         # §2.2.1 short-circuit: variables from depth ``short`` on do not reach the head; below a
         # node of that depth the search stops at the first witness (None: every variable is needed)
         self.short = plan.needed if plan.needed < plan.depth else None
         self.root = TraceNode(None, None, 0)
-        self.binding = [None] * len(plan.slots)
+        self.node = self.root                       # the trace node the triejoin is at
+        self.region: tuple = (self.root, None, None)  # the region being evaluated
+        self.out: Counter | None = None             # where the region's leaves are counted
         self.operations = 0
         self.intervals = 0
         self.regions = 0
@@ -107,21 +141,25 @@ class RuleMaintainer:
 
     # ------------------------------------------------------------ evaluation
     def evaluate(self, node: TraceNode, lo, hi, out: Counter) -> None:
-        """Evaluate the region (node, [lo, hi]) on the current relations, recording as it goes."""
+        """Evaluate the region (node, [lo, hi]) on the current relations, recording as it goes:
+        the triejoin from ``node``'s depth, its leapfrog over recording iterators opened on the
+        region, the trace below ``node`` recorded as the join's output."""
         b = self.binding
         for depth, key in enumerate(node.path()):
             b[depth] = key
         self._assign_above(node.depth, b)
+        self.node, self.out = node, out
         if node.depth == 0:
             record = (lo, hi) == FULL
             if record:
                 self._record_constants(node)
-            if not self._checks(0, b, node, None, record):
+            if not all(check(b) for check in (self.recorded[0] if record else [c for _, c in self.checks[0]])):
                 return
         if self.depth == 0:
-            self._emit(node, None, out)
+            self._emit(b)
             return
-        self._visit(node, lo, hi, out)
+        self.region = (node, lo, hi)
+        Triejoin(self.join, self._positioned(node.depth), b, self._emit, self._leapfrog, trace=self).visit(node.depth)
 
     def _assign_above(self, depth: int, b) -> None:
         """Bind again the variables assigned above a region at ``depth`` (``v = x + 1``, an
@@ -133,36 +171,68 @@ class RuleMaintainer:
                 if placed.kind == "assign":
                     check(b)
 
-    def _visit(self, node: TraceNode, lo, hi, out: Counter) -> bool:
-        """The leapfrog of depth ``d`` at ``node`` inside [lo, hi]; True if a leaf was reached."""
-        d, b = node.depth, self.binding
-        short, found = self.short is not None and d >= self.short, False
-        members = self.participants[d]
-        levels = [self._keys(a, j, b, lo, hi) for a, j in members]
+    def _positioned(self, depth: int) -> list:
+        """Each atom's trie node below its constants and the levels bound above ``depth`` (None
+        where the binding's path is absent: its leapfrog is over no keys)."""
+        b, nodes = self.binding, []
+        for levels in self.atoms:
+            node = self.db[levels.relation].index(levels.order)
+            for kind, value in levels.kinds:
+                if node is None or kind == "wild" or (kind != "const" and value >= depth):
+                    break
+                node = node.children.get(value if kind == "const" else b[value])
+            nodes.append(node)
+        return nodes
+
+    def _leapfrog(self, parents):
+        """The leapfrog of the depth the trace is at, over recording iterators; at the region's
+        node they are opened on the region's interval. An iterator opened at its end stops the
+        join before the next is opened (the paper: "if either iterator is at end, stop")."""
+        node = self.node
+        region, lo, hi = self.region
+        if node is not region:
+            lo = hi = None
+        record, its = self.records[node.depth], []
+        for i, parent in enumerate(parents):
+            keys = parent.window(lo, hi) if parent is not None else ()
+            it = Recording(LevelIterator(keys, lo, hi), record, i, lo)
+            if it.at_end():
+                return ()
+            its.append(it)
+        return leapfrog(its)
+
+    def _recorder(self, d: int):
+        """``record(i, start, end)`` of depth ``d``'s ``i``-th participant: a sensitivity entry
+        under the atom's earlier keys, whose region is the trace node the leapfrog runs at."""
+        members, atoms, registry, b = self.participants[d], self.atoms, self.registry, self.binding
+
+        kept = [(a, j, atoms[a], atoms[a].alphas[j], not atoms[a].dropped[j - atoms[a].consts])
+                for a, j in members]
 
         def record(i, start, end):
-            a, j = members[i]
+            a, j, levels, alpha, indexed = kept[i]
             self.operations += 1
             if self.log is not None:
                 self.log.append((tuple(b[:d]), a, j, start, end))
-            if not self.atoms[a].dropped[j - self._consts(a)]:
-                self.registry.add(self, self.atoms[a], j, self.atoms[a].alpha(j, b), start, end,
-                                  (node, start, end))
+            if indexed:
+                registry.add(self, levels, j, alpha(b), start, end, (self.node, start, end))
+        return record
 
-        for key in leapfrog_recorded(levels, lo, hi, record):
-            b[d] = key
-            if not self._repeats_hold(d, b, node, key) or not self._checks(d + 1, b, node, key, True):
-                continue
-            if d + 1 == self.depth:
-                self._emit(node, key, out)
-                found = True
-            else:
-                child = TraceNode(node, key, d + 1)
-                self.registry.set_child(node, key, child)
-                found = self._visit(child, None, None, out) or found
-            if short and found:
-                break                    # one witness is enough: the head is bound already
-        return found
+    # ------------------------------------------------------------ the trace: the join's output trie
+    def open(self, key) -> None:
+        node = self.node
+        child = TraceNode(node, key, node.depth + 1)
+        self.registry.set_child(node, key, child)
+        self.node = child
+
+    def up(self) -> None:
+        self.node = self.node.parent
+
+    def _emit(self, b) -> None:
+        """A leaf: the head tuple the binding derives, under the key of the last depth."""
+        head = self.plan.head(b)
+        self.out[head] += 1
+        self.registry.set_child(self.node, b[self.depth - 1] if self.depth else (), head)
 
     def widen(self, region: tuple) -> tuple:
         """A region at or below depth ``short`` becomes its whole existential subtree: that
@@ -174,15 +244,7 @@ class RuleMaintainer:
             node = node.parent
         return node, None, None
 
-    def _emit(self, node: TraceNode, key, out: Counter) -> None:
-        head = self.plan.head(self.binding)
-        out[head] += 1
-        if key is not None:
-            self.registry.set_child(node, key, head)
-        else:
-            self.registry.set_child(node, (), head)      # a rule without variables: one leaf
-
-    # ------------------------------------------------------------ probes
+    # ------------------------------------------------------------ lookups
     def _record_constants(self, node: TraceNode) -> None:
         """Constant levels: the whole rule depends on whether each constant path exists."""
         for levels in self.atoms:
@@ -191,23 +253,25 @@ class RuleMaintainer:
                     self.operations += 1
                     self.registry.add(self, levels, j, levels.alpha(j, []), value, value, (node, None, None))
 
-    def _repeats_hold(self, d: int, b, node, key) -> bool:
-        for a, j in self.repeats[d]:
-            levels = self.atoms[a]
-            self.operations += 1
-            self.registry.add(self, levels, j, levels.alpha(j, b), key, key, (node, key, key))
-            trie = self._trie(a, j, b)
-            if trie is None or key not in trie.children:
-                return False
-        return True
+    def seek(self, r: int, key) -> None:
+        """The ``r``-th repeated variable of the depth the trace is at is looked up: the trace
+        is sensitive to ``[key, key]`` of that level."""
+        node = self.node
+        a, j = self.repeats[node.depth][r]
+        levels = self.atoms[a]
+        self.operations += 1
+        self.registry.add(self, levels, j, levels.alpha(j, self.binding), key, key, (node, key, key))
 
-    def _checks(self, index: int, b, node, key, record: bool) -> bool:
-        for placed, check in self.checks[index]:
-            if placed.probe is not None and record:
-                self._record_probe(placed.probe, b, node, key)
-            if not check(b):
-                return False
-        return True
+    def _recorded(self, index: int, placed, check):
+        """``check`` recording first the lookup its literal makes (``!r(x, _)``, ``r(1, _)``)."""
+        probe = placed.probe
+        if probe is None:
+            return check
+
+        def recorded(b) -> bool:
+            self._record_probe(probe, b, self.node, b[index - 1] if index else None)
+            return check(b)
+        return recorded
 
     def _record_probe(self, probe, b, node, key) -> None:
         """``!r(x, _)`` or ``r(1, _)``: sensitive to the existence of the probed branch."""
@@ -218,26 +282,6 @@ class RuleMaintainer:
             self.registry.add_probe(self, probe, 0, (), None, None, region)
         else:
             self.registry.add_probe(self, probe, len(path) - 1, path[:-1], path[-1], path[-1], region)
-
-    # ------------------------------------------------------------ tries
-    def _consts(self, a: int) -> int:
-        return sum(1 for kind, _ in self.atoms[a].kinds if kind == "const")
-
-    def _trie(self, a: int, j: int, b):
-        """Atom ``a``'s trie node at level ``j`` under the current binding (None if absent)."""
-        levels = self.atoms[a]
-        node = self.db[levels.relation].index(levels.order)
-        for i in range(j):
-            node = node.children.get(levels.key(i, b))
-            if node is None:
-                return None
-        return node
-
-    def _keys(self, a: int, j: int, b, lo, hi) -> list:
-        """The keys the leapfrog over [lo, hi] reads at atom ``a``'s level ``j``: the leapfrog
-        never reads a key below ``lo`` or past the first key above ``hi`` (recording.py)."""
-        node = self._trie(a, j, b)
-        return node.window(lo, hi) if node is not None else []
 
     # ------------------------------------------------------------ regions
     def drop(self, node: TraceNode, lo, hi, old: Counter) -> None:

@@ -2,7 +2,7 @@
 
 * :class:`~lftj.trie.TrieNode` and :func:`~lftj.trie.build`;
 * :class:`~lftj.iterator.TrieIterator` and its contract;
-* the three intersections (``leapfrog``, ``leapfrog_keys``, ``probe_keys``)
+* the three intersections (``leapfrog``, ``leapfrog_intersect``, ``hash_intersect``)
   against a brute-force set intersection;
 * :func:`~lftj.triejoin.triejoin` against a brute-force nested-loop join, for
   triangles, projections (``needed``), repeated variables (``repeats``),
@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lftj.iterator import TrieIterator
-from lftj.leapfrog import leapfrog, leapfrog_keys, probe_keys, probe_unordered
+from lftj.leapfrog import leapfrog, leapfrog_intersect, hash_intersect, hash_intersect_unordered
 from lftj.trie import TrieNode, build
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
 FAST = settings(max_examples=150, deadline=None)
-INTERSECTIONS = [pytest.param(probe_keys, id="probe_keys"),
-                 pytest.param(leapfrog_keys, id="leapfrog_keys")]
+INTERSECTIONS = [pytest.param(hash_intersect, id="hash_intersect"),
+                 pytest.param(leapfrog_intersect, id="leapfrog_intersect")]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -358,9 +358,9 @@ def brute_intersection(sets):
 def test_intersections_equal_brute_force(sets):
     expected = brute_intersection(sets)
     nodes = [trie((k,) for k in keys) for keys in sets]
-    assert list(leapfrog_keys(nodes)) == expected
-    assert list(probe_keys(nodes)) == expected
-    assert sorted(probe_unordered(nodes)) == expected
+    assert list(leapfrog_intersect(nodes)) == expected
+    assert list(hash_intersect(nodes)) == expected
+    assert sorted(hash_intersect_unordered(nodes)) == expected
 
     wrapped = []
     for node in nodes:
@@ -405,8 +405,8 @@ def test_intersections_small_cases(sets):
         it.open()
         its.append(it)
     assert list(leapfrog(its)) == expected
-    assert list(leapfrog_keys(nodes)) == expected
-    assert list(probe_keys(nodes)) == expected
+    assert list(leapfrog_intersect(nodes)) == expected
+    assert list(hash_intersect(nodes)) == expected
 
 
 # --------------------------------------------------------------------------- triejoin
@@ -493,7 +493,7 @@ def test_triangle_hand_written_plan():
     r = {(1, 2), (2, 3), (3, 1), (2, 4)}
     plan = JoinPlan(depth=3, participants=[[0, 2], [0, 1], [1, 2]])
     roots = [build(r, (0, 1)), build(r, (0, 1)), build(r, (1, 0))]
-    for intersect in (probe_keys, leapfrog_keys):
+    for intersect in (hash_intersect, leapfrog_intersect):
         assert run(plan, roots, intersect) == [(1, 2, 3), (2, 3, 1), (3, 1, 2)]
 
 
@@ -527,9 +527,9 @@ def test_needed_short_circuits_work():
     calls = []
 
     def counting(nodes):
-        return (calls.append(k) or k for k in probe_keys(nodes))
+        return (calls.append(k) or k for k in hash_intersect(nodes))
 
-    for intersect in (counting, probe_keys, leapfrog_keys):
+    for intersect in (counting, hash_intersect, leapfrog_intersect):
         calls.clear()
         out = run(plan, roots, intersect)
         assert [b[:1] for b in out] == [(0,)]
@@ -567,7 +567,7 @@ def test_repeated_variable(intersect, r, e):
 def test_repeated_variable_hand_written_plan():
     r = {(1, 1), (1, 2), (2, 2), (3, 4)}
     plan = JoinPlan(depth=1, participants=[[0]], repeats=[[0]])
-    assert run(plan, [build(r, (0, 1))], probe_keys) == [(1,), (2,)]
+    assert run(plan, [build(r, (0, 1))], hash_intersect) == [(1,), (2,)]
 
 
 @pytest.mark.parametrize("intersect", INTERSECTIONS)
@@ -601,8 +601,8 @@ def test_check_before_any_variable():
     r = {(1, 2)}
     plan = JoinPlan(depth=2, participants=[[0], [0]], checks=[[lambda b: b[2] == "go"], [], []],
                     slots=3)
-    assert run(plan, [build(r, (0, 1))], probe_keys, binding=[None, None, "go"]) == [(1, 2, "go")]
-    assert run(plan, [build(r, (0, 1))], probe_keys, binding=[None, None, "stop"]) == []
+    assert run(plan, [build(r, (0, 1))], hash_intersect, binding=[None, None, "go"]) == [(1, 2, "go")]
+    assert run(plan, [build(r, (0, 1))], hash_intersect, binding=[None, None, "stop"]) == []
 
 
 @pytest.mark.parametrize("intersect", INTERSECTIONS)
@@ -683,9 +683,9 @@ def test_empty_or_missing_roots():
     r = build([(1, 2)], (0, 1))
     plan = JoinPlan(depth=2, participants=[[0, 1], [0, 1]])
     for roots in ([r, None], [r, TrieNode()], [TrieNode(), r]):
-        for intersect in (probe_keys, leapfrog_keys):
+        for intersect in (hash_intersect, leapfrog_intersect):
             assert run(plan, roots, intersect) == []
-    assert run(JoinPlan(depth=0, participants=[]), [], probe_keys) == [()]
+    assert run(JoinPlan(depth=0, participants=[]), [], hash_intersect) == [()]
 
 
 @st.composite

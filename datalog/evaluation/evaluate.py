@@ -8,13 +8,13 @@ one atom from the ``recent`` tuples and the rest from the full relations.
 
 from __future__ import annotations
 
-from lftj.leapfrog import leapfrog_keys, probe_keys, probe_unordered
+from lftj.leapfrog import leapfrog_intersect, hash_intersect, hash_intersect_unordered
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
 from datalog.planning.plan import RulePlan, bulk_emitter, product_emitter
 
-INTERSECT = {"probe": probe_keys, "leapfrog": leapfrog_keys}
-BULK_INTERSECT = {"probe": probe_unordered, "leapfrog": None}
+INTERSECT = {"probe": hash_intersect, "leapfrog": leapfrog_intersect}
+BULK_INTERSECT = {"probe": hash_intersect_unordered, "leapfrog": None}
 
 
 def join_plan(plan: RulePlan, db, add_many=None) -> JoinPlan:
