@@ -197,8 +197,8 @@ class Engine:
 
     def spark_session(self):
         """The process's Spark session (started on first use with ``spark_options``)."""
-        from datalog.spark import tables as spark_io
-        return spark_io.session(**self.spark_options)
+        from datalog.spark.session import session
+        return session(**self.spark_options)
 
     def column_names(self, name: str) -> list[str]:
         """A relation's column names: the ``.decl``'s, else ``c0, c1, ...``."""
