@@ -224,13 +224,6 @@ class Engine:
             self.evaluate(progress)
         self._evaluated = True
 
-    def run_on_spark(self, progress: Progress | None = None) -> None:
-        """``run``, every stratum evaluated on Spark (:mod:`datalog.spark.distributed`)."""
-        from datalog.spark.distributed import evaluate_on_spark
-        self.load_inputs(progress)
-        evaluate_on_spark(self, self.spark_session(), progress=progress)
-        self._evaluated = True
-
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
         """Every stratum in order, or only those holding a relation of ``only``."""
         for number, stratum in enumerate(self.checked.strata):
