@@ -73,8 +73,8 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     os.environ["DATALOG_SPARK_MEMORY"] = args.memory
-    from datalog.spark import tables as spark_io
-    spark = spark_io.session()
+    from datalog.spark import session as spark_session
+    spark = spark_session.session()
     work = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     lines = [f"# bench spark: {provenance.line(provenance.state())}"]
     try:

@@ -4,7 +4,7 @@ Spark outputs -- maintaining only what changed.
 For each ``.input r(IO=spark, ...)`` the workspace keeps the version it last loaded as Parquet,
 a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, e.g.
 ``v0+v4+v7``): a full copy of the rows, then the changes each refresh found (see
-``datalog.spark.tables``). A refresh:
+``datalog.spark.diff``). A refresh:
 
 1. **diff**: computes the source's digest per bucket of rows inside Spark, compares it with the
    snapshot's, reads the source rows of the buckets that differ, and compares them with the
@@ -83,7 +83,7 @@ def checkpoint(phase: str) -> None:
 
 def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
     """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring."""
-    from datalog.spark import tables as spark_io
+    from datalog.spark import diff as spark_diff, tables as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
@@ -99,15 +99,15 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
         chain = ws.sources.get(name, "v0").split("+")
         before = [source_snapshot(ws.path, name, v) for v in chain]
         target = source_snapshot(ws.path, name, version)
-        rows, events = spark_io.snapshot_meta(before[-1], spark)
+        rows, events = spark_diff.snapshot_meta(before[-1], spark)
         if len(chain) >= CHAIN or events > CHAIN_SHARE * max(rows, 1):
-            _, rows = spark_io.stage(frame, target)
+            _, rows = spark_diff.stage(frame, target)
             started = report.phase("stage", started)
-            inserted, deleted = spark_io.difference(spark, target, before, progress, f"diff {name}")
+            inserted, deleted = spark_diff.difference(spark, target, before, progress, f"diff {name}")
             chains[name] = version
         else:
-            inserted, deleted, rows, written = spark_io.delta_version(spark, frame, before, target, progress,
-                                                                      f"diff {name}")
+            inserted, deleted, rows, written = spark_diff.delta_version(spark, frame, before, target, progress,
+                                                                        f"diff {name}")
             chains[name] = "+".join(chain + [version] if written else chain)
         changes[name] = inserted, deleted
         report.sources.append(SourceReport(name, rows, len(inserted), len(deleted)))
@@ -154,13 +154,13 @@ def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
 
 def _drop_old_snapshots(ws: Workspace) -> None:
     """Every snapshot directory but the chains the last commit names."""
-    from datalog.spark import tables as spark_io
+    from datalog.spark import diff as spark_diff
     root = ws.path / "spark"
     for relation_dir in (p for p in root.iterdir() if p.is_dir()) if root.exists() else ():
         keep = set(ws.sources.get(relation_dir.name, "").split("+"))
         for version in relation_dir.iterdir():
             if version.name not in keep:
-                spark_io.remove(version)
+                spark_diff.remove(version)
 
 
 def describe(report: RefreshReport) -> list[str]:

@@ -11,10 +11,10 @@ os.environ.setdefault("DATALOG_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 @pytest.fixture(scope="session")
 def spark():
-    """The process's Spark session in local mode (datalog.spark.tables.session). Skipped only
+    """The process's Spark session in local mode (datalog.spark.session.session). Skipped only
     when the spark extra is not installed; a Spark that fails to start fails the tests."""
     pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install 'datalog-lftj[spark]'")
-    from datalog.spark import tables as spark_io
-    session = spark_io.session()
+    from datalog.spark import session as spark_session
+    session = spark_session.session()
     yield session
-    spark_io.stop()
+    spark_session.stop()

@@ -21,6 +21,7 @@ from datalog.language.errors import BadCommand, DatalogError, TooDeep, TypeMisma
 from datalog.language.parser import parse_updates_file
 from datalog.language.types import AUTO, value_type
 from datalog.sources.files import format_value, write_output
+from datalog.spark.distributed import run_on_spark
 from datalog.cli.tables import stats_table
 
 STRATEGIES = ["incremental", "recompute"]
@@ -107,7 +108,7 @@ def _run(args) -> int:
     batches = _read_updates(engine, args.updates) if args.updates else None
     progress = _progress() if sys.stderr.isatty() else None
     if args.engine == "spark":
-        engine.run_on_spark(progress)
+        run_on_spark(engine, progress)
     else:
         if args.spark:
             engine.spark_session()

@@ -197,8 +197,8 @@ class Engine:
 
     def spark_session(self):
         """The process's Spark session (started on first use with ``spark_options``)."""
-        from datalog.spark import tables as spark_io
-        return spark_io.session(**self.spark_options)
+        from datalog.spark.session import session
+        return session(**self.spark_options)
 
     def column_names(self, name: str) -> list[str]:
         """A relation's column names: the ``.decl``'s, else ``c0, c1, ...``."""
@@ -222,13 +222,6 @@ class Engine:
         with paused_gc():
             self.load_inputs(progress)
             self.evaluate(progress)
-        self._evaluated = True
-
-    def run_on_spark(self, progress: Progress | None = None) -> None:
-        """``run``, every stratum evaluated on Spark (:mod:`datalog.spark.distributed`)."""
-        from datalog.spark.distributed import evaluate_on_spark
-        self.load_inputs(progress)
-        evaluate_on_spark(self, self.spark_session(), progress=progress)
         self._evaluated = True
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:

@@ -69,6 +69,14 @@ def evaluate_on_spark(engine, spark, partitions: int | None = None, progress: Pr
         _evaluate_level(engine, spark, strata, partitions, progress)
 
 
+def run_on_spark(engine, progress: Progress | None = None) -> None:
+    """``engine.run()``, every stratum evaluated on Spark: the inputs loaded, then
+    :func:`evaluate_on_spark` on the engine's session; the engine counts as evaluated."""
+    engine.load_inputs(progress)
+    evaluate_on_spark(engine, engine.spark_session(), progress=progress)
+    engine._evaluated = True
+
+
 # ---------------------------------------------------------------- scheduling
 
 def _levels(strata: list[Stratum]) -> list[list[Stratum]]:
@@ -297,4 +305,4 @@ class _Broadcast(dict):
         return relation
 
 
-__all__ = ["evaluate_on_spark"]
+__all__ = ["evaluate_on_spark", "run_on_spark"]

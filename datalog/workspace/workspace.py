@@ -700,9 +700,9 @@ def _stager(path: Path, sources: dict[str, str]):
     """``init``'s hook for Spark sources: each one's rows go to ``spark/<relation>/v0`` first and
     are loaded from there, so the snapshot and the engine hold the same version."""
     def stage(directive, frame):
-        from datalog.spark import tables as spark_io
+        from datalog.spark import diff as spark_diff
         sources[directive.relation] = "v0"
-        return spark_io.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
+        return spark_diff.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
     return stage
 
 

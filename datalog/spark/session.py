@@ -1,0 +1,139 @@
+"""The process's Spark session: started on first use, stopped once; Spark's failures as errors.
+
+Without configuration Spark runs in local mode inside this process, quiet and small
+(:func:`session`; the JVM's own output goes to ``spark.log`` in the session's scratch directory); ``master=`` / ``conf=`` and the ``SPARK_*`` environment variables reach a real
+cluster. Java 17 (or 21) is the only system requirement: without it, or without pyspark and
+pyarrow, starting the session is a ``spark_unavailable`` error saying what to install.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from datalog.language.errors import SparkError, SparkUnavailable
+
+try:                                            # the optional extra: pip install 'datalog-lftj[spark]'
+    import pyarrow as pa
+    from pyspark.errors import PySparkException
+    from pyspark.sql import SparkSession
+except ImportError as exc:                      # pragma: no cover - depends on the installation
+    _MISSING = exc
+else:
+    _MISSING = None
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.ctx1.name = org.apache.spark.sql.catalyst.trees.SQLQueryContextLogger
+logger.ctx1.level = off
+logger.ctx2.name = org.apache.spark.sql.catalyst.trees.DataFrameQueryContextLogger
+logger.ctx2.level = off
+"""
+_session = None
+# Extra JVM options for the driver and executors, from the environment. The tests set
+# -XX:TieredStopAtLevel=1 there (C1 only: a short run starts faster); the product leaves the JIT
+# alone, since C2 makes the long scans and aggregations of a refresh much faster (measured
+# at 10M rows: a bucket digest 6.0-7.6 s with C1 only against 3.7-3.9 s).
+JAVA_OPTIONS = "DATALOG_SPARK_JAVA_OPTIONS"
+
+
+def session(master: str | None = None, conf: dict[str, str] | None = None) -> "SparkSession":
+    """The process's Spark session, started on first use: ``local[2]`` unless ``master`` (or
+    ``SPARK_MASTER``) says otherwise; ``conf`` entries override the quiet local defaults."""
+    global _session
+    if _session is not None:
+        return _session
+    _require_spark()
+    settings = _defaults()
+    settings.update(conf or {})
+    builder = SparkSession.builder.appName("datalog").master(master or os.environ.get("SPARK_MASTER") or "local[2]")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)        # workers run this interpreter
+    log = Path(settings["spark.sql.warehouse.dir"]).parent / "spark.log"
+    try:
+        with _stderr_to(log):                   # the JVM's start-up chatter and later log lines
+            _session = builder.getOrCreate()
+    except Exception as exc:                    # the JVM did not start
+        raise SparkUnavailable(f"Spark did not start: {first_line(exc)} (its log: {log}). Spark needs "
+                               f"Java 17 or 21 (e.g. apt-get install openjdk-17-jre-headless)") from None
+    _session.sparkContext.setLogLevel("ERROR")
+    return _session
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path):
+    """File descriptor 2 goes to ``path`` while the JVM is started: the JVM, a child process,
+    keeps writing there; this process's stderr is restored afterwards."""
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _require_spark() -> None:
+    if _MISSING is not None:
+        raise SparkUnavailable(f"Spark sources need pyspark and pyarrow ({_MISSING}): "
+                               f"pip install 'datalog-lftj[spark]'")
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise SparkUnavailable("Spark needs Java 17 or 21 and none was found (no java on PATH, no "
+                               "JAVA_HOME): install it, e.g. apt-get install openjdk-17-jre-headless")
+
+
+def _defaults() -> dict[str, str]:
+    """Quiet, small local settings (../shared/design/SPARK_NOTES.md): no UI, two shuffle
+    partitions, a private warehouse, errors only in the log, ``$DATALOG_SPARK_JAVA_OPTIONS``."""
+    scratch = Path(tempfile.mkdtemp(prefix="datalog-spark-"))
+    (scratch / "log4j2.properties").write_text(_LOG4J)
+    java = f"-Dlog4j.configurationFile=file:{scratch / 'log4j2.properties'} " + os.environ.get(JAVA_OPTIONS, "")
+    return {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+            "spark.driver.memory": os.environ.get("DATALOG_SPARK_MEMORY", "2g"),
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"),
+            "spark.driver.extraJavaOptions": java, "spark.executor.extraJavaOptions": java,
+            "spark.sql.autoBroadcastJoinThreshold": "-1",     # SPARK_NOTES: two-int keys hash badly
+            "spark.sql.execution.arrow.pyspark.enabled": "true"}
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def stop() -> None:
+    global _session
+    if _session is not None:
+        _session.stop()
+        _session = None
+
+
+def guard(action, what: str):
+    """Run a Spark action; a failure inside Spark becomes a ``spark_error``."""
+    try:
+        return action()
+    except (PySparkException, pa.ArrowException) as exc:
+        raise SparkError(f"Spark failed {what}: {first_line(exc)}") from None
+    except Exception as exc:                       # py4j errors of a dying JVM
+        if type(exc).__module__.startswith("py4j"):
+            raise SparkError(f"Spark failed {what}: {first_line(exc)}") from None
+        raise
+
+
+__all__ = ["session", "stop", "guard", "first_line", "JAVA_OPTIONS"]
