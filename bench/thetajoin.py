@@ -161,7 +161,7 @@ def run_treduct(job, data) -> dict:
     from maintenance.gjt import TReduct, maintain
     engine = Engine.from_source(program(job["query"], "thetajoin"))
     (clause,) = [c for c in engine.checked.clauses if c.body]
-    gcq = engine.plans[id(clause)].route.gcq
+    gcq = engine.plans[clause.index].backend.gcq
 
     def feed(view):
         pushed = 0

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from datalog.evaluation.aggregates import NO_VALUE
+from datalog.evaluation.compile import COMPARE, compile_plan
+from datalog.evaluation.expressions import compile_term
 from datalog.language import ast
 from datalog.language.checks import aggregate_outer_variables
-from datalog.evaluation.expressions import compile_term
-from datalog.language.normalize import dnf
-from datalog.planning.plan import _COMPARE, _NONE, Probe, _lift_atom_expressions, _name_wildcards, _scanned, plan_body
+from datalog.language.rewrites import dnf, lift_atom_expressions, name_wildcards
+from datalog.planning.plan import Assign
+from datalog.planning.planner import plan_body, scanned
 from maintenance.exact_sum import Count, Mean, Sum
-from maintenance.rule import RuleMaintainer
+from maintenance.rule import LookupPath, RuleMaintainer
 from maintenance.scan_tree import MinMaxAggregate
 
 
@@ -42,20 +45,22 @@ class AggregateView:
         alternatives = dnf(agg.body)
         if len(alternatives) != 1:
             raise Unsupported("a disjunction inside the aggregate")
-        body = _name_wildcards(alternatives[0]) if _scanned(alternatives) else alternatives[0]
+        body = name_wildcards(alternatives[0]) if scanned(alternatives) else alternatives[0]
         self.outer = list(dict.fromkeys(v.name for v in aggregate_outer_variables(
-            agg, _lift_atom_expressions(clause.body))))
+            agg, lift_atom_expressions(clause.body))))
         in_atoms = {t.name for lit in body if isinstance(lit, ast.Atom) for t in lit.args
                     if isinstance(t, ast.Variable)}
         if any(n not in in_atoms for n in self.outer):
             raise Unsupported("a group-by variable used but not bound by an atom inside the aggregate")
-        plan = plan_body(body, schema, [], None, clause, clause.head.relation)
+        plan = plan_body(body, schema, [], None, clause)
         if any(n not in plan.variable_order for n in self.outer) or any(
-                p.kind == "aggregate" or _reads_aggregate(p.literal) for p in plan.placed):
+                _reads_aggregate(f.literal) for f in plan.filters):
             raise Unsupported("a group-by variable not bound inside the aggregate, or a nested aggregate")
         target = compile_term(agg.target, plan.slots, clause.head.relation, agg.span) if agg.target else None
         groups, depth = [plan.slots[n] for n in self.outer], plan.depth
-        plan.head = lambda b: (tuple(b[s] for s in groups), tuple(b[:depth]), target(b) if target else None)
+        # contribution(group, witness, value) :- body.   one per satisfying assignment
+        plan = compile_plan(plan, head=lambda b: (tuple(b[s] for s in groups), tuple(b[:depth]),
+                                                  target(b) if target else None))
         self.kind, self.name = agg.kind, name
         self.minmax = MinMaxAggregate(agg.kind) if agg.kind in ("min", "max") else None
         self.accumulators: dict[tuple, object] = {}
@@ -69,12 +74,12 @@ class AggregateView:
     def value(self, group: tuple):
         if self.minmax is not None:
             v = self.minmax.value(group)
-            return _NONE if v is None else v
+            return NO_VALUE if v is None else v
         acc = self.accumulators.get(group)
         if acc is None:
-            return 0 if self.kind in ("count", "sum") else _NONE
+            return 0 if self.kind in ("count", "sum") else NO_VALUE
         v = acc.value()
-        return _NONE if v is None else v
+        return NO_VALUE if v is None else v
 
     def fold(self, contributions: Counter, journal) -> set:
         """Apply signed contributions; return the groups whose value changed."""
@@ -110,9 +115,10 @@ class AggregateView:
         return Mean(Sum()) if self.kind == "mean" else Sum()
 
     # ------------------------------------------------------------ as a relation
-    def probe(self, plan) -> Probe:
+    def lookup(self, plan) -> LookupPath:
+        """The reading rule looks up its group in the view (a relation ``view[group] = v``)."""
         slots = [plan.slots[n] for n in self.outer]
-        return Probe(self.name, tuple(range(len(slots))), tuple(lambda b, s=s: b[s] for s in slots))
+        return LookupPath(self.name, tuple(range(len(slots))), tuple(lambda b, s=s: b[s] for s in slots))
 
     def surgeries(self, groups: set) -> dict:
         order = tuple(range(len(self.outer)))
@@ -120,29 +126,29 @@ class AggregateView:
             return {order: [(0, (), ())]} if groups else {}
         return {order: [(len(g) - 1, g[:-1], g[-1]) for g in groups]}
 
-    def check(self, placed, plan):
-        """The check of the reading rule: ``v = agg`` assigns, ``x < agg`` compares."""
-        literal, slots = placed.literal, [plan.slots[n] for n in self.outer]
+    def check(self, f, plan):
+        """The check of the reading rule's filter ``f``: ``v = agg`` assigns, ``x < agg`` compares."""
+        literal, slots = f.literal, [plan.slots[n] for n in self.outer]
 
         def group(b):
             return tuple(b[s] for s in slots)
         agg_left = isinstance(literal.left, ast.Aggregate)
         other = literal.right if agg_left else literal.left
-        if placed.kind == "assign":
-            slot = plan.slots[other.name]
+        if isinstance(f, Assign):
+            slot = plan.slots[f.target]
 
             def assign(b):
                 v = self.value(group(b))
-                if v is _NONE:
+                if v is NO_VALUE:
                     return False
                 b[slot] = v
                 return True
             return assign
-        fn, compare = compile_term(other, plan.slots, plan.clause.head.relation), _COMPARE[literal.op]
+        fn, compare = compile_term(other, plan.slots, plan.clause.head.relation), COMPARE[literal.op]
 
         def test(b):
             v = self.value(group(b))
-            return v is not _NONE and (compare(v, fn(b)) if agg_left else compare(fn(b), v))
+            return v is not NO_VALUE and (compare(v, fn(b)) if agg_left else compare(fn(b), v))
         return test
 
 

@@ -38,8 +38,8 @@ class Registry:
     def add(self, rule, levels, j: int, alpha, start, end, region) -> None:
         self._add(rule, (levels.relation, levels.order, j), alpha, start, end, region)
 
-    def add_probe(self, rule, probe, level: int, alpha, start, end, region) -> None:
-        self._add(rule, (probe.relation, probe.order, level), alpha, start, end, region)
+    def add_lookup(self, rule, lookup, level: int, alpha, start, end, region) -> None:
+        self._add(rule, (lookup.relation, lookup.order, level), alpha, start, end, region)
 
     def _add(self, rule, where, alpha, start, end, region) -> None:
         index = self.indexes.get(where)

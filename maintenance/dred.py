@@ -44,7 +44,7 @@ aggregates (lower relations only, by stratification) and comparisons/assignments
        ΔH :- A1, ..., δAi, ..., An, !N, C.      Ai same-stratum, last round's new tuples
 
 Base rules (no same-stratum atom) take part in the seeds of phases 1 and 4 only.
-A delta atom that opens a trie is read through ``run_plan``'s ``sources``; a delta
+A delta atom that opens a trie is read through ``derive``'s ``sources``; a delta
 literal that is an existence probe (``r(_)``, ``r(1, 2)``) or is added next to a
 negation is an atom over the pseudo relation :data:`DELTA`, planned once per clause.
 Every change of ``engine.db`` goes through the journal, so an error rolls back exactly.
@@ -52,31 +52,33 @@ Every change of ``engine.db`` goes through the journal, so an error rolls back e
 
 from __future__ import annotations
 
-import weakref
 from collections import ChainMap
 
-from datalog.language import ast
-from datalog.evaluation.evaluate import run_plan
+from datalog.evaluation.compile import CompiledPlan, compile_plan
+from datalog.evaluation.evaluate import derive
 from datalog.evaluation.expressions import compile_term
-from datalog.language.normalize import Clause
-from datalog.planning.plan import RulePlan, plan_clause
-from lftj.relation import Relation
+from datalog.evaluation.seminaive import Variable, rounds
+from datalog.language import ast
+from datalog.language.rewrites import Clause
 from datalog.language.strata import Stratum, dependencies
+from datalog.planning.planner import plan_clause
+from lftj.relation import Relation
 from maintenance.delta import Change, Delta
 
 SMALL_DELTA = 8         # a delta at most 1/8 of its relation leads the variable order (measured)
 DELTA = "@delta"        # the pseudo relation a variant clause's extra atom reads
 
-_VARIANTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # engine -> {key: RulePlan}
-
 Rows = dict[str, set]
 
 
-def maintain_recursive(engine, stratum: Stratum, delta: Delta, journal, tally: Tally | None = None) -> Delta:
+def maintain_recursive(engine, stratum: Stratum, delta: Delta, journal, tally: Tally | None = None,
+                       variants: dict | None = None) -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (changes of lower strata,
     already in ``engine.db``); return the Change of each stratum relation that changed.
-    ``tally`` (if given) counts, per clause, the delta rules evaluated and the heads they derived."""
+    ``tally`` (if given) counts, per clause, the delta rules evaluated and the heads they derived;
+    ``variants`` keeps the delta rules' plans from one call to the next (the maintainer's)."""
     tally = tally if tally is not None else Tally()
+    engine = _Delta(engine, variants if variants is not None else {})
     clauses = [c for c in stratum.clauses if c.body]
     lower = {name: change for name, change in delta.items()
              if change and name in _lower_reads(clauses, stratum)}
@@ -106,15 +108,27 @@ def _changes(stratum: Stratum, overdeleted: Rows, inserted: Rows) -> Delta:
     return out
 
 
+class _Delta:
+    """The engine as DRed reads it, with the cache of its delta rules' plans (``variants``)."""
+
+    def __init__(self, engine, variants: dict):
+        self.engine, self.variants = engine, variants
+        self.db, self.schema, self.compiled = engine.db, engine.schema, engine.compiled
+        self.intersect = engine.intersect
+
+    def _typed(self, name: str, row: tuple, span) -> tuple:
+        return self.engine._typed(name, row, span)
+
+
 class Tally:
-    """Per clause (by id): delta rules evaluated and head tuples they derived, for stats()."""
+    """Per clause (by index): delta rules evaluated and head tuples they derived, for stats()."""
 
     def __init__(self):
         self.rules: dict[int, int] = {}
         self.derived: dict[int, int] = {}
 
     def count(self, clause: Clause, rows) -> None:
-        key = id(clause)
+        key = clause.index
         self.rules[key] = self.rules.get(key, 0) + 1
         self.derived[key] = self.derived.get(key, 0) + len(rows)
 
@@ -127,12 +141,31 @@ def _overdelete(engine, stratum: Stratum, clauses, lower: Delta, journal, tally)
     erased, gained = _delta_relations(lower, "erased"), _delta_relations(lower, "inserted")
     keep = _facts(engine, stratum)
     total: Rows = {name: set() for name in stratum.relations}
-    recent = _fresh(engine, _fire(engine, clauses, tally, erased, gained, set(lower)), total, keep)
-    while any(recent.values()):
+    variables = {name: Variable(name, engine.db[name].arity,
+                                lambda rows, name=name: _fresh(engine, {name: rows}, total, keep)[name])
+                 for name in stratum.relations}
+    _seed(variables, _fire(engine, clauses, tally, erased, gained, set(lower)))
+    for _ in rounds(list(variables.values())):
         # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
-        recent = _fresh(engine, _fire(engine, clauses, tally, _as_relations(recent)), total, keep)
+        _derived(variables, _fire(engine, clauses, tally, _recent(variables)))
     _restore(engine, lower, journal)
     return {name: rows for name, rows in total.items() if rows}
+
+
+def _seed(variables: dict[str, Variable], found: Rows) -> None:
+    """The seed delta rules' heads are the first round's recent tuples."""
+    _derived(variables, found)
+    for variable in variables.values():
+        variable.changed()
+
+
+def _derived(variables: dict[str, Variable], found: Rows) -> None:
+    for name, rows in found.items():
+        variables[name].to_add |= rows
+
+
+def _recent(variables: dict[str, Variable]) -> dict[str, Relation]:
+    return {name: v.recent for name, v in variables.items() if v.recent}
 
 
 def _fresh(engine, found: Rows, total: Rows, keep: Rows) -> Rows:
@@ -178,28 +211,27 @@ def _rederive(engine, clauses, overdeleted: Rows, tally) -> Rows:
     for clause in clauses:
         name = clause.head.relation
         if name in candidates:
-            rows = _evaluate(engine, _rederive_plan(engine, clause), overlay=candidates[name])
+            plan = _variant(engine, (clause.index, "rederive"), lambda: _rederive_plan(engine, clause))
+            rows = _evaluate(engine, plan, overlay=candidates[name])
             tally.count(clause, rows)
             out.setdefault(name, set()).update(rows & overdeleted[name])
     return {name: rows for name, rows in out.items() if rows}
 
 
-def _rederive_plan(engine, clause: Clause) -> RulePlan:
+def _rederive_plan(engine, clause: Clause) -> CompiledPlan:
     """``h(x, y + 1) :- body.`` becomes ``h(x, _h1) :- body, _h1 = y + 1, @delta(x, _h1).``
     with the variables of ``@delta`` first in the order: one seek per candidate."""
-    def make():
-        args, extra = [], []
-        for i, term in enumerate(clause.head.args):
-            if not isinstance(term, (ast.Variable, ast.Constant)):
-                var = ast.Variable(f"_h{i}", clause.head.span)
-                extra.append(ast.Comparison("=", var, term, clause.head.span))
-                term = var
-            args.append(term)
-        head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
-        body = clause.body + tuple(extra) + (ast.Atom(DELTA, tuple(args), clause.head.span),)
-        order = list(dict.fromkeys(a.name for a in args if isinstance(a, ast.Variable)))
-        return plan_clause(Clause(head, body, clause.rule), engine.schema, pragma_order=order)
-    return _variant(engine, (id(clause), "rederive"), lambda: (clause, make()))[1]
+    args, extra = [], []
+    for i, term in enumerate(clause.head.args):
+        if not isinstance(term, (ast.Variable, ast.Constant)):
+            var = ast.Variable(f"_h{i}", clause.head.span)
+            extra.append(ast.Comparison("=", var, term, clause.head.span))
+            term = var
+        args.append(term)
+    head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
+    body = clause.body + tuple(extra) + (ast.Atom(DELTA, tuple(args), clause.head.span),)
+    order = list(dict.fromkeys(a.name for a in args if isinstance(a, ast.Variable)))
+    return compile_plan(plan_clause(Clause(head, body, clause.rule), engine.schema, pragma=order))
 
 
 # ---------------------------------------------------------------- 4. insert
@@ -208,12 +240,15 @@ def _insert(engine, clauses, lower: Delta, rederived: Rows, journal, tally) -> R
     """Semi-naive from the rederived tuples and the seeds; returns every tuple added (R too)."""
     inserted, gained = _delta_relations(lower, "inserted"), _delta_relations(lower, "erased")
     added: Rows = {name: set(rows) for name, rows in rederived.items()}
-    recent = _add(engine, _fire(engine, clauses, tally, inserted, gained, set(lower)), added, journal)
+    variables = {name: Variable(name, engine.db[name].arity,
+                                lambda rows, name=name: _add(engine, {name: rows}, added, journal).get(name, set()))
+                 for name in {c.head.relation for c in clauses}}
+    _seed(variables, _fire(engine, clauses, tally, inserted, gained, set(lower)))
     for name, rows in rederived.items():
-        recent.setdefault(name, set()).update(rows)
-    while any(recent.values()):
+        variables[name].recent.insert(rows)          # the rederived tuples are new to the rules too
+    for _ in rounds(list(variables.values())):
         # ΔH :- A1, ..., δAi, ..., An, !N, C.
-        recent = _add(engine, _fire(engine, clauses, tally, _as_relations(recent)), added, journal)
+        _derived(variables, _fire(engine, clauses, tally, _recent(variables)))
     return added
 
 
@@ -246,7 +281,7 @@ def _fire(engine, clauses, tally, positive: dict[str, Relation], negated: dict[s
 
 def _delta_rules(engine, clause: Clause, positive, negated, aggregated):
     """(plan, sources, overlay) of each delta rule of one clause."""
-    plan = engine.plans[id(clause)]
+    plan = engine.compiled[clause.index]
     if aggregated and _aggregate_reads(clause) & aggregated:
         yield plan, None, None                       # H :- A1, ..., An, !N, C.  (whole)
         return
@@ -265,7 +300,7 @@ def _delta_rules(engine, clause: Clause, positive, negated, aggregated):
             yield _literal_plan(engine, clause, k, replace=False), None, negated[literal.atom.relation]
 
 
-def _delta_first(engine, plan: RulePlan, a: int) -> tuple[RulePlan, int]:
+def _delta_first(engine, plan: CompiledPlan, a: int) -> tuple[CompiledPlan, int]:
     """The clause planned with atom ``a``'s variables first, and that atom's position in the
     new plan: the delta is small, so the triejoin starts from it, not from a full relation.
     (Measured: a big win here; for from-scratch semi-naive rounds, whose deltas are large,
@@ -273,13 +308,12 @@ def _delta_first(engine, plan: RulePlan, a: int) -> tuple[RulePlan, int]:
     def make():
         atom = plan.atoms[a].atom
         order = list(dict.fromkeys(t.name for t in atom.args if isinstance(t, ast.Variable)))
-        if not order or plan.variable_order[:len(order)] == order:
-            return plan, plan, a
-        variant = plan_clause(plan.clause, engine.schema, pragma_order=order)
+        if not order or list(plan.variable_order[:len(order)]) == order:
+            return plan, a
+        variant = compile_plan(plan_clause(plan.clause, engine.schema, pragma=order))
         rank = sum(1 for p in plan.atoms[:a] if p.atom == atom)          # the same one of equal atoms
-        return plan, variant, [i for i, p in enumerate(variant.atoms) if p.atom == atom][rank]
-    _, variant, i = _variant(engine, (id(plan), "delta", a), make)     # holds plan: its id stays unique
-    return variant, i
+        return variant, [i for i, p in enumerate(variant.atoms) if p.atom == atom][rank]
+    return _variant(engine, (plan.index, "delta", a), make)
 
 
 def _is_probe(literal) -> bool:
@@ -288,15 +322,15 @@ def _is_probe(literal) -> bool:
                                                  for a in literal.args)
 
 
-def _literal_plan(engine, clause: Clause, k: int, replace: bool) -> RulePlan:
+def _literal_plan(engine, clause: Clause, k: int, replace: bool) -> CompiledPlan:
     """The clause with literal ``k``'s atom also (or instead, ``replace``) read from DELTA."""
     def make():
         literal = clause.body[k]
         atom = literal.atom if isinstance(literal, ast.Negation) else literal
         extra = ast.Atom(DELTA, atom.args, atom.span)
         body = clause.body[:k] + ((extra,) if replace else (literal, extra)) + clause.body[k + 1:]
-        return plan_clause(Clause(clause.head, body, clause.rule), engine.schema)
-    return _variant(engine, (id(clause), k, replace), lambda: (clause, make()))[1]
+        return compile_plan(plan_clause(Clause(clause.head, body, clause.rule), engine.schema))
+    return _variant(engine, (clause.index, k, replace), make)
 
 
 def _aggregate_reads(clause: Clause) -> set[str]:
@@ -304,24 +338,17 @@ def _aggregate_reads(clause: Clause) -> set[str]:
 
 
 def _variant(engine, key: tuple, make):
-    """A plan made once per engine and key; ``key[0]`` is the id of the clause (or plan) it is
-    for, kept alive next to it so the id cannot be reused by another clause (Engine.extend
-    replaces the clauses)."""
-    plans = _VARIANTS.setdefault(engine, {})
-    owner = plans.get(key)
-    if owner is None:
-        plans[key] = owner = make()
-    return owner
+    """A delta rule's plan, made once per maintainer and key (``key[0]``: its clause's index)."""
+    made = engine.variants.get(key)
+    if made is None:
+        made = engine.variants[key] = make()
+    return made
 
 
-def _evaluate(engine, plan: RulePlan, sources=None, overlay: Relation | None = None) -> set:
+def _evaluate(engine, plan: CompiledPlan, sources=None, overlay: Relation | None = None) -> set:
     """Head tuples of one (delta) rule by leapfrog triejoin; ``overlay`` is read as DELTA."""
     db = engine.db if overlay is None else ChainMap({DELTA: overlay}, engine.db)
-    out: set = set()
-    add, head = out.add, plan.head
-    run_plan(plan, db, lambda b: add(head(b)), sources=sources, intersect=engine.intersect,
-             add_many=out.update)
-    return out
+    return derive(plan, db, sources, engine.intersect)
 
 
 def _delta_relations(delta: Delta, side: str) -> dict[str, Relation]:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from datalog.evaluation.evaluate import derive
 from datalog.language import ast
-from datalog.evaluation.evaluate import run_plan
-from lftj.relation import Relation
 from datalog.language.strata import dependencies
+from lftj.relation import Relation
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
@@ -44,7 +44,7 @@ class IncrementalMaintainer:
         self.engine, self.drop_prefix = engine, drop_prefix
         self.registry = Registry()
         self.support: dict[str, Counter] = {name: Counter() for name in engine.idb}
-        self.rules: dict[int, object] = {}            # id(clause) -> RuleMaintainer | WholeRule
+        self.rules: dict[int, object] = {}            # clause index -> RuleMaintainer | WholeRule | ThetaRule
         self.pending: dict[object, list] = {}         # rule -> regions queued by the oracle
         self.changed: set[str] = set()
         self.views: list[AggregateView] = []
@@ -60,7 +60,7 @@ class IncrementalMaintainer:
                 continue
             for clause in stratum.clauses:
                 if clause.body:
-                    self.rules[id(clause)] = self._build(clause)
+                    self.rules[clause.index] = self._build(clause)
         self._virtualize()
 
     def _virtualize(self) -> None:
@@ -101,21 +101,20 @@ class IncrementalMaintainer:
     def construct(self, clause, evaluate_views: bool = True):
         """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring
         its state calls this with ``evaluate_views=False``: aggregate bodies not evaluated either)."""
-        engine, plan = self.engine, self.engine.plans[id(clause)]
-        if plan.route is not None and plan.route.backend == "thetajoin":
-            return ThetaRule(clause, plan.route, engine.schema)
+        engine, plan = self.engine, self.engine.compiled[clause.index]
+        if plan.backend is not None and plan.backend.name == "thetajoin":
+            return ThetaRule(clause, plan.backend, engine.schema)
         try:
-            views = {id(p): self._view(p, clause, evaluate_views) for p in plan.placed if _has_aggregate(p)}
+            views = {k: self._view(f, clause, evaluate_views) for k, f in enumerate(plan.filters) if _has_aggregate(f)}
         except Unsupported:
             return WholeRule(clause, plan, engine.db)
-        overrides = {key: (view.check(p, plan), view.probe(plan))
-                     for p in plan.placed if (key := id(p)) in views for view in [views[key]]}
+        overrides = {k: (view.check(plan.filters[k].filter, plan), view.lookup(plan)) for k, view in views.items()}
         rule = RuleMaintainer(clause, plan, engine.db, self.registry, self.drop_prefix, overrides)
         rule.views = list(views.values())
         return rule
 
-    def _view(self, placed, clause, evaluate: bool = True) -> AggregateView:
-        literal = placed.literal
+    def _view(self, compiled, clause, evaluate: bool = True) -> AggregateView:
+        literal = compiled.literal
         agg = literal.left if isinstance(literal.left, ast.Aggregate) else literal.right
         name = f"{agg.kind}@{clause.head.relation}#{len(self.views)}"
         view = AggregateView(agg, clause, self.engine.schema, self.engine.db, self.registry,
@@ -161,7 +160,7 @@ class IncrementalMaintainer:
             return
         counts: dict[str, Counter] = {}
         for clause in clauses:
-            rule = self.rules[id(clause)]
+            rule = self.rules[clause.index]
             change = counts.setdefault(clause.head.relation, Counter())
             if isinstance(rule, ThetaRule) and rule.virtual:
                 # head :- GCQ body, not stored: Δhead = the sign changes of the delta enumeration
@@ -245,13 +244,13 @@ class IncrementalMaintainer:
     # ------------------------------------------------------------ observability
     def stats(self) -> dict:
         out = {}
-        recursive = {id(c): stratum for stratum in self.engine.checked.strata if stratum.recursive
+        recursive = {c.index: stratum for stratum in self.engine.checked.strata if stratum.recursive
                      for c in stratum.clauses}
         for clause in self.engine.checked.clauses:
-            if id(clause) in recursive and clause.body:
-                out[str(clause)] = self._dred_stats(clause, recursive[id(clause)])
+            if clause.index in recursive and clause.body:
+                out[str(clause)] = self._dred_stats(clause, recursive[clause.index])
                 continue
-            rule = self.rules.get(id(clause))
+            rule = self.rules.get(clause.index)
             if rule is None:
                 continue
             if isinstance(rule, ThetaRule):
@@ -269,7 +268,7 @@ class IncrementalMaintainer:
     def _dred_stats(self, clause, stratum) -> dict:
         """A clause of a recursive stratum: DRed's delta rules, each a whole triejoin over a
         delta relation; no sensitivity index, so no iterator operations or regions to report."""
-        key = id(clause)
+        key = clause.index
         return {"strategy": "DRed", "skipped": id(stratum) not in self.reached,
                 "operations": None, "sensitivity_intervals": None, "regions": None,
                 "delta_rules": self.tally.rules.get(key, 0), "derived": self.tally.derived.get(key, 0)}
@@ -287,8 +286,7 @@ class WholeRule:
         self.skipped = False
 
     def evaluate(self, change: Counter, journal=None) -> None:
-        new = set()
-        run_plan(self.plan, self.db, lambda b: new.add(self.plan.head(b)))
+        new = derive(self.plan, self.db)
         derived = Counter(dict.fromkeys(new, 1))
         self.operations += len(new)
         self.regions += 1
@@ -314,8 +312,8 @@ def _theta_stats(rule: ThetaRule) -> dict:
             "sensitivity_intervals": rule.size(), "regions": None, "delta_rules": None, "derived": None}
 
 
-def _has_aggregate(placed) -> bool:
-    literal = placed.literal
+def _has_aggregate(compiled) -> bool:
+    literal = compiled.literal
     if not isinstance(literal, ast.Comparison):
         return False
     return isinstance(literal.left, ast.Aggregate) or isinstance(literal.right, ast.Aggregate)

@@ -57,10 +57,9 @@ def capture(engine, paged: bool = True) -> list[dict] | None:
         return None
     wheres = {id(index): where for where, index in m.registry.indexes.items()}
     where_list, where_ids = [], {}
-    position = {id(c): i for i, c in enumerate(engine.checked.clauses)}
     rules, pages, groups, eids = [], [], {}, count()
     for key, rule in m.rules.items():
-        record = {"clause": position[key]}
+        record = {"clause": key}
         if type(rule) is RuleMaintainer and not rule.views and paged:
             nodes, entries = _paged(rule, len(rules), wheres, where_ids, where_list, eids, groups)
             record.update(kind="paged", first=1 + len(pages), nodes=len(nodes), entries=entries)
@@ -224,7 +223,7 @@ def _restore(engine, state: dict, where, frames) -> None:
     wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
     by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
     stored = _Stored(frames, where, state, by_where) if "groups" in state else None
-    expected = {id(c) for s in engine.checked.strata if not s.recursive for c in s.clauses if c.body}
+    expected = {c.index for s in engine.checked.strata if not s.recursive for c in s.clauses if c.body}
     groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
     for position, record in enumerate(state["rules"]):
         clause = clauses[record["clause"]]
@@ -243,7 +242,7 @@ def _restore(engine, state: dict, where, frames) -> None:
             _index_tries(engine, rule)
         else:
             _restore_rule(engine, rule, record, wheres, m.registry, groups)
-        m.rules[id(clause)] = rule
+        m.rules[clause.index] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
     for (where, alpha), entries in groups.items():

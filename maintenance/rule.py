@@ -17,30 +17,48 @@ evaluates the region again on the new relations, recording afresh:
 ``Body[G', H', I', R']`` inside the region. Their difference is the delta.
 
 Levels of an atom's index:
-  * ``const``: a constant column; a probe of that key (its region: the whole rule);
+  * ``const``: a constant column; a lookup of that key (its region: the whole rule);
   * ``var``: the first column of a variable; joined at that variable's depth.
     When the atom's columns up to here are exactly the first variables of the
     order, no index is kept: a surgery at ``alpha + (key,)`` is itself the region
     (the trace node at path ``alpha``, interval ``[key, key]``) -- the paper's
     dropped indices;
-  * ``repeat``: a variable seen at an earlier level of the same atom; a probe;
+  * ``repeat``: a variable seen at an earlier level of the same atom; a lookup;
   * ``wild``: a trailing wildcard column; never opened, changes there do not matter.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass
+from typing import Callable
 from operator import itemgetter
 
 from lftj.iterator import LevelIterator
 from lftj.leapfrog import leapfrog
 from lftj.recording import Recording
 from lftj.triejoin import JoinPlan, Triejoin
+from datalog.planning.plan import Assign, Lookup
 from maintenance.sensitivity import end_of, start_of
 from maintenance.trace import TraceNode
 
 FULL = (None, None)
+
+
+@dataclass(frozen=True)
+class LookupPath:
+    """The trie path a filter looks up: in ``relation``'s index ``order``, the values ``path``
+    gives under a binding (a negation's or an ``r(1, _)``'s; an aggregate view's group)."""
+
+    relation: str
+    order: tuple[int, ...]
+    path: tuple[Callable, ...]
+
+
+def lookup_path(compiled) -> LookupPath | None:
+    """The path a compiled filter looks up, if it is a Lookup."""
+    f = compiled.filter
+    return LookupPath(f.relation, f.order, compiled.path) if isinstance(f, Lookup) else None
 
 
 class AtomLevels:
@@ -94,29 +112,28 @@ class RuleMaintainer:
     has its sensitivity entry (unless its index is dropped, see the module docstring)."""
 
     def __init__(self, clause, plan, db, registry, drop_prefix: bool = True, overrides=None):
-        """``overrides``: id(placed) -> (check, probe) for checks that read maintained aggregates."""
+        """``plan``: a compiled plan; ``overrides``: the position of a filter in the plan -> (check,
+        LookupPath) for a filter that reads a maintained aggregate."""
         self.clause, self.plan, self.db, self.registry = clause, plan, db, registry
         self.head_relation = clause.head.relation
         self.depth = plan.depth
         self.atoms = [AtomLevels(a, db[a.relation].arity, drop_prefix) for a in plan.atoms]
         self.participants = [[] for _ in range(self.depth)]    # (atom, level) joined at each depth
-        self.repeats = [[] for _ in range(self.depth)]         # (atom, level) probed at each depth
+        self.repeats = [[] for _ in range(self.depth)]         # (atom, level) looked up at each depth
         for a, levels in enumerate(self.atoms):
             for j, (kind, d) in enumerate(levels.kinds):
                 if kind == "var":
                     self.participants[d].append((a, j))
                 elif kind == "repeat":
                     self.repeats[d].append((a, j))
-        self.checks = [[] for _ in range(self.depth + 1)]      # (placed, check) once each depth is bound
+        self.checks = [[] for _ in range(self.depth + 1)]      # (filter, check, lookup) once each depth is bound
         self.views: list = []
-        for placed in plan.placed:
-            check, probe = (overrides or {}).get(id(placed)) or (None, None)
-            if check is not None:
-                placed = _with_probe(placed, probe)
-            self.checks[placed.depth + 1].append((placed, check or placed.make(db)))
-            if placed.probe is not None and placed.probe.relation in db:
-                db[placed.probe.relation].index(placed.probe.order)   # so its changes come as surgeries
-        self.recorded = [[self._recorded(index, placed, check) for placed, check in checks]
+        for k, compiled in enumerate(plan.filters):
+            check, lookup = (overrides or {}).get(k) or (compiled.make(db), lookup_path(compiled))
+            self.checks[compiled.depth + 1].append((compiled.filter, check, lookup))
+            if lookup is not None and lookup.relation in db:
+                db[lookup.relation].index(lookup.order)        # so its changes come as surgeries
+        self.recorded = [[self._recorded(index, check, lookup) for _, check, lookup in checks]
                          for index, checks in enumerate(self.checks)]
         # the triejoin of the body: checks placed above depth 0 record their lookups as they run
         self.join = JoinPlan(self.depth, [[a for a, _ in members] for members in self.participants],
@@ -153,7 +170,7 @@ class RuleMaintainer:
             record = (lo, hi) == FULL
             if record:
                 self._record_constants(node)
-            if not all(check(b) for check in (self.recorded[0] if record else [c for _, c in self.checks[0]])):
+            if not all(check(b) for check in (self.recorded[0] if record else [c for _, c, _ in self.checks[0]])):
                 return
         if self.depth == 0:
             self._emit(b)
@@ -167,8 +184,8 @@ class RuleMaintainer:
         checks placed above ``depth`` do not run again. They passed when the region's node was
         recorded; they are not recorded here."""
         for index in range(depth + 1 if depth else 0):
-            for placed, check in self.checks[index]:
-                if placed.kind == "assign":
+            for f, check, _ in self.checks[index]:
+                if isinstance(f, Assign):
                     check(b)
 
     def _positioned(self, depth: int) -> list:
@@ -262,26 +279,25 @@ class RuleMaintainer:
         self.operations += 1
         self.registry.add(self, levels, j, levels.alpha(j, self.binding), key, key, (node, key, key))
 
-    def _recorded(self, index: int, placed, check):
+    def _recorded(self, index: int, check, lookup: LookupPath | None):
         """``check`` recording first the lookup its literal makes (``!r(x, _)``, ``r(1, _)``)."""
-        probe = placed.probe
-        if probe is None:
+        if lookup is None:
             return check
 
         def recorded(b) -> bool:
-            self._record_probe(probe, b, self.node, b[index - 1] if index else None)
+            self._record_lookup(lookup, b, self.node, b[index - 1] if index else None)
             return check(b)
         return recorded
 
-    def _record_probe(self, probe, b, node, key) -> None:
-        """``!r(x, _)`` or ``r(1, _)``: sensitive to the existence of the probed branch."""
-        path = tuple(f(b) for f in probe.path)
+    def _record_lookup(self, lookup: LookupPath, b, node, key) -> None:
+        """``!r(x, _)`` or ``r(1, _)``: sensitive to the existence of the looked-up branch."""
+        path = tuple(f(b) for f in lookup.path)
         region = (node, key, key) if key is not None else (node, None, None)
         self.operations += 1
         if not path:                     # r(_): any first-level key, or r() itself
-            self.registry.add_probe(self, probe, 0, (), None, None, region)
+            self.registry.add_lookup(self, lookup, 0, (), None, None, region)
         else:
-            self.registry.add_probe(self, probe, len(path) - 1, path[:-1], path[-1], path[-1], region)
+            self.registry.add_lookup(self, lookup, len(path) - 1, path[:-1], path[-1], path[-1], region)
 
     # ------------------------------------------------------------ regions
     def drop(self, node: TraceNode, lo, hi, old: Counter) -> None:
@@ -306,6 +322,3 @@ class RuleMaintainer:
                 old[child] += 1
         self.registry.detach(node)
 
-
-def _with_probe(placed, probe):
-    return replace(placed, probe=probe)

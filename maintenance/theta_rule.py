@@ -32,15 +32,15 @@ from maintenance.gjt import TReduct, maintain
 
 
 class ThetaRule:
-    def __init__(self, clause, route, schema):
-        self.clause, self.route = clause, route
-        self.reads = route.gcq.relations()
+    def __init__(self, clause, backend, schema):
+        self.clause, self.backend = clause, backend
+        self.reads = backend.gcq.relations()
         types = schema[clause.head.relation].types
         self.constants = [convert(value, t) if kind == "const" else None
-                          for (kind, value), t in zip(route.head, types)]
-        self.view = maintain(route.gcq)
+                          for (kind, value), t in zip(backend.head, types)]
+        self.view = maintain(backend.gcq)
         at = {v: i for i, v in enumerate(self.view.output_vars)}
-        self.slots = [at[value] if kind == "var" else None for kind, value in route.head]
+        self.slots = [at[value] if kind == "var" else None for kind, value in backend.head]
         self.operations = self.regions = 0
         self.visited: list = []
         self.skipped = False
@@ -111,7 +111,7 @@ class ThetaRule:
 
     def can_be_virtual(self) -> bool:
         """Multiplicities are cheap to tell: a full query (each is 0 or 1) or the §7 view."""
-        return not isinstance(self.view, TReduct) or self.route.gcq.is_full()
+        return not isinstance(self.view, TReduct) or self.backend.gcq.is_full()
 
     def head_rows(self):
         """Every head tuple, enumerated from the view (in bulk: maintenance/gjt/bulk.py)."""

@@ -17,6 +17,7 @@ from datalog.language.errors import DatalogError, DivisionByZero
 from maintenance import dred
 from maintenance.delta import diff
 from maintenance.journal import Journal
+from datalog.evaluation.evaluate import derive  # noqa: E402
 from strategies import programs
 
 
@@ -49,7 +50,7 @@ def _recompute(engine, stratum, journal):
     new = set(dred._facts(engine, stratum).get(name, ()))
     for clause in stratum.clauses:
         if clause.body:
-            new |= engine._derive(clause, {})
+            new |= derive(engine.compiled[clause.index], engine.db, {})
     relation = engine.db[name]
     change = diff(set(relation.tuples), new)
     journal.erase(relation, change.erased)

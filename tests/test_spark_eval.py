@@ -22,7 +22,7 @@ from datalog.spark.distributed import _levels, _variant, evaluate_on_spark  # no
 from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
 from datalog.language.parser import parse  # noqa: E402
-from datalog.planning.plan import plan_clause  # noqa: E402
+from datalog.planning.planner import plan_clause  # noqa: E402
 from strategies import GeneratedProgram, program_of, programs  # noqa: E402
 from test_property_lftj import RECURSION_THROUGH_A_WILDCARD_ATOM  # noqa: E402
 

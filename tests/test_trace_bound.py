@@ -30,7 +30,7 @@ C = 4     # maintenance operations <= C * (trace edit distance + |delta| + 1)
 
 def _full_trace(engine: Engine) -> Counter:
     clause = next(c for c in engine.checked.clauses if c.body)
-    rule = RuleMaintainer(clause, engine.plans[id(clause)], engine.db, Registry())
+    rule = RuleMaintainer(clause, engine.compiled[clause.index], engine.db, Registry())
     rule.log = []
     rule.evaluate(rule.root, None, None, Counter())
     return Counter(rule.log)

@@ -256,7 +256,7 @@ class Session:
                  f"{len(engine.checked.strata)} ({'recursive' if stratum.recursive else 'non-recursive'}"
                  f"{': ' + ', '.join(stratum.relations) if len(stratum.relations) > 1 else ''})"]
         for clause in (c for c in stratum.clauses if c.head.relation == name and c.body):
-            lines.append(f"  {clause}\n      {engine.plans[id(clause)].describe()}")
+            lines.append(f"  {clause}\n      {engine.plans[clause.index].describe()}")
         join = "leapfrog loop" if engine.intersect == "leapfrog" else "hash probes"
         lines.append(f"default backend: leapfrog triejoin (levels intersected by {join}); "
                      f"maintenance: {engine.maintenance}")

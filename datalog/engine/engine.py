@@ -31,12 +31,14 @@ from typing import Callable
 from datalog.language import ast
 from datalog.language.checks import Checked, bound_variables, check, settle_types
 from datalog.language.errors import ArityMismatch, DatalogError, NotEdb, TypeMismatch, UndefinedRelation
-from datalog.evaluation.evaluate import run_plan
+from datalog.evaluation import fixpoint
+from datalog.evaluation.compile import COMPARE, CompiledPlan, compile_plan
 from datalog.evaluation.expressions import compile_term
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
-from datalog.language.normalize import clauses as clauses_of, dnf
+from datalog.language.rewrites import dnf, rewrite
 from datalog.language.parser import parse, parse_atom, parse_file
-from datalog.planning.plan import _COMPARE, RulePlan, plan_clause
+from datalog.planning.plan import RulePlan
+from datalog.planning.planner import plan_program
 from lftj.relation import Relation
 from datalog.language.types import AUTO, convert, value_type
 from datalog.sources import files
@@ -44,7 +46,6 @@ from datalog.language.strata import Stratum
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
-from datalog.planning.backend import assign_routes
 
 BULK = 200_000                              # new container objects that make a load "bulk"
 
@@ -86,7 +87,7 @@ def thaw() -> None:
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
-_STATE = ("program", "checked", "schema", "db", "plans", "maintainer")   # what extend() replaces
+_STATE = ("program", "checked", "schema", "db", "plans", "compiled", "maintainer")   # what extend() replaces
 
 
 class Engine:
@@ -106,9 +107,7 @@ class Engine:
         self.intersect = intersect
         self.schema = self.checked.schema
         self.db: dict[str, Relation] = {n: Relation(n, i.arity) for n, i in self.schema.items()}
-        self.plans: dict[int, RulePlan] = {id(c): plan_clause(c, self.schema)
-                                           for c in self.checked.clauses if c.body}
-        assign_routes(self.plans, self.checked)   # backend per rule: thetajoin or LFTJ (issue 4)
+        self._plan(self.checked)
         self._inputs_loaded = False
         self._evaluated = False
         self.maintenance = maintenance
@@ -226,62 +225,13 @@ class Engine:
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
         """Every stratum in order, or only those holding a relation of ``only``."""
-        for number, stratum in enumerate(self.checked.strata):
-            clauses = [c for c in stratum.clauses if c.body]
-            if not clauses or (only is not None and only.isdisjoint(stratum.relations)):
-                continue
-            if progress:
-                progress(f"stratum {number + 1}/{len(self.checked.strata)}: {', '.join(stratum.relations)}")
-            if stratum.recursive:
-                self._fixpoint(stratum, clauses, progress)
-            else:
-                for clause in clauses:
-                    self._derive(clause)
+        fixpoint.evaluate(self.checked.strata, self.compiled, self.db, self.intersect, progress, only)
 
-    def _derive(self, clause, sources=None) -> set:
-        """All head tuples of one clause (optionally reading some atoms from ``sources``)."""
-        plan, out = self.plans[id(clause)], set()
-        add, head = out.add, plan.head
-        run_plan(plan, self.db, lambda b: add(head(b)), sources=sources, intersect=self.intersect,
-                 add_many=out.update)
-        if sources is None:
-            self.db[clause.head.relation].insert(out)
-        return out
-
-    def _fixpoint(self, stratum: Stratum, clauses, progress) -> None:
-        """Semi-naive: each round joins one ``recent`` atom with the full relations.
-
-        An atom with no variable to open (``r(_)``, ``r(1, _)``) is a probe, not a join
-        participant; when its relation grew, its clause is derived again in full."""
-        members = set(stratum.relations)
-        recursive, probes = {}, {}
-        for c in clauses:
-            plan = self.plans[id(c)]
-            recursive[id(c)] = [a for a, atom in enumerate(plan.atoms) if atom.relation in members]
-            probes[id(c)] = {p.literal.relation for p in plan.placed
-                             if p.kind == "exists" and p.literal.relation in members}
-        for clause in clauses:                      # base clauses: no atom of this stratum
-            if not recursive[id(clause)] and not probes[id(clause)]:
-                self._derive(clause)
-        recent = {name: Relation(name, self.db[name].arity, self.db[name].tuples) for name in members}
-        iteration = 0
-        while any(recent.values()):
-            iteration += 1
-            to_add: dict[str, set] = {name: set() for name in members}
-            for clause in clauses:
-                target = to_add[clause.head.relation]
-                if any(recent[r] for r in probes[id(clause)]):
-                    target |= self._derive(clause, {})
-                    continue
-                for a in recursive[id(clause)]:
-                    source = recent[self.plans[id(clause)].atoms[a].relation]
-                    if source:
-                        target |= self._derive(clause, {a: source})
-            recent = {name: Relation(name, self.db[name].arity, self.db[name].insert(rows))
-                      for name, rows in to_add.items()}
-            if progress:
-                total = sum(len(self.db[n]) for n in members)
-                progress(f"  iteration {iteration}: {total} tuples")
+    def _plan(self, checked: Checked) -> None:
+        """The plan of every rule (with its backend, issue 4), keyed by its clause's index, and
+        the plans compiled."""
+        self.plans: dict[int, RulePlan] = plan_program(checked.clauses, checked.strata, checked.schema)
+        self.compiled: dict[int, CompiledPlan] = {i: compile_plan(p) for i, p in self.plans.items()}
 
     # ------------------------------------------------------------ growing the program
     def extend(self, text: str | ast.Program, name: str = "<input>") -> Delta:
@@ -324,14 +274,13 @@ class Engine:
         for n in (n for n in old_db if old_schema[n].types != self.schema[n].types):
             for row in old_db[n].tuples:                  # a new .decl of a relation that has rows
                 self._typed(n, row, self.schema[n].span)
-        self.plans = {id(c): plan_clause(c, self.schema) for c in checked.clauses if c.body}
-        assign_routes(self.plans, checked)
+        self._plan(checked)
         affected, idb = downstream(checked.clauses, seeds(added)), self.idb
         for n in affected:
             kept = () if n in idb or n not in old_db else old_db[n].tuples
             self.db[n] = Relation(n, self.schema[n].arity, kept)
         self._load_program_facts(only=affected & idb)
-        self._load_program_facts(only=affected - idb, clauses=clauses_of(added))
+        self._load_program_facts(only=affected - idb, clauses=rewrite(added))
         for n, rows in loaded:
             self.db[n].insert(rows)
         self.evaluate(only=affected & idb)
@@ -480,7 +429,7 @@ class Engine:
             kind = "recursive" if stratum.recursive else "non-recursive"
             lines.append(f"stratum {number} ({kind}): {', '.join(stratum.relations)}")
             for clause in stratum.clauses:
-                plan = self.plans.get(id(clause))
+                plan = self.plans.get(clause.index)
                 detail = plan.describe() if plan else "fact"
                 lines.append(f"  {clause}\n      {detail}")
         return "\n".join(lines)
@@ -524,7 +473,7 @@ _SIMPLE = (ast.Constant, ast.Variable, ast.Wildcard)
 
 def _comparison(test: ast.Comparison, first: dict[str, int]):
     """row -> whether ``test`` holds, a variable read at its first position in the atom."""
-    compare = _COMPARE[test.op]
+    compare = COMPARE[test.op]
     left, right = (_cell(side, first) for side in (test.left, test.right))
     return lambda row: compare(left(row), right(row))
 

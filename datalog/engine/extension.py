@@ -8,7 +8,7 @@ program (Soufflé allows facts of relations that also have rules).
 >>> from datalog.language.parser import parse
 >>> old = parse("e(1, 2). p(x, y) :- e(x, y). q(x) :- p(x, _). r(x) :- e(x, _).")
 >>> new = parse("p(x, z) :- p(x, y), e(y, z).")
->>> sorted(downstream(clauses(combined(old, new, {})), seeds(new)))
+>>> sorted(downstream(rewrite(combined(old, new, {})), seeds(new)))
 ['p', 'q']
 >>> print(combined(parse("s(1). s(2)."), parse("s(x) :- t(x)."), {"s": [(2,), (5,)]}))
 s(2).
@@ -19,7 +19,7 @@ s(x) :- t(x).
 from __future__ import annotations
 
 from datalog.language import ast
-from datalog.language.normalize import Clause, clauses
+from datalog.language.rewrites import Clause, rewrite
 from datalog.language.strata import dependencies
 
 
@@ -34,13 +34,13 @@ def combined(program: ast.Program, added: ast.Program, converted: dict[str, list
 
 def newly_derived(added: ast.Program, idb: set[str], known) -> set[str]:
     """Relations that exist and are EDB now but that rules of ``added`` derive."""
-    return {c.head.relation for c in clauses(added) if c.body and c.head.relation in known} - idb
+    return {c.head.relation for c in rewrite(added) if c.body and c.head.relation in known} - idb
 
 
 def seeds(added: ast.Program) -> set[str]:
     """Relations whose contents the new statements change directly: heads and new inputs."""
     inputs = {d.relation for d in added.directives if d.kind == "input"}
-    return {c.head.relation for c in clauses(added)} | inputs
+    return {c.head.relation for c in rewrite(added)} | inputs
 
 
 def downstream(all_clauses: list[Clause], start: set[str]) -> set[str]:

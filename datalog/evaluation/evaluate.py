@@ -1,23 +1,25 @@
-"""Running a RulePlan: bind it to relations, then leapfrog triejoin.
+"""Running a compiled plan: bind it to relations, then leapfrog triejoin.
 
-``run_plan`` turns the plan's atoms into trie roots (each positioned below its
-constant levels) and its placed literals into checks, and hands both to
-:func:`lftj.triejoin.triejoin`. ``sources`` lets semi-naive evaluation read
-one atom from the ``recent`` tuples and the rest from the full relations.
+``run_plan`` turns the plan's atoms into trie roots (each positioned below its constant
+levels) and its filters into checks, and hands both to :func:`lftj.triejoin.triejoin`.
+``sources`` lets semi-naive evaluation read one atom from the ``recent`` tuples and the rest
+from the full relations; :func:`derive` collects the head tuples of every binding.
 """
 
 from __future__ import annotations
 
-from lftj.leapfrog import leapfrog_intersect, hash_intersect, hash_intersect_unordered
+from lftj.leapfrog import hash_intersect, hash_intersect_unordered, leapfrog_intersect
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
-from datalog.planning.plan import RulePlan, bulk_emitter, product_emitter
+from datalog.evaluation.emitters import bulk_emitter, product_emitter
 
 INTERSECT = {"probe": hash_intersect, "leapfrog": leapfrog_intersect}
 BULK_INTERSECT = {"probe": hash_intersect_unordered, "leapfrog": None}
 
 
-def join_plan(plan: RulePlan, db, add_many=None) -> JoinPlan:
+def join_plan(plan, db, add_many=None) -> JoinPlan:
+    """The triejoin of a compiled plan over the relations ``db``: which atoms join at each
+    depth, which repeat a variable, and the checks of the filters placed there."""
     depth = plan.depth
     participants = [[] for _ in range(depth)]
     repeats = [[] for _ in range(depth)]
@@ -27,8 +29,8 @@ def join_plan(plan: RulePlan, db, add_many=None) -> JoinPlan:
             (repeats if d == previous else participants)[d].append(a)
             previous = d
     checks = [[] for _ in range(depth + 1)]
-    for placed in plan.placed:
-        checks[placed.depth + 1].append(placed.make(db))
+    for f in plan.filters:
+        checks[f.depth + 1].append(f.make(db))
     joined = JoinPlan(depth, participants, repeats, checks, plan.needed, len(plan.slots))
     if add_many is not None:                       # the head collects into a set: emit in bulk
         joined.emit_last = bulk_emitter(plan, add_many)
@@ -38,12 +40,11 @@ def join_plan(plan: RulePlan, db, add_many=None) -> JoinPlan:
     return joined
 
 
-def run_plan(plan: RulePlan, db, emit, binding=None, sources=None, intersect="probe",
-             add_many=None) -> None:
+def run_plan(plan, db, emit, binding=None, sources=None, intersect="probe", add_many=None) -> None:
     """Call ``emit(binding)`` for each satisfying binding of the plan's body.
 
-    ``db`` maps relation names to Relations; ``sources`` optionally maps an
-    atom position to the Relation to read instead (semi-naive ``recent``)."""
+    ``db`` maps relation names to Relations; ``sources`` optionally maps an atom position to
+    the Relation to read instead (semi-naive ``recent``)."""
     binding = binding if binding is not None else [None] * len(plan.slots)
     roots = []
     for a, atom in enumerate(plan.atoms):
@@ -56,3 +57,11 @@ def run_plan(plan: RulePlan, db, emit, binding=None, sources=None, intersect="pr
         roots.append(node)
     triejoin(join_plan(plan, db, add_many), roots, emit, INTERSECT[intersect], binding,
              BULK_INTERSECT[intersect])
+
+
+def derive(plan, db, sources=None, intersect: str = "probe") -> set:
+    """Every head tuple the plan derives over ``db`` (some atoms read from ``sources``)."""
+    out: set = set()
+    add, head = out.add, plan.head
+    run_plan(plan, db, lambda b: add(head(b)), sources=sources, intersect=intersect, add_many=out.update)
+    return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datalog.language import ast
 from datalog.language.errors import (ArityMismatch, DatalogError, RedefinedRelation, TypeMismatch, UnboundVariable,
                             UndefinedRelation, UnknownDirective, UnsafeNegation, WildcardInHead, AggregateInHead)
-from datalog.language.normalize import Clause, clauses, dnf
+from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.types import AUTO, RelationInfo, compatible, resolve_type, value_type
 from datalog.language.strata import Stratum, stratify
 
@@ -60,7 +60,7 @@ def declare_relations(ctx: Checked) -> None:
 
 
 def split_clauses(ctx: Checked) -> None:
-    ctx.clauses = clauses(ctx.program)
+    ctx.clauses = rewrite(ctx.program)
 
 
 def check_arity(ctx: Checked) -> None:

@@ -6,8 +6,8 @@ the SCCs in dependency order; negation or aggregation inside one SCC is a
 ``cyclic_negation`` error that names the cycle.
 
 >>> from datalog.language.parser import parse
->>> from datalog.language.normalize import clauses
->>> [s.relations for s in stratify(clauses(parse(
+>>> from datalog.language.rewrites import rewrite
+>>> [s.relations for s in stratify(rewrite(parse(
 ...     'p(x) :- e(x, _). q(x) :- p(x), !r(x). r(x) :- e(_, x). e(1, 2).')))]
 [('e',), ('p',), ('r',), ('q',)]
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from datalog.language import ast
 from datalog.language.errors import CyclicNegation
-from datalog.language.normalize import Clause
+from datalog.language.rewrites import Clause
 
 
 @dataclass

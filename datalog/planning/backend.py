@@ -1,4 +1,4 @@
-"""Routing: which backend maintains a non-recursive clause (issue 4, item 4).
+"""The backend choice: which backend maintains a rule (issue 4, item 4), made when it is planned.
 
 A clause goes to the theta-join backend (:mod:`maintenance.gjt`) when its body is an
 acyclic GCQ with at least one inequality between variables of different atoms;
@@ -20,10 +20,10 @@ Translation of a clause body into a GCQ (:func:`to_gcq`):
 >>> from datalog.language.parser import parse
 >>> c = check(parse('.decl r(a: number, b: number)\\n.decl s(c: number, d: number)\\n'
 ...                 'q(a, d) :- r(a, _), s(c, d), a < c + 10.'))
->>> route = route_clause(c.clauses[0])
->>> route.backend, route.reason
+>>> backend = choose_backend(c.clauses[0])
+>>> backend.name, backend.reason
 ('thetajoin', 'acyclic GCQ with inequality a < c + 10 between atoms (not free-connex: §7 approximation)')
->>> str(route.gcq)
+>>> str(backend.gcq)
 'π[a,d] r(a, _w0), s(c, d) | a < c + 10'
 """
 
@@ -44,16 +44,20 @@ class NotGCQ(Exception):
     """The clause body is not a GCQ; the message is the reason."""
 
 
-@dataclass
-class Route:
-    backend: str                       # thetajoin | lftj
+@dataclass(frozen=True)
+class Backend:
+    """Which backend maintains a rule, and why: ``thetajoin`` (a T-reduct over ``gjt``, the
+    generalized join tree of the rule's body as the GCQ ``gcq``; ``head`` maps its output to
+    the head's columns) or ``lftj`` (the maintenance rule of the triejoin, or DRed)."""
+
+    name: str                          # thetajoin | lftj
     reason: str
     gcq: GCQ | None = None
     gjt: GJT | None = None
     head: list = field(default_factory=list)   # per head column: ("var", name) | ("const", value)
 
     def describe(self) -> str:
-        text = f"backend {self.backend}: {self.reason}"
+        text = f"backend {self.name}: {self.reason}"
         if self.gjt is not None:
             tree = self.gjt.describe().replace("\n", "\n        ")
             text += f"\n      GJT of {self.gcq}:\n        {tree}"
@@ -71,11 +75,16 @@ def pragma_backend(clause) -> str | None:
     return None
 
 
-def route_clause(clause) -> Route:
-    """The backend of a non-recursive clause, with the reason (see the module docstring)."""
+def choose_backend(clause, recursive: bool = False) -> Backend:
+    """The backend of a clause, with the reason (see the module docstring): a clause of a
+    recursive stratum is DRed's (a forced thetajoin there is an error), the others by their body."""
     forced = pragma_backend(clause)
+    if recursive:
+        if forced == "thetajoin":
+            raise BadPragma("@backend thetajoin: the rule is recursive (maintained by DRed)", clause.rule.span)
+        return Backend("lftj", "recursive stratum: DRed")
     if forced == "lftj":
-        return Route("lftj", "forced by // @backend lftj")
+        return Backend("lftj", "forced by // @backend lftj")
     try:
         gcq, head = to_gcq(clause)
     except NotGCQ as refusal:
@@ -86,16 +95,16 @@ def route_clause(clause) -> Route:
     shape = "free-connex" if gjt.connex_vars() == gcq.out else "not free-connex: §7 approximation"
     theta = sorted((p for p in gcq.predicates if _between_atoms(p, gcq)), key=lambda p: p.op == "=")
     if forced == "thetajoin":
-        return Route("thetajoin", f"forced by // @backend thetajoin ({shape})", gcq, gjt, head)
+        return Backend("thetajoin", f"forced by // @backend thetajoin ({shape})", gcq, gjt, head)
     if not theta:
-        return Route("lftj", "no inequality between variables of different atoms")
-    return Route("thetajoin", f"acyclic GCQ with inequality {theta[0]} between atoms ({shape})", gcq, gjt, head)
+        return Backend("lftj", "no inequality between variables of different atoms")
+    return Backend("thetajoin", f"acyclic GCQ with inequality {theta[0]} between atoms ({shape})", gcq, gjt, head)
 
 
-def _refuse(clause, forced, reason: str) -> Route:
+def _refuse(clause, forced, reason: str) -> Backend:
     if forced == "thetajoin":
         raise BadPragma(f"@backend thetajoin: {reason}", clause.rule.span)
-    return Route("lftj", reason)
+    return Backend("lftj", reason)
 
 
 def _between_atoms(p: Predicate, gcq: GCQ) -> bool:
@@ -201,20 +210,3 @@ def _head(head: ast.Atom, rename, bound) -> list:
         else:
             raise NotGCQ(f"the head computes {arg}")
     return columns
-
-
-def assign_routes(plans: dict, checked) -> None:
-    """``plan.route`` for every rule: recursive strata are DRed's (a forced thetajoin there is an
-    error), non-recursive rules are routed by :func:`route_clause`."""
-    for stratum in checked.strata:
-        for clause in stratum.clauses:
-            plan = plans.get(id(clause))
-            if plan is None:
-                continue
-            if stratum.recursive:
-                if pragma_backend(clause) == "thetajoin":
-                    raise BadPragma("@backend thetajoin: the rule is recursive (maintained by DRed)",
-                                    clause.rule.span)
-                plan.route = Route("lftj", "recursive stratum: DRed")
-            else:
-                plan.route = route_clause(clause)

@@ -7,7 +7,7 @@ session and uses its RDD methods).
 * **A rule.** Let v1 be the first variable of the rule's LFTJ variable order. Every join atom
   holding v1 is keyed on its (first) v1 column and hash-partitioned; every other relation the rule
   reads (atoms without v1, ``exists`` probes such as ``r(1, _)``, negations, aggregate bodies) is
-  broadcast whole. Each partition runs :func:`datalog.evaluation.evaluate.run_plan` with its own rows as those
+  broadcast whole. Each partition runs :func:`datalog.evaluation.evaluate.derive` with its own rows as those
   atoms' sources: a binding fixes v1, so every row it joins lies in v1's partition and each answer
   is found in one partition only. A rule with no variable at all (``t(n) :- n = count : {...}.``)
   runs once, in the partition of a marker record.
@@ -46,8 +46,10 @@ from typing import Callable
 
 from datalog.language import ast
 from datalog.language.errors import DatalogError
-from datalog.evaluation.evaluate import run_plan
-from datalog.planning.plan import AtomPlan, RulePlan
+from datalog.evaluation.compile import compile_plan
+from datalog.evaluation.evaluate import derive
+from datalog.evaluation.seminaive import Variable, rounds
+from datalog.planning.plan import AtomPlan, Lookup, RulePlan
 from lftj.relation import Relation
 from datalog.language.strata import Stratum, dependencies
 
@@ -98,24 +100,23 @@ def _levels(strata: list[Stratum]) -> list[list[Stratum]]:
 def _evaluate_level(engine, spark, strata: list[Stratum], partitions: int, progress) -> None:
     """Round 0: every non-recursive rule and every base rule; then semi-naive rounds."""
     recursions = [_Recursion(engine, s) for s in strata if s.recursive]
-    first = [_variant(engine.plans[id(c)]) for s in strata if not s.recursive for c in s.clauses if c.body]
+    first = [_variant(engine.plans[c.index]) for s in strata if not s.recursive for c in s.clauses if c.body]
     first += [_variant(plan) for r in recursions for plan in r.base]
-    _insert(engine, _job(engine, spark, first, {}, partitions))
+    for name, rows in _job(engine, spark, first, {}, partitions).items():
+        engine.db[name].insert(rows)
     members = [n for r in recursions for n in r.members]
-    recent = {n: set(engine.db[n].tuples) for n in members}
-    iteration = 0
-    while any(recent.values()):
-        iteration += 1
-        variants = [v for r in recursions for v in r.variants(recent)]
-        new = _insert(engine, _job(engine, spark, variants, recent, partitions))
-        recent = {n: new.get(n, set()) for n in members}
+    variables = {n: Variable(n, engine.db[n].arity, engine.db[n].insert, recent=engine.db[n].tuples)
+                 for n in members}
+
+    def report(number: int) -> None:
         if progress:
-            progress(f"  iteration {iteration}: {sum(len(engine.db[n]) for n in members)} tuples")
-
-
-def _insert(engine, derived: dict[str, set]) -> dict[str, set]:
-    """Add the derived rows to ``engine.db``; return the new ones (derived minus known)."""
-    return {name: engine.db[name].insert(rows) for name, rows in derived.items()}
+            progress(f"  iteration {number}: {sum(len(engine.db[n]) for n in members)} tuples")
+    for _ in rounds(list(variables.values()), report):
+        recent = {n: v.recent.tuples for n, v in variables.items()}
+        # one job: every recursive rule with one atom read from its recent tuples
+        for name, rows in _job(engine, spark, [v for r in recursions for v in r.variants(recent)], recent,
+                               partitions).items():
+            variables[name].to_add |= rows
 
 
 class _Recursion:
@@ -127,10 +128,10 @@ class _Recursion:
         self.base: list[RulePlan] = []
         self.rules: list[tuple[RulePlan, list[int], set[str]]] = []
         for clause in (c for c in stratum.clauses if c.body):
-            plan = engine.plans[id(clause)]
+            plan = engine.plans[clause.index]
             atoms = [a for a, atom in enumerate(plan.atoms) if atom.relation in self.members]
-            probes = {p.literal.relation for p in plan.placed
-                      if p.kind == "exists" and p.literal.relation in self.members}
+            probes = {f.relation for f in plan.filters
+                      if isinstance(f, Lookup) and not f.negated and f.relation in self.members}
             if atoms or probes:
                 self.rules.append((plan, atoms, probes))
             else:
@@ -169,9 +170,9 @@ def _variant(plan: RulePlan, delta_at: int | None = None) -> Variant:
     sources = [(atom.relation, a == delta_at) for a, atom in enumerate(plan.atoms)]
     keys = [_column(atom, first) for atom in plan.atoms]
     broadcast = {(r, False) for r, _, node in dependencies(plan.clause) if not isinstance(node, ast.Atom)}
-    broadcast |= {(p.literal.relation, False) for p in plan.placed if p.kind == "exists"}
+    broadcast |= {(f.relation, False) for f in plan.filters if isinstance(f, Lookup) and not f.negated}
     broadcast |= {s for s, key in zip(sources, keys) if key is None}
-    shipped = replace(plan, route=None)               # the maintenance route is not needed here
+    shipped = replace(plan, backend=None)             # the maintenance backend is not needed here
     return Variant(shipped, plan.clause.head.relation, sources, keys, frozenset(broadcast))
 
 
@@ -260,7 +261,7 @@ def _evaluate_partition(variants: list[Variant], tables, arities, intersect, ite
             sources = _partition_sources(v, variant, rows, db)
             if sources is not None:
                 head = variant.head
-                yield from ((head, row) for row in _derive(variant.plan, db, sources, intersect))
+                yield from ((head, row) for row in derive(compile_plan(variant.plan), db, sources, intersect))
     except DatalogError as exc:
         yield None, (exc.code, exc.message, exc.span)
 
@@ -280,14 +281,6 @@ def _partition_sources(v: int, variant: Variant, rows, db: "_Broadcast") -> dict
         elif delta:
             sources[a] = db[(name, True)]
     return sources
-
-
-def _derive(plan: RulePlan, db, sources: dict[int, Relation], intersect: str) -> set:
-    """All head tuples of one plan, as ``Engine._derive`` computes them."""
-    out: set = set()
-    add, head = out.add, plan.head
-    run_plan(plan, db, lambda b: add(head(b)), sources=sources, intersect=intersect, add_many=out.update)
-    return out
 
 
 class _Broadcast(dict):

@@ -1,0 +1,205 @@
+"""Compiling a RulePlan: its terms become closures over a binding, its filters checks.
+
+A binding is a list indexed by the plan's slots. :func:`compile_plan` gives each atom the
+values of its constant levels (``prefix``), each filter a ``make(db)`` that returns its check
+``binding -> bool`` over the relations ``db`` (an Assign's check also binds its slot; a
+Lookup's reads its index), and the plan its head function ``binding -> tuple``.
+
+>>> from datalog.language.parser import parse
+>>> from datalog.language.checks import check
+>>> from datalog.planning.planner import plan_clause
+>>> c = check(parse('.decl e(a: number, b: number)\\np(x, s) :- e(x, y), s = x + y, s > 2.'))
+>>> plan = compile_plan(plan_clause(c.clauses[0], c.schema, 0))
+>>> b = [1, 2, None]
+>>> [f.make({})(b) for f in plan.filters], plan.head(b)
+([True, True], (1, 3))
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Callable
+
+from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
+from datalog.evaluation.expressions import compile_term
+from datalog.language import ast
+from datalog.language.types import convert
+from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan
+
+COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+
+
+@dataclass(frozen=True)
+class CompiledAtom:
+    """An AtomPlan with ``prefix``: binding -> the key of each constant (or parameter) level."""
+
+    plan: AtomPlan
+    prefix: tuple[Callable, ...]
+
+    relation = property(lambda self: self.plan.relation)
+    order = property(lambda self: self.plan.order)
+    depths = property(lambda self: self.plan.depths)
+    atom = property(lambda self: self.plan.atom)
+
+
+@dataclass(frozen=True)
+class CompiledFilter:
+    """A Filter with ``make``: (relations) -> check(binding) -> bool; a Lookup's ``path``:
+    binding -> the key of each looked-up level."""
+
+    filter: Filter
+    make: Callable
+    path: tuple[Callable, ...] | None = None
+
+    depth = property(lambda self: self.filter.depth)
+    literal = property(lambda self: self.filter.literal)
+
+
+@dataclass(frozen=True)
+class CompiledPlan:
+    """A RulePlan with closures: its atoms' prefixes, its filters' checks, its ``head``
+    (binding -> head tuple) and ``head_slots`` (the head as slots, when it is just variables
+    of columns that need no conversion)."""
+
+    plan: RulePlan
+    atoms: tuple[CompiledAtom, ...]
+    filters: tuple[CompiledFilter, ...]
+    head: Callable | None
+    head_slots: list[int] | None
+
+    clause = property(lambda self: self.plan.clause)
+    index = property(lambda self: self.plan.index)
+    variable_order = property(lambda self: self.plan.variable_order)
+    slots = property(lambda self: self.plan.slots)
+    needed = property(lambda self: self.plan.needed)
+    depth = property(lambda self: self.plan.depth)
+    backend = property(lambda self: self.plan.backend)
+
+
+def compile_plan(plan: RulePlan, head: Callable | None = None) -> CompiledPlan:
+    """The plan's closures; ``head`` replaces the head function (an aggregate view's)."""
+    rule = _rule_name(plan)
+    atoms = tuple(CompiledAtom(a, tuple(_prefix_value(t, plan.slots) for t in a.prefix)) for a in plan.atoms)
+    filters = tuple(_compile_filter(f, plan, rule) for f in plan.filters)
+    head_slots = None
+    if plan.head is not None:
+        if all(isinstance(a, ast.Variable) for a in plan.head.args) and "float" not in plan.head_types:
+            head_slots = [plan.slots[a.name] for a in plan.head.args]
+        if head is None:
+            head = _head_function(plan, rule)
+    return CompiledPlan(plan, atoms, filters, head, head_slots)
+
+
+def _rule_name(plan: RulePlan) -> str:
+    return plan.clause.head.relation if plan.clause is not None else "?"
+
+
+def _prefix_value(term, slots) -> Callable:
+    if isinstance(term, ast.Constant):
+        value = term.value
+        return lambda b: value
+    slot = slots[term.name]                       # a parameter, bound before the body
+    return lambda b: b[slot]
+
+
+# ---------------------------------------------------------------- filters
+
+def _compile_filter(f: Filter, plan: RulePlan, rule: str) -> CompiledFilter:
+    if isinstance(f, Lookup):
+        return _lookup(f, plan, rule)
+    if isinstance(f, Assign):
+        return CompiledFilter(f, _assign(f, plan, rule))
+    assert isinstance(f, Compare)
+    return CompiledFilter(f, _compare(f, plan, rule))
+
+
+def _lookup(f: Lookup, plan: RulePlan, rule: str) -> CompiledFilter:
+    """``!r(x, _, 3)`` or ``r(1, _)``: the path of the bound columns in r's index (a whole tuple:
+    a set membership)."""
+    span = f.literal.atom.span if isinstance(f.literal, ast.Negation) else f.literal.span
+    path = tuple(compile_term(t, plan.slots, rule, span) for t in f.path)
+    slots = [plan.slots[t.name] for t in f.path] if all(isinstance(t, ast.Variable) for t in f.path) else None
+    negated = f.negated
+
+    def make(db):
+        relation = db[f.relation]
+        if len(path) == relation.arity:
+            tuples = relation.tuples
+            if slots is not None and negated:
+                getter = _slot_getter(slots)
+                return lambda b: getter(b) not in tuples
+            found = lambda b: tuple(g(b) for g in path) in tuples
+        else:
+            root = relation.index(f.order)
+            found = lambda b: root.has_extension([g(b) for g in path])
+        return (lambda b: not found(b)) if negated else found
+    return CompiledFilter(f, make, path)
+
+
+def _slot_getter(slots: list[int]):
+    if not slots:
+        return lambda b: ()
+    if len(slots) == 1:
+        slot = slots[0]
+        return lambda b: (b[slot],)
+    return operator.itemgetter(*slots)
+
+
+def _compare(f: Compare, plan: RulePlan, rule: str):
+    compare = COMPARE[f.op]
+    left, right = (_value(v, plan, rule, f.literal.span) for v in (f.left, f.right))
+
+    def make(db):
+        lf, rf = left(db), right(db)
+        return lambda b: _holds(lf(b), rf(b), compare)
+    return make
+
+
+def _holds(a, b, compare) -> bool:
+    if a is NO_VALUE or b is NO_VALUE:
+        return False
+    return compare(a, b)
+
+
+def _assign(f: Assign, plan: RulePlan, rule: str):
+    slot = plan.slots[f.target]
+    value = _value(f.value, plan, rule, getattr(f.value, "span", None))
+
+    def make(db):
+        fn = value(db)
+
+        def assign(b):
+            v = fn(b)
+            if v is NO_VALUE:
+                return False
+            b[slot] = v
+            return True
+        return assign
+    return make
+
+
+def _value(value, plan: RulePlan, rule: str, span):
+    """(relations) -> (binding -> value): a term, or an aggregate's memoized sub-evaluation."""
+    if isinstance(value, AggregatePlan):
+        agg = value.aggregate
+        bodies = [compile_plan(body) for body in value.bodies]
+        targets = [compile_term(agg.target, body.slots, rule, agg.span) if agg.target is not None else None
+                   for body in bodies]
+        return aggregate_value(value, bodies, targets, [plan.slots[n] for n in value.outer])
+    fn = compile_term(value, plan.slots, rule, span)
+    return lambda db: fn
+
+
+# ---------------------------------------------------------------- head
+
+def _head_function(plan: RulePlan, rule: str):
+    head, slots, types = plan.head, plan.slots, plan.head_types
+    floats = [i for i, t in enumerate(types) if t == "float"]
+    if all(isinstance(a, ast.Variable) for a in head.args) and not floats:
+        return _slot_getter([slots[a.name] for a in head.args]) if head.args else (lambda b: ())
+    fns = [compile_term(t, slots, rule, head.span) for t in head.args]
+    if floats:
+        return lambda b: tuple(convert(f(b), t) for f, t in zip(fns, types))
+    return lambda b: tuple(f(b) for f in fns)

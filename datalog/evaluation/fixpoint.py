@@ -1,0 +1,65 @@
+"""Evaluation from scratch: every stratum in order, semi-naive inside a recursive one.
+
+>>> from datalog.engine import Engine
+>>> e = Engine.from_source('e(1, 2). e(2, 3). p(x, y) :- e(x, y). p(x, z) :- p(x, y), e(y, z).')
+>>> e.run(); e.rows("p")
+[(1, 2), (1, 3), (2, 3)]
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from datalog.evaluation.evaluate import derive
+from datalog.evaluation.seminaive import Variable, rounds
+from datalog.planning.plan import Lookup
+
+Progress = Callable[[str], None]
+
+
+def evaluate(strata, plans: dict, db, intersect: str = "probe", progress: Progress | None = None,
+             only: set[str] | None = None) -> None:
+    """Every stratum in order, or only those holding a relation of ``only``; ``plans`` are the
+    compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived)."""
+    for number, stratum in enumerate(strata):
+        clauses = [c for c in stratum.clauses if c.body]
+        if not clauses or (only is not None and only.isdisjoint(stratum.relations)):
+            continue
+        if progress:
+            progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
+        if stratum.recursive:
+            fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress)
+        else:
+            for clause in clauses:
+                db[clause.head.relation].insert(derive(plans[clause.index], db, intersect=intersect))
+
+
+def fixpoint(stratum, plans: list, db, intersect: str = "probe", progress: Progress | None = None) -> None:
+    """Semi-naive: each round joins one ``recent`` atom with the full relations.
+
+    An atom with no variable to open (``r(_)``, ``r(1, _)``) is a Lookup, not a join
+    participant; when its relation grew, its rule is derived again in full."""
+    members = set(stratum.relations)
+    recursive = {p.index: [a for a, atom in enumerate(p.atoms) if atom.relation in members] for p in plans}
+    lookups = {p.index: {f.filter.relation for f in p.filters if isinstance(f.filter, Lookup)
+                         and not f.filter.negated and f.filter.relation in members} for p in plans}
+    for plan in plans:                          # base rules: no atom of this stratum
+        if not recursive[plan.index] and not lookups[plan.index]:
+            db[plan.clause.head.relation].insert(derive(plan, db, intersect=intersect))
+    variables = {n: Variable(n, db[n].arity, db[n].insert, recent=db[n].tuples) for n in members}
+
+    def report(number: int) -> None:
+        if progress:
+            progress(f"  iteration {number}: {sum(len(db[n]) for n in members)} tuples")
+    for _ in rounds(list(variables.values()), report):
+        for plan in plans:
+            target = variables[plan.clause.head.relation].to_add
+            if any(variables[r].recent for r in lookups[plan.index]):
+                # q(x) :- e(x), p(_).   p grew: the whole rule again
+                target |= derive(plan, db, {}, intersect)
+                continue
+            for a in recursive[plan.index]:
+                recent = variables[plan.atoms[a].relation].recent
+                if recent:
+                    # path(x, z) :- path(x, y), edge(y, z).   path read from its recent tuples
+                    target |= derive(plan, db, {a: recent}, intersect)

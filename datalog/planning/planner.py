@@ -1,0 +1,220 @@
+"""The planner: a clause (or an aggregate's body) -> its :class:`RulePlan`.
+
+Steps, in order: lift expressions out of atoms (:func:`lift_atom_expressions`), choose the
+variable order (:mod:`datalog.planning.order`), give each positive atom its index (an atom
+with no variable to open becomes a Lookup), place every other literal as a filter at the
+first depth where its variables are bound -- negations as Lookups, ``v = expr`` as an
+Assign, the rest as a Compare; an aggregate side is planned as an AggregatePlan -- and find
+the depth from which variables are existential.
+
+>>> from datalog.language.parser import parse
+>>> from datalog.language.checks import check
+>>> c = check(parse('.decl e(a: number, b: number)\\nt(x, y, z) :- e(x, y), e(y, z), e(z, x).'))
+>>> p = plan_clause(c.clauses[0], c.schema, 0)
+>>> p.variable_order, [a.order for a in p.atoms]
+(['x', 'y', 'z'], [(0, 1), (0, 1), (1, 0)])
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from datalog.language import ast
+from datalog.language.checks import aggregate_outer_variables
+from datalog.language.rewrites import Clause, dnf, lift_atom_expressions, name_wildcards
+from datalog.planning.backend import choose_backend, pragma_backend
+from datalog.planning.order import pragma_order, variable_order
+from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Lookup, RulePlan
+
+
+def plan_clause(clause: Clause, schema, index: int | None = None, pragma: list[str] | None = None,
+                backend=None) -> RulePlan:
+    """The plan of a clause with a body; ``pragma`` forces a variable order (else its rule's
+    ``// @order``), ``backend`` is the one chosen for it (:mod:`datalog.planning.backend`)."""
+    order = pragma if pragma is not None else pragma_order(clause)
+    pragma_backend(clause)                            # // @backend thetajoin | lftj, checked here
+    body = plan_body(clause.body, schema, [], order, clause)
+    head_names = {v.name for v in ast.variables(clause.head)}
+    return replace(body, index=index, head=clause.head, head_types=tuple(schema[clause.head.relation].types),
+                   needed=_needed_depth(body, head_names), backend=backend)
+
+
+def plan_body(body: tuple, schema, params: list[str], order: list[str] | None, clause) -> RulePlan:
+    """Plan a conjunctive body; ``params`` are variables bound before it (an aggregate's group-by)."""
+    body = lift_atom_expressions(body)
+    atoms = [lit for lit in body if isinstance(lit, ast.Atom)]
+    variables = variable_order(atoms, params, order, clause)
+    slots = {v: i for i, v in enumerate(variables)}
+    for name in params:
+        slots[name] = len(slots)
+    depth_of = {v: i for i, v in enumerate(variables)}
+    depth_of.update({p: -1 for p in params})
+    opened, filters = [], []
+    for atom in atoms:
+        planned = _plan_atom(atom, depth_of)
+        (opened if isinstance(planned, AtomPlan) else filters).append(planned)
+    filters += _place_literals(body, depth_of, slots, schema, clause)
+    return RulePlan(clause, None, variables, slots, tuple(opened), tuple(filters), None,
+                    needed=len(variables), params=tuple(params))
+
+
+# ---------------------------------------------------------------- atoms
+
+def _plan_atom(atom: ast.Atom, depth_of) -> AtomPlan | Lookup:
+    """The atom's index: constant (and parameter) columns, variables by depth, wildcards; an
+    atom without a variable to open (``r(1, _)``, ``r()``) is a Lookup before any depth."""
+    prefix_cols, var_cols, wild_cols = [], [], []
+    for col, arg in enumerate(atom.args):
+        if isinstance(arg, ast.Constant) or (isinstance(arg, ast.Variable) and depth_of[arg.name] < 0):
+            prefix_cols.append(col)
+        elif isinstance(arg, ast.Variable):
+            var_cols.append(col)
+        else:
+            wild_cols.append(col)
+    var_cols.sort(key=lambda c: (depth_of[atom.args[c].name], c))
+    order = tuple(prefix_cols + var_cols + wild_cols)
+    prefix = tuple(atom.args[c] for c in prefix_cols)
+    if not var_cols:
+        return Lookup(-1, atom, atom.relation, order, prefix, negated=False)
+    return AtomPlan(atom.relation, order, prefix, tuple(depth_of[atom.args[c].name] for c in var_cols), atom)
+
+
+# ---------------------------------------------------------------- other literals
+
+def _place_literals(body, depth_of, slots, schema, clause) -> list:
+    """Every literal that is not a positive atom, as a filter at its depth; an assignment binds
+    a new slot, so literals that read its variable wait for it (the safety check made sure
+    every one can be placed)."""
+    pending, placed = [lit for lit in body if not isinstance(lit, ast.Atom)], []
+    for _ in range(len(pending) + 1):
+        if not pending:
+            return placed
+        later = []
+        for literal in pending:
+            filter_ = _place(literal, depth_of, slots, schema, clause, body)
+            if filter_ is None:
+                later.append(literal)
+            else:
+                placed.append(filter_)
+        pending = later
+    raise AssertionError(f"unplaceable literals {pending}: the safety check should have caught them")
+
+
+def _place(literal, depth_of, slots, schema, clause, body):
+    """The literal's filter, or None while a variable it reads is not bound yet."""
+    if isinstance(literal, ast.Negation):
+        names = [v.name for v in ast.variables(literal.atom)]
+        if any(n not in depth_of for n in names):
+            return None
+        return _negation(literal, _depth(names, depth_of))
+    assert isinstance(literal, ast.Comparison)
+    for var, expr in ((literal.left, literal.right), (literal.right, literal.left)):
+        if literal.op == "=" and isinstance(var, ast.Variable) and var.name not in depth_of:
+            deps = _term_dependencies(expr, body)
+            if any(n not in depth_of for n in deps):
+                return None
+            depth = _depth(deps, depth_of)
+            value = _value(expr, slots, schema, clause, body)
+            slots[var.name] = len(slots)
+            depth_of[var.name] = depth
+            return Assign(depth, literal, var.name, value)
+    deps = _term_dependencies(literal.left, body) + _term_dependencies(literal.right, body)
+    if any(n not in depth_of for n in deps):
+        return None
+    return Compare(_depth(deps, depth_of), literal, literal.op, _value(literal.left, slots, schema, clause, body),
+                   _value(literal.right, slots, schema, clause, body))
+
+
+def _negation(literal: ast.Negation, depth: int) -> Lookup:
+    """``!r(x, _, 3)``: a lookup of r's index with the bound columns first."""
+    atom = literal.atom
+    bound = [i for i, a in enumerate(atom.args) if not isinstance(a, ast.Wildcard)]
+    order = tuple(bound + [i for i, a in enumerate(atom.args) if isinstance(a, ast.Wildcard)])
+    return Lookup(depth, literal, atom.relation, order, tuple(atom.args[i] for i in bound), negated=True)
+
+
+def _depth(names, depth_of) -> int:
+    return max((depth_of[n] for n in names), default=-1)
+
+
+def _term_dependencies(term, body) -> list[str]:
+    """Variables a term needs bound: its own, and an aggregate's group-by variables."""
+    if isinstance(term, ast.Aggregate):
+        return [v.name for v in aggregate_outer_variables(term, body)]
+    out = []
+    for node in ast.subterms(term):
+        if isinstance(node, ast.Variable):
+            out.append(node.name)
+        elif isinstance(node, ast.Aggregate):
+            out.extend(v.name for v in aggregate_outer_variables(node, body))
+    return out
+
+
+def _value(term, slots, schema, clause, body):
+    """A side of a comparison: the term itself, or an aggregate's plan."""
+    if isinstance(term, ast.Aggregate):
+        return plan_aggregate(term, schema, clause, body)
+    return term
+
+
+# ---------------------------------------------------------------- aggregates
+
+def plan_aggregate(agg: ast.Aggregate, schema, clause, body) -> AggregatePlan:
+    """``v = kind target : { body }`` grouped by the outer variables the body shares with the clause."""
+    outer = list(dict.fromkeys(v.name for v in aggregate_outer_variables(agg, body)))
+    alternatives = dnf(agg.body)
+    if scanned(alternatives):
+        alternatives = [name_wildcards(alternatives[0])]
+    return AggregatePlan(agg, tuple(outer), tuple(plan_body(alt, schema, outer, None, clause)
+                                                  for alt in alternatives))
+
+
+def scanned(alternatives) -> bool:
+    """Soufflé scans a one-atom aggregate body tuple by tuple (no repeated variable, no nested
+    aggregate); any other body it materializes as the distinct assignments of its named variables.
+    So ``count : { e(x, _) }`` counts e tuples, while ``count : { e(x, _), f(x) }`` is 0 or 1."""
+    if len(alternatives) != 1:
+        return False
+    atoms = [lit for lit in alternatives[0] if isinstance(lit, ast.Atom)]
+    if len(atoms) != 1 or any(_aggregates_in(lit) for lit in alternatives[0]):
+        return False
+    names = [a.name for a in atoms[0].args if isinstance(a, ast.Variable)]
+    return len(names) == len(set(names))
+
+
+def _aggregates_in(literal) -> bool:
+    if isinstance(literal, ast.Comparison):
+        terms = (literal.left, literal.right)
+    else:
+        terms = (literal.atom if isinstance(literal, ast.Negation) else literal).args
+    return any(isinstance(t, ast.Aggregate) for term in terms for t in ast.subterms(term))
+
+
+# ---------------------------------------------------------------- existential depths
+
+def _needed_depth(plan: RulePlan, head_names: set[str]) -> int:
+    """1 + the deepest depth the head depends on (through assignments too)."""
+    needed = {n for n in head_names if n in plan.slots}
+    depth_of = {v: i for i, v in enumerate(plan.variable_order)}
+    assigns = [f for f in plan.filters if isinstance(f, Assign)]
+    for f in assigns:
+        depth_of[f.target] = f.depth
+    deepest = max((depth_of.get(name, -1) for name in needed), default=-1)
+    for f in assigns:
+        if any(v.name in needed for v in ast.variables(f.literal)):
+            deepest = max(deepest, f.depth)
+    return deepest + 1
+
+
+# ---------------------------------------------------------------- the program
+
+def plan_program(clauses: list[Clause], strata, schema) -> dict[int, RulePlan]:
+    """The plan of every clause with a body, keyed by the clause's index, each with its backend
+    (chosen per stratum: a recursive one is DRed's)."""
+    plans = {c.index: plan_clause(c, schema, c.index) for c in clauses if c.body}
+    for stratum in strata:
+        for clause in stratum.clauses:
+            if clause.body:
+                plans[clause.index] = replace(plans[clause.index],
+                                              backend=choose_backend(clause, stratum.recursive))
+    return plans
