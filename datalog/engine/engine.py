@@ -30,15 +30,16 @@ from typing import Callable
 
 from datalog.language import ast
 from datalog.language.checks import Checked, bound_variables, check, settle_types
-from datalog.language.errors import ArityMismatch, DatalogError, NotEdb, TypeMismatch, UndefinedRelation
+from datalog.language.errors import ArityMismatch, DatalogError, NotEdb, UndefinedRelation
 from datalog.evaluation.evaluate import run_plan
 from datalog.evaluation.expressions import compile_term
+from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
 from datalog.language.normalize import clauses as clauses_of, dnf
 from datalog.language.parser import parse, parse_atom, parse_file
 from datalog.planning.plan import _COMPARE, RulePlan, plan_clause
 from lftj.relation import Relation
-from datalog.language.types import AUTO, convert, value_type
+from datalog.language.types import AUTO, value_type
 from datalog.sources import files
 from datalog.language.strata import Stratum
 from maintenance.delta import Delta, diff, pending_changes
@@ -139,14 +140,7 @@ class Engine:
         return {c.head.relation for c in self.checked.clauses if c.body}
 
     def _typed(self, name: str, row: tuple, span=None) -> tuple:
-        info = self.schema[name]
-        if len(row) != info.arity:
-            raise ArityMismatch(f"{name} has arity {info.arity}, got a row of {len(row)}: {row!r}", span)
-        for value, type_ in zip(row, info.types):
-            got = value_type(value)
-            if type_ not in (AUTO, got) and not (type_ == "float" and got == "number"):
-                raise TypeMismatch(f"{name} expects a {type_}, got {value!r}", span)
-        return tuple(convert(v, t) for v, t in zip(row, info.types))
+        return admit(self.schema[name], row, span)
 
     # ------------------------------------------------------------ EDB
     def insert(self, name: str, rows) -> None:
