@@ -136,7 +136,7 @@ class Session:
     def _extend_in_memory(self, text: str, source: str, block: str):
         """``Engine.extend``, and the statements kept as a block (as addblock keeps them) for ``.save``."""
         engine, added = self.engine, parse(text, source)
-        if not engine._evaluated:
+        if not engine.evaluated:
             engine.run()
         converted = {n: [list(r) for r in engine.rows(n)] for n in newly_derived(added, engine.idb, engine.db)}
         delta = engine.extend(added)
@@ -241,7 +241,7 @@ class Session:
     def _do_facts(self, args, statement) -> str:
         if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
             raise BadCommand("usage: .facts RELATION [LIMIT]", statement.span())
-        rows = self.engine._relation(args[0], statement.span()).sorted_rows()
+        rows = self.engine.relation(args[0], statement.span()).sorted_rows()
         info = self.engine.schema[args[0]]
         headers = info.column_names or [f"c{i + 1}" for i in range(info.arity)]
         return self._table(headers, rows, int(args[1]) if len(args) == 2 else None)
@@ -249,7 +249,7 @@ class Session:
     def _do_explain(self, args, statement) -> str:
         name = _one(args, ".explain RELATION", statement)
         engine = self.engine
-        engine._relation(name, statement.span())
+        engine.relation(name, statement.span())
         number, stratum = next((i, s) for i, s in enumerate(engine.checked.strata, 1) if name in s.relations)
         kind = "derived by rules (IDB)" if name in engine.idb else "given by facts and changes (EDB)"
         lines = [f"{name}: {kind}, {len(engine.db[name])} tuples; stratum {number} of "

@@ -135,6 +135,11 @@ class Engine:
                 self.db[name].insert([self._typed(name, row, clause.head.span)])
 
     @property
+    def evaluated(self) -> bool:
+        """Whether the program has been evaluated (``run`` or ``run_on_spark``, or restored evaluated)."""
+        return self._evaluated
+
+    @property
     def idb(self) -> set[str]:
         """Relations defined by rules with a body; the others are EDB, changed by transactions."""
         return {c.head.relation for c in self.checked.clauses if c.body}
@@ -378,10 +383,14 @@ class Engine:
     def relations(self) -> list[str]:
         return sorted(self.db)
 
-    def _relation(self, name: str, span=None) -> Relation:
+    def relation(self, name: str, span=None) -> Relation:
+        """The relation ``name``; ``undefined_relation`` (pointing at ``span``) if there is none."""
         if name not in self.db:
             raise UndefinedRelation(f"undefined relation {name}", span)
         return self.db[name]
+
+    def _relation(self, name: str, span=None) -> Relation:
+        return self.relation(name, span)
 
     def rows(self, name: str) -> list[tuple]:
         return self._relation(name).sorted_rows()
