@@ -1,5 +1,5 @@
-"""How the commands show the batches of an updates file: each batch's delta, or a one-line summary of
-it, and the batch that failed.
+"""How changes are shown: the batches of an updates file (each batch's delta, or a one-line summary
+of it, and the batch that failed) and the REPL's one-line summary of a change.
 """
 
 from __future__ import annotations
@@ -67,3 +67,13 @@ def batch_summary(number: int, delta, seconds: float) -> None:
     changed = len([change for change in delta.values() if change])
     print(f"batch {number}: +{inserted} -{erased} tuples in {changed} relation{'s' * (changed != 1)}, "
           f"maintained in {seconds * 1000:.1f} ms")
+
+
+def summary(delta) -> str:
+    """``edge +1, path +2 -1``: the size of each relation's change, by name."""
+    parts = []
+    for name in sorted(n for n, change in delta.items() if change):
+        change = delta[name]
+        counts = [f"+{len(change.inserted)}" * bool(change.inserted), f"-{len(change.erased)}" * bool(change.erased)]
+        parts.append(f"{name} {' '.join(c for c in counts if c)}")
+    return ", ".join(parts)
