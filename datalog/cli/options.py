@@ -9,6 +9,7 @@ from datalog.language.errors import BadCommand
 
 
 def add_spark_options(parser) -> None:
+    """``--master`` and ``--conf KEY=VALUE`` on a command that may start Spark."""
     parser.add_argument("--master", help="Spark master URL (default: local[2] inside this process, "
                                          "or $SPARK_MASTER)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
