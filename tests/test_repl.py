@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError
-from datalog.cli.repl import Quit, Session
+from datalog.cli.repl import Session
+from datalog.cli.repl_commands import Quit
 from datalog.workspace.workspace import Workspace
 from datalog.cli.statements import is_complete, split
 from tests.strategies import programs

@@ -11,7 +11,7 @@ import re
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.lexers import Lexer
 
-from datalog.cli.repl import COMMANDS
+from datalog.cli.repl_commands import COMMANDS
 from datalog.cli.statements import DIRECTIVES, KEYWORDS
 
 STYLE = {"comment": "#888888 italic", "string": "ansigreen", "number": "ansicyan", "directive": "ansiblue bold",

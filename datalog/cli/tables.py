@@ -25,6 +25,15 @@ def aligned(headers: list[str], rows: list[tuple]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(row) for row in cells])
 
 
+def limited(headers: list[str], rows: list[tuple], limit: int) -> str:
+    """The first ``limit`` rows :func:`aligned`, then a line counting them all (the REPL's answers)."""
+    shown = aligned(headers, rows[:limit])
+    count = f"{len(rows)} row{'s' * (len(rows) != 1)}"
+    if len(rows) > limit:
+        count += f", the first {limit} shown (.limit N shows more)"
+    return f"{shown}\n{count}"
+
+
 def stats_table(stats: dict) -> str:
     """One row per rule: every key ``engine.stats()`` reports (numbers right-aligned), the rule last."""
     rows = {str(rule): (values if isinstance(values, dict) else {"value": values})

@@ -26,7 +26,8 @@ from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError, SyntaxError_
 from datalog.cli.highlight import STYLE, DatalogCompleter, DatalogLexer
 from datalog.cli.interrupts import cancellable
-from datalog.cli.repl import Quit, Session
+from datalog.cli.repl import Session
+from datalog.cli.repl_commands import Quit
 from datalog.cli.statements import Statement, is_complete, split
 from datalog.workspace.workspace import Workspace
 

@@ -9,11 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from datalog.engine.updates import read_updates
 from datalog.language import ast
-from datalog.cli.commands import _apply_updates, _delta_printer, _progress, _read_updates, add_spark_options, spark_options
 from datalog.language.errors import MissingInput
 from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_output
+from datalog.cli.options import add_spark_options, clear_progress_line, progress_line, spark_options
+from datalog.cli.report import apply_and_report, delta_printer
 
 
 def _workspace():
@@ -88,9 +90,8 @@ def _init(args) -> int:
 def _refresh(args) -> int:
     from datalog.refresh import describe, refresh
     with _workspace().open(args.workspace, spark=spark_options(args)) as ws:
-        report = refresh(ws, _progress() if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
+        report = refresh(ws, progress_line())
+    clear_progress_line()
     for line in describe(report):
         print(line)
     return 0
@@ -98,8 +99,8 @@ def _refresh(args) -> int:
 
 def _update(args) -> int:
     with _workspace().open(args.workspace) as ws:
-        batches = _read_updates(ws.engine, args.updates)      # the whole file is checked first
-        applied, status = _apply_updates(ws.engine, batches, _delta_printer(ws.engine))
+        batches = read_updates(ws.engine, args.updates)      # the whole file is checked first
+        applied, status = apply_and_report(ws.engine, batches, delta_printer(ws.engine))
     print(f"committed {applied} batch{'es' * (applied != 1)}; last commit {ws.seq}", file=sys.stderr)
     return status
 

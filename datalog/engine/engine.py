@@ -30,19 +30,19 @@ from typing import Callable
 
 from datalog.language import ast
 from datalog.language.checks import Checked, bound_variables, check, settle_types
-from datalog.language.errors import ArityMismatch, DatalogError, NotEdb, TypeMismatch, UndefinedRelation
+from datalog.language.errors import ArityMismatch, DatalogError, NotEdb, UndefinedRelation
 from datalog.evaluation import fixpoint
 from datalog.evaluation.compile import COMPARE, CompiledPlan, compile_plan
 from datalog.evaluation.expressions import compile_term
+from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.parser import parse, parse_atom, parse_file
 from datalog.planning.plan import RulePlan
 from datalog.planning.planner import plan_program
 from lftj.relation import Relation
-from datalog.language.types import AUTO, convert, value_type
+from datalog.language.types import AUTO, value_type
 from datalog.sources import files
-from datalog.language.strata import Stratum
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
@@ -133,19 +133,17 @@ class Engine:
                 self.db[name].insert([self._typed(name, row, clause.head.span)])
 
     @property
+    def evaluated(self) -> bool:
+        """Whether the program has been evaluated (``run`` or ``run_on_spark``, or restored evaluated)."""
+        return self._evaluated
+
+    @property
     def idb(self) -> set[str]:
         """Relations defined by rules with a body; the others are EDB, changed by transactions."""
         return {c.head.relation for c in self.checked.clauses if c.body}
 
     def _typed(self, name: str, row: tuple, span=None) -> tuple:
-        info = self.schema[name]
-        if len(row) != info.arity:
-            raise ArityMismatch(f"{name} has arity {info.arity}, got a row of {len(row)}: {row!r}", span)
-        for value, type_ in zip(row, info.types):
-            got = value_type(value)
-            if type_ not in (AUTO, got) and not (type_ == "float" and got == "number"):
-                raise TypeMismatch(f"{name} expects a {type_}, got {value!r}", span)
-        return tuple(convert(v, t) for v, t in zip(row, info.types))
+        return admit(self.schema[name], row, span)
 
     # ------------------------------------------------------------ EDB
     def insert(self, name: str, rows) -> None:
@@ -326,10 +324,14 @@ class Engine:
     def relations(self) -> list[str]:
         return sorted(self.db)
 
-    def _relation(self, name: str, span=None) -> Relation:
+    def relation(self, name: str, span=None) -> Relation:
+        """The relation ``name``; ``undefined_relation`` (pointing at ``span``) if there is none."""
         if name not in self.db:
             raise UndefinedRelation(f"undefined relation {name}", span)
         return self.db[name]
+
+    def _relation(self, name: str, span=None) -> Relation:
+        return self.relation(name, span)
 
     def rows(self, name: str) -> list[tuple]:
         return self._relation(name).sorted_rows()

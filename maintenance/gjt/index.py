@@ -25,7 +25,7 @@ from operator import itemgetter
 
 from sortedcontainers import SortedDict
 
-from datalog.planning.gjt.query import FLIP, OPS, Predicate, shift
+from datalog.planning.gjt.query import FLIP, Predicate, shift
 
 
 class _Top:

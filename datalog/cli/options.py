@@ -1,0 +1,44 @@
+"""What the commands share on the command line: the Spark options (``--master``, ``--conf``) and the
+progress line on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+from datalog.language.errors import BadCommand
+
+
+def add_spark_options(parser) -> None:
+    """``--master`` and ``--conf KEY=VALUE`` on a command that may start Spark."""
+    parser.add_argument("--master", help="Spark master URL (default: local[2] inside this process, "
+                                         "or $SPARK_MASTER)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting, e.g. --conf spark.driver.memory=8g (repeatable)")
+
+
+def spark_options(args) -> dict:
+    """``--master`` / ``--conf k=v`` as the engine's ``spark=`` option."""
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise BadCommand(f"--conf takes KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value.strip()
+    return {"master": args.master, "conf": conf}
+
+
+def progress_line():
+    """A progress callback that rewrites one line of stderr, if stderr is a terminal (else ``None``)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(message: str) -> None:
+        sys.stderr.write("\r\033[K" + message[:100])
+        sys.stderr.flush()
+    return report
+
+
+def clear_progress_line() -> None:
+    """Clear the progress line (on a terminal)."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")

@@ -1,0 +1,182 @@
+"""The REPL's commands (``.load``, ``.facts``, ``.explain``, ``.stats``, ``.delta``, ``.timing``,
+``.limit``, ``.open``, ``.save``, ``.help``, ``.quit``), each run on a :class:`~datalog.cli.repl.Session`:
+it returns the text to print or raises a :class:`~datalog.language.errors.DatalogError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from datalog.language.errors import BadCommand, DatalogError, MissingInput, TransactionState
+from datalog.sources.files import format_value
+from datalog.cli.report import summary
+from datalog.cli.statements import Statement
+from datalog.cli.tables import aligned, limited, stats_table
+
+HELP = """\
+statements (each ends with '.'; .decl and other directives end with their line):
+  .decl edge(a: number, b: number)   declare a relation (.type .input .output .printsize too)
+  path(x, y) :- edge(x, y).          add a rule: evaluated at once, kept up to date after
+  edge(1, 2).                        insert a fact (of a relation with rules: added to the program)
+  -edge(1, 2).                       retract a fact
+  ?- path(1, X).                     query: the rows of the variables (_ matches anything)
+  ?- path(x, y), !edge(y, _).        a query may be any rule body
+  begin ... commit | rollback        several changes in one transaction
+commands:
+  .load FILE.dl        add a program's statements      .facts REL [LIMIT]  rows of a relation
+  .explain REL         rules, variable orders, backend .stats              sizes, last maintenance
+  .delta               what the last commit changed    .timing on|off      elapsed time per statement
+  .limit N             rows shown before truncating    .help  .quit        (Ctrl-D quits too)
+  .open DIR            continue on a workspace (the writer): changes become durable commits,
+                       rules and declarations become blocks repl-1, repl-2, ... (.load too)
+  .save DIR            write the session (program and relations) to a new workspace and
+                       continue on it; .quit, Ctrl-D or another .open closes it
+Ctrl-C cancels a running statement and leaves everything as it was."""
+
+
+class Quit(Exception):
+    """``.quit``: the caller leaves the loop."""
+
+
+def run_command(session, statement: Statement) -> str:
+    """Run the command ``statement`` (such as ``.facts path 10``) on ``session``."""
+    name, *args = statement.text.rstrip().rstrip(".").split()
+    name = name[1:]
+    if name not in COMMANDS:
+        raise BadCommand(f"unknown command .{name}; commands: "
+                         f"{', '.join('.' + c for c in COMMANDS)}", statement.span())
+    return _RUN[name](session, args, statement)
+
+
+def _load(session, args, statement) -> str:
+    path = _one(args, ".load FILE.dl", statement)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MissingInput(f"cannot read {path}: {exc.strerror or exc}", statement.span()) from None
+    return f"loaded {path}: " + session.extend(text, statement, path)
+
+
+def _facts(session, args, statement) -> str:
+    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
+        raise BadCommand("usage: .facts RELATION [LIMIT]", statement.span())
+    rows = session.engine.relation(args[0], statement.span()).sorted_rows()
+    info = session.engine.schema[args[0]]
+    headers = info.column_names or [f"c{i + 1}" for i in range(info.arity)]
+    return limited(headers, rows, int(args[1]) if len(args) == 2 else session.limit)
+
+
+def _explain(session, args, statement) -> str:
+    name = _one(args, ".explain RELATION", statement)
+    engine = session.engine
+    engine.relation(name, statement.span())
+    number, stratum = next((i, s) for i, s in enumerate(engine.checked.strata, 1) if name in s.relations)
+    kind = "derived by rules (IDB)" if name in engine.idb else "given by facts and changes (EDB)"
+    lines = [f"{name}: {kind}, {len(engine.db[name])} tuples; stratum {number} of "
+             f"{len(engine.checked.strata)} ({'recursive' if stratum.recursive else 'non-recursive'}"
+             f"{': ' + ', '.join(stratum.relations) if len(stratum.relations) > 1 else ''})"]
+    for clause in (c for c in stratum.clauses if c.head.relation == name and c.body):
+        lines.append(f"  {clause}\n      {engine.plans[clause.index].describe()}")
+    join = "leapfrog loop" if engine.intersect == "leapfrog" else "hash probes"
+    lines.append(f"default backend: leapfrog triejoin (levels intersected by {join}); "
+                 f"maintenance: {engine.maintenance}")
+    return "\n".join(lines)
+
+
+def _stats(session, args, statement) -> str:
+    engine = session.engine
+    sizes = [(n, "IDB" if n in engine.idb else "EDB", len(engine.db[n])) for n in engine.relations()]
+    text = aligned(["relation", "kind", "tuples"], sizes)
+    stats = engine.stats()
+    if not stats:
+        return text + "\nno maintenance since the program last changed (commit a change to see it)"
+    return f"{text}\n\nlast maintenance ({engine.maintenance}), per rule:\n{stats_table(stats)}"
+
+
+def _delta(session, args, statement) -> str:
+    if session.last is None:
+        return "nothing changed yet in this session"
+    what, delta = session.last
+    limit = session.limit
+    lines = [f"last {what}: {summary(delta) or 'no change'}"]
+    for name in sorted(delta):
+        for sign, rows in (("+", delta[name].inserted), ("-", delta[name].erased)):
+            lines.extend(f"{sign}{name}\t" + "\t".join(map(format_value, row)) for row in sorted(rows)[:limit])
+            if len(rows) > limit:
+                lines.append(f"... {len(rows) - limit} more {sign}{name} rows (.limit N shows more)")
+    return "\n".join(lines)
+
+
+def _timing(session, args, statement) -> str:
+    if args not in (["on"], ["off"]):
+        raise BadCommand("usage: .timing on|off", statement.span())
+    session.timing = args == ["on"]
+    return f"timing {args[0]}"
+
+
+def _limit(session, args, statement) -> str:
+    value = _one(args, ".limit N", statement)
+    if not value.isdigit() or int(value) < 1:
+        raise BadCommand("usage: .limit N (a positive number of rows)", statement.span())
+    session.limit = int(value)
+    return f"showing at most {session.limit} rows"
+
+
+def _open(session, args, statement) -> str:
+    path = _workspace_arg(session, args, ".open DIR", statement)
+    if session.store.is_open(path):
+        return f"workspace {path} is already open in this session"
+    with _located(statement):
+        ws = session.store.open(path)
+    session.last = None
+    return (f"opened workspace {path} (the writer, last commit {ws.seq}): "
+            f"{len(ws.engine.relations())} relations; changes are durable commits, rules and "
+            f"declarations become blocks")
+
+
+def _save(session, args, statement) -> str:
+    path = _workspace_arg(session, args, ".save DIR", statement)
+    with _located(statement):
+        ws, relations = session.store.save(path)
+    session.last = None
+    return (f"saved to workspace {path}: {len(ws.blocks)} block{'s' * (len(ws.blocks) != 1)}, "
+            f"{relations} relations; the session continues on it (changes are durable commits)")
+
+
+def _workspace_arg(session, args, usage: str, statement) -> str:
+    path = _one(args, usage, statement)
+    if session.tx is not None:
+        raise TransactionState(f"{usage.split()[0]} cannot run inside a transaction; commit or "
+                               f"rollback first", statement.span())
+    return path
+
+
+def _help(session, args, statement) -> str:
+    return HELP
+
+
+def _quit(session, args, statement) -> str:
+    raise Quit()
+
+
+@contextlib.contextmanager
+def _located(statement: Statement):
+    """An error without a place (a workspace's) points at the command."""
+    try:
+        yield
+    except DatalogError as err:
+        if err.span is None:
+            err.span = statement.span()
+        raise
+
+
+def _one(args: list[str], usage: str, statement: Statement) -> str:
+    if len(args) != 1:
+        raise BadCommand(f"usage: {usage}", statement.span())
+    return args[0]
+
+
+_RUN = {"load": _load, "facts": _facts, "explain": _explain, "stats": _stats, "delta": _delta,
+        "timing": _timing, "limit": _limit, "save": _save, "open": _open, "help": _help, "quit": _quit}
+COMMANDS = tuple(_RUN)

@@ -1,0 +1,42 @@
+"""Admission of a row into a relation: its arity, its column types, and its values as the relation stores them.
+
+A value fits a column of its own type, a column still typed ``auto``, and a ``float`` column if it is a
+number (stored as a float).
+
+>>> from datalog.language.types import RelationInfo
+>>> info = RelationInfo("r", 2, ["float", "symbol"])
+>>> admit(info, (1, "a"))
+(1.0, 'a')
+>>> admit(info, (1, 2))
+Traceback (most recent call last):
+    ...
+datalog.language.errors.TypeMismatch: error[type_mismatch]: r expects a symbol, got 2
+>>> misfit(info, (1, 2))
+1
+"""
+
+from __future__ import annotations
+
+from datalog.language.errors import ArityMismatch, TypeMismatch
+from datalog.language.types import AUTO, RelationInfo, convert, value_type
+
+
+def admit(info: RelationInfo, row: tuple, span=None) -> tuple:
+    """``row`` converted for the relation of ``info`` (a number into a ``float`` column becomes a
+    float); ``arity_mismatch`` or ``type_mismatch``, pointing at ``span``, if it does not fit."""
+    if len(row) != info.arity:
+        raise ArityMismatch(f"{info.name} has arity {info.arity}, got a row of {len(row)}: {row!r}", span)
+    column = misfit(info, row)
+    if column is not None:
+        raise TypeMismatch(f"{info.name} expects a {info.types[column]}, got {row[column]!r}", span)
+    return tuple(convert(v, t) for v, t in zip(row, info.types))
+
+
+def misfit(info: RelationInfo, row) -> int | None:
+    """The culprit of a type mismatch: the index of the first value of ``row`` whose type does not fit
+    its column, ``None`` if every one fits (values past the relation's arity are not looked at)."""
+    for i, (value, type_) in enumerate(zip(row, info.types)):
+        got = value_type(value)
+        if type_ not in (AUTO, got) and not (type_ == "float" and got == "number"):
+            return i
+    return None
