@@ -16,7 +16,6 @@ import fcntl
 import os
 import re
 import time
-from itertools import chain
 from pathlib import Path
 
 from datalog.language import ast
@@ -27,6 +26,8 @@ from datalog.engine.extension import combined, newly_derived
 from datalog.language.parser import parse
 from lftj.relation import LazyRelation, Relation
 from datalog.workspace import format as wsfile
+from datalog.workspace import rows as wsrows
+from datalog.workspace.rows import pack, unpack, unpack_list
 from maintenance import persistence as wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
@@ -309,7 +310,7 @@ class Workspace:
                 changed.add(name)
             for name, rows in _rows_of(record, "insert", where):
                 _as_set(tables, name)
-                _add(tables, name, rows, where)
+                wsrows.add(tables, name, rows, where)
                 changed.add(name)
             self.seq, self.when = seq, record.get("time", self.when)
         return changed
@@ -592,7 +593,7 @@ def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: 
         arity = rows.arity if isinstance(rows, _SnapshotRows) else len(next(iter(rows))) if rows else None
         if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
-                                   f"{engine.db[name].arity}")             # checked by _add
+                                   f"{engine.db[name].arity}")             # checked by rows.add
     _fill(engine, {n: tables.get(n, set()) for n in engine.db})
     for name, rows in (ordered or {}).items():
         engine.db[name].presorted = rows
@@ -644,7 +645,7 @@ def _snapshot_state(snap: wsfile.Frames, where: Path) -> tuple[dict, list[dict],
         if table is None:
             ordered[name] = rows
         else:
-            _check_arity(table, rows, name, where)
+            wsrows.check_arity(table, rows, name, where)
             table += rows
     return first, blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
 
@@ -735,48 +736,6 @@ def _rows_of(record: dict, key: str, where: Path):
         if not isinstance(packed, dict):
             raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
         yield name, unpack(packed, where)
-
-
-def pack(rows, arity: int | None = None) -> dict:
-    """Rows as ``{"arity": k, "count": n, "values": [the n * k values, row after row]}``.
-
-    >>> pack([(1, "a"), (2, "b")]), sorted(unpack(pack([(1, "a"), (2, "b")]), "f"))
-    ({'arity': 2, 'count': 2, 'values': [1, 'a', 2, 'b']}, [(1, 'a'), (2, 'b')])
-    """
-    rows = rows if isinstance(rows, list) else list(rows)
-    arity = len(rows[0]) if arity is None and rows else arity or 0
-    return {"arity": arity, "count": len(rows), "values": list(chain.from_iterable(rows))}
-
-
-def unpack(packed: dict, where) -> set[tuple]:
-    return set(unpack_list(packed, where))
-
-
-def unpack_list(packed: dict, where) -> list[tuple]:
-    """The rows of :func:`pack`, in their stored order."""
-    arity, count, values = packed.get("arity"), packed.get("count"), packed.get("values")
-    if not (isinstance(arity, int) and isinstance(count, int) and isinstance(values, list)
-            and arity >= 0 and 0 <= count and len(values) == arity * count and (arity or count <= 1)):
-        raise WorkspaceCorrupt(f"workspace file {where}: a block of rows is malformed")
-    if arity == 0:
-        return [()] if count else []
-    return list(zip(*[iter(values)] * arity))
-
-
-def _add(tables: dict[str, set], name: str, rows: set, where) -> None:
-    """Rows into ``tables[name]``; every row of a relation must have one arity."""
-    table = tables.get(name)
-    if table is None:
-        tables[name] = rows
-        return
-    _check_arity(table, rows, name, where)
-    table |= rows
-
-
-def _check_arity(table, rows, name: str, where) -> None:
-    """Rows about to join ``table`` (a set or a list) have its arity."""
-    if rows and table and len(next(iter(rows))) != len(next(iter(table))):
-        raise WorkspaceCorrupt(f"workspace file {where}: rows of {name} with different arities")
 
 
 def _int(record: dict, key: str, where: Path) -> int:
