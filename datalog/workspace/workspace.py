@@ -276,7 +276,7 @@ class Workspace:
         """The log's records after the snapshot, checked to be consecutive."""
         where, seq = self.path / LOG, self.seq
         for record in log.records:
-            number = _int(record, "seq", where)
+            number = wsfile.int_field(record, "seq", where)
             if number <= seq:
                 continue
             if number != seq + 1:
@@ -292,7 +292,7 @@ class Workspace:
         for _ in range(10):
             log = wsfile.read_file(self.path / LOG, "log", torn_tail=True)
             snap = wsfile.read_frames(self.path / SNAPSHOT, "snapshot")
-            if _int(snap.header, "seq", self.path / SNAPSHOT) >= _int(log.header, "base", self.path / LOG):
+            if wsfile.int_field(snap.header, "seq", self.path / SNAPSHOT) >= wsfile.int_field(log.header, "base", self.path / LOG):
                 break
         else:
             raise WorkspaceCorrupt(f"workspace file {self.path / LOG} starts after its snapshot "
@@ -430,7 +430,7 @@ class Workspace:
         if not where.exists():
             return None
         try:
-            return _int(wsfile.read_file(where, "outputs").header, "seq", where)
+            return wsfile.int_field(wsfile.read_file(where, "outputs").header, "seq", where)
         except WorkspaceCorrupt:
             return None                           # derived: the next refresh rewrites every output
 
@@ -736,13 +736,6 @@ def _rows_of(record: dict, key: str, where: Path):
         if not isinstance(packed, dict):
             raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
         yield name, unpack(packed, where)
-
-
-def _int(record: dict, key: str, where: Path) -> int:
-    value = record.get(key)
-    if not isinstance(value, int):
-        raise WorkspaceCorrupt(f"workspace file {where}: a record has no {key} number")
-    return value
 
 
 def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
