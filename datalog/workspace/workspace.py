@@ -12,7 +12,6 @@ last one committed. The on-disk format and its guarantees are in ``datalog/works
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import time
@@ -20,18 +19,20 @@ from pathlib import Path
 
 from datalog.language import ast
 from datalog.engine.engine import _STATE, Engine, paused_gc
-from datalog.language.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceLocked, WorkspaceMissing,
+from datalog.language.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing,
                             WorkspaceReadOnly)
 from datalog.engine.extension import combined, newly_derived
 from datalog.language.parser import parse
 from lftj.relation import LazyRelation, Relation
 from datalog.workspace import format as wsfile
+from datalog.workspace import lock as wslock
 from datalog.workspace import rows as wsrows
+from datalog.workspace.lock import lock_holder
 from datalog.workspace.rows import pack, unpack, unpack_list
 from maintenance import persistence as wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
-SNAPSHOT, LOG, LOCK, MAINTAINER = "snapshot", "log", "lock", "maintainer"   # maintainer.<seq>
+SNAPSHOT, LOG, MAINTAINER = "snapshot", "log", "maintainer"   # maintainer.<seq>
 CHUNK = 50_000                      # rows per snapshot record
 COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
                                     # and than the snapshot (with its maintainer file),
@@ -180,13 +181,12 @@ class Workspace:
         return ws
 
     def close(self) -> None:
-        for name in ("_log_fd", "_lock_fd"):
-            fd = getattr(self, name)
-            if fd is not None:
-                if name == "_lock_fd":
-                    os.ftruncate(fd, 0)
-                os.close(fd)
-                setattr(self, name, None)
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
+        if self._lock_fd is not None:
+            wslock.release(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> "Workspace":
         return self
@@ -196,18 +196,7 @@ class Workspace:
 
     # ------------------------------------------------------------ the lock
     def _lock(self) -> None:
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            holder = lock_holder(self.path)
-            raise WorkspaceLocked(f"workspace {self.path} is locked by process "
-                                  f"{holder if holder else '(pid not yet written)'} "
-                                  f"({self.path / LOCK}); one writer at a time") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._lock_fd = fd
+        self._lock_fd = wslock.acquire(self.path)
 
     def check_writable(self) -> None:
         if not self.writer or self._lock_fd is None:
@@ -535,17 +524,6 @@ def _refuse_existing(path: Path) -> None:
         if not empty:
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
-
-
-def lock_holder(path: Path) -> int | None:
-    """The pid written in the lock file, if that process is alive."""
-    try:
-        text = (Path(path) / LOCK).read_text().strip()
-        pid = int(text)
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return None
-    return pid
 
 
 def program_of(blocks: list[dict]) -> ast.Program:
