@@ -17,16 +17,16 @@ import re
 import time
 from pathlib import Path
 
-from datalog.language import ast
 from datalog.engine.engine import _STATE, Engine, paused_gc
 from datalog.language.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing,
                             WorkspaceReadOnly)
-from datalog.engine.extension import combined, newly_derived
 from datalog.language.parser import parse
 from lftj.relation import LazyRelation, Relation
+from datalog.workspace import blocks as wsblocks
 from datalog.workspace import format as wsfile
 from datalog.workspace import lock as wslock
 from datalog.workspace import rows as wsrows
+from datalog.workspace.blocks import program_of
 from datalog.workspace.lock import lock_holder
 from datalog.workspace.rows import pack, unpack, unpack_list
 from maintenance import persistence as wsstate
@@ -432,12 +432,11 @@ class Workspace:
         """Add a named block of statements: only the strata it reaches are evaluated
         (``Engine.extend``); then a new snapshot makes it durable. All or nothing."""
         self.check_writable()
-        if any(b["name"] == name for b in self.blocks):
-            raise BadBlock(f"workspace {self.path} already has a block named {name}")
+        wsblocks.check_new(self.blocks, name, self.path)
         engine, added = self.engine, parse(text, source or name)
         if not engine._evaluated:
             engine.run()
-        converted = {n: [list(r) for r in engine.rows(n)] for n in newly_derived(added, engine.idb, engine.db)}
+        converted = wsblocks.conversions(added, engine)
         saved = {key: getattr(engine, key) for key in (*_STATE, "facts_dir")}
         if facts_dir is not None:
             engine.facts_dir = Path(facts_dir)
@@ -458,15 +457,10 @@ class Workspace:
         """Remove a named block and everything only it derived. Cost: the remaining program is
         evaluated again from the stored EDB (a full evaluation), then a new snapshot is written."""
         self.check_writable()
-        blocks = [b for b in self.blocks if b["name"] != name]
-        if len(blocks) == len(self.blocks):
-            raise BadBlock(f"workspace {self.path} has no block named {name} "
-                           f"(blocks: {', '.join(b['name'] for b in self.blocks)})")
-        if self.blocks[0]["name"] == name:
-            raise BadBlock(f"block {name} is the workspace's program; only added blocks can be removed")
+        wsblocks.check_removable(self.blocks, name, self.path)
         old = self.engine
         tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
-        blocks = _keep_conversions(self.blocks, name, tables)
+        blocks = wsblocks.keep_conversions(self.blocks, name, tables)
         new = _build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
         new.workspace = self
         saved = (self.engine, self.blocks)
@@ -526,30 +520,6 @@ def _refuse_existing(path: Path) -> None:
                                   f"it is damaged; move it away before datalog init")
 
 
-def program_of(blocks: list[dict]) -> ast.Program:
-    """The program of a block list: each block added as ``Engine.extend`` added it (relations it
-    converted from EDB to derived keep their rows of that moment as facts)."""
-    program = parse(blocks[0]["text"], blocks[0]["source"])
-    for block in blocks[1:]:
-        converted = {n: [tuple(r) for r in rows] for n, rows in block["converted"].items()}
-        program = combined(program, parse(block["text"], block["source"]), converted)
-    return program
-
-
-def _keep_conversions(blocks: list[dict], name: str, tables: dict[str, set]) -> list[dict]:
-    """The blocks without ``name``. The rows it converted into facts (relations that were EDB
-    until it derived them) stay: as the next block's conversions -- which only replace those
-    relations' program facts -- and, for a relation that is EDB again, as its table rows."""
-    at = [b["name"] for b in blocks].index(name)
-    converted = blocks[at]["converted"]
-    kept = [dict(b) for b in blocks[:at] + blocks[at + 1:]]
-    if at < len(kept):
-        kept[at]["converted"] = {**converted, **kept[at]["converted"]}
-    for relation, rows in converted.items():
-        tables.setdefault(relation, {tuple(r) for r in rows})
-    return kept
-
-
 def _build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:
     """An engine for ``blocks`` whose EDB relations hold ``tables`` (not the program's facts or
     input files), evaluated from scratch."""
@@ -606,7 +576,7 @@ def _snapshot_state(snap: wsfile.Frames, where: Path) -> tuple[dict, list[dict],
     if "blocks" not in first or end.get("end") != len(snap) - 1:
         raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
     blocks = first["blocks"]
-    if not isinstance(blocks, list) or not blocks or not all(_is_block(b) for b in blocks):
+    if not isinstance(blocks, list) or not blocks or not all(wsblocks.is_block(b) for b in blocks):
         raise WorkspaceCorrupt(f"workspace file {where}: the block list is malformed")
     if "relations" in first:
         directory = first["relations"]
@@ -699,11 +669,6 @@ def _sources(value, where: Path) -> dict[str, str]:
 
 
 _VERSION = re.compile(r"v[0-9]+")
-
-
-def _is_block(block) -> bool:
-    return (isinstance(block, dict) and all(isinstance(block.get(k), str) for k in ("name", "source", "text"))
-            and isinstance(block.get("converted"), dict))
 
 
 def _rows_of(record: dict, key: str, where: Path):
