@@ -13,7 +13,6 @@ last one committed. The on-disk format and its guarantees are in ``datalog/works
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
@@ -25,10 +24,12 @@ from lftj.relation import LazyRelation, Relation
 from datalog.workspace import blocks as wsblocks
 from datalog.workspace import format as wsfile
 from datalog.workspace import lock as wslock
+from datalog.workspace import sources as wssources
 from datalog.workspace import rows as wsrows
 from datalog.workspace.blocks import program_of
 from datalog.workspace.lock import lock_holder
 from datalog.workspace.rows import pack, unpack, unpack_list
+from datalog.workspace.sources import source_snapshot
 from maintenance import persistence as wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
@@ -101,7 +102,7 @@ class Workspace:
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
         sources: dict[str, str] = {}
-        engine.stage_source = _stager(path, sources)      # a Spark source's rows kept as Parquet
+        engine.stage_source = wssources.stager(path, sources)      # a Spark source's rows kept as Parquet
         engine.run()
         engine.stage_source = None
         if engine.maintenance == "incremental":
@@ -211,7 +212,7 @@ class Workspace:
         log, snap = self._read_files()
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
         first, self.blocks, tables, ordered = _snapshot_state(snap, self.path / SNAPSHOT)
-        self.sources = _sources(first.get("sources", {}), self.path / SNAPSHOT)
+        self.sources = wssources.chains(first.get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
@@ -271,7 +272,7 @@ class Workspace:
             if number != seq + 1:
                 raise WorkspaceCorrupt(f"workspace file {where}: commit {seq + 1} is missing (found {number})")
             seq = number
-            self.sources.update(_sources(record.get("sources", {}), where))
+            self.sources.update(wssources.chains(record.get("sources", {}), where))
             yield record
 
     def _read_files(self) -> tuple[wsfile.Contents, wsfile.Frames]:
@@ -415,17 +416,10 @@ class Workspace:
     def outputs_synced(self) -> int | None:
         """The commit whose relations the Spark output tables last received in full or in part
         (``spark/outputs``), or None."""
-        where = self.path / "spark" / "outputs"
-        if not where.exists():
-            return None
-        try:
-            return wsfile.int_field(wsfile.read_file(where, "outputs").header, "seq", where)
-        except WorkspaceCorrupt:
-            return None                           # derived: the next refresh rewrites every output
+        return wssources.outputs_synced(self.path)
 
     def mark_outputs_synced(self) -> None:
-        (self.path / "spark").mkdir(exist_ok=True)
-        wsfile.write_file(self.path / "spark" / "outputs", "outputs", {"seq": self.seq}, [])
+        wssources.mark_outputs_synced(self.path, self.seq)
 
     # ------------------------------------------------------------ program changes
     def addblock(self, name: str, text: str, source: str | None = None, facts_dir=None) -> Delta:
@@ -643,32 +637,6 @@ def _as_set(tables: dict, name: str) -> set:
     if rows is None or isinstance(rows, _SnapshotRows):
         rows = tables[name] = set(rows.rows()) if rows is not None else set()
     return rows
-
-
-def _stager(path: Path, sources: dict[str, str]):
-    """``init``'s hook for Spark sources: each one's rows go to ``spark/<relation>/v0`` first and
-    are loaded from there, so the snapshot and the engine hold the same version."""
-    def stage(directive, frame):
-        from datalog.spark import tables as spark_io
-        sources[directive.relation] = "v0"
-        return spark_io.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
-    return stage
-
-
-def source_snapshot(path: Path, relation: str, version: str) -> Path:
-    return Path(path) / "spark" / relation / version
-
-
-def _sources(value, where: Path) -> dict[str, str]:
-    """Each Spark source's snapshot chain, e.g. ``{"edge": "v0+v4+v7"}`` (datalog.refresh)."""
-    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and
-                                            all(_VERSION.fullmatch(p) for p in v.split("+"))
-                                            for k, v in value.items())):
-        raise WorkspaceCorrupt(f"workspace file {where}: the Spark source list is malformed")
-    return value
-
-
-_VERSION = re.compile(r"v[0-9]+")
 
 
 def _rows_of(record: dict, key: str, where: Path):
