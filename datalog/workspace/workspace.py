@@ -24,17 +24,18 @@ from lftj.relation import LazyRelation, Relation
 from datalog.workspace import blocks as wsblocks
 from datalog.workspace import format as wsfile
 from datalog.workspace import lock as wslock
+from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
 from datalog.workspace import rows as wsrows
 from datalog.workspace.blocks import program_of
 from datalog.workspace.lock import lock_holder
-from datalog.workspace.rows import pack, unpack, unpack_list
+from datalog.workspace.rows import pack, unpack
+from datalog.workspace.snapshot import SNAPSHOT, SnapshotRows
 from datalog.workspace.sources import source_snapshot
 from maintenance import persistence as wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
-SNAPSHOT, LOG, MAINTAINER = "snapshot", "log", "maintainer"   # maintainer.<seq>
-CHUNK = 50_000                      # rows per snapshot record
+LOG, MAINTAINER = "log", "maintainer"   # maintainer.<seq>
 COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
                                     # and than the snapshot (with its maintainer file),
 COMPACT_COMMITS = 10_000            # or when it holds this many commits: every open replays them
@@ -211,7 +212,7 @@ class Workspace:
         commit."""
         log, snap = self._read_files()
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
-        first, self.blocks, tables, ordered = _snapshot_state(snap, self.path / SNAPSHOT)
+        first, self.blocks, tables, ordered = wssnapshot.contents(snap, self.path / SNAPSHOT)
         self.sources = wssources.chains(first.get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
@@ -278,10 +279,10 @@ class Workspace:
     def _read_files(self) -> tuple[wsfile.Contents, wsfile.Frames]:
         """Log first, then snapshot: a compaction between the two reads leaves a snapshot at least
         as new as the log's base, so the pair is always a committed state. The snapshot is read
-        whole and checked, its records decoded when needed (``_snapshot_state``)."""
+        whole and checked, its records decoded when needed (``snapshot.contents``)."""
         for _ in range(10):
             log = wsfile.read_file(self.path / LOG, "log", torn_tail=True)
-            snap = wsfile.read_frames(self.path / SNAPSHOT, "snapshot")
+            snap = wssnapshot.read(self.path)
             if wsfile.int_field(snap.header, "seq", self.path / SNAPSHOT) >= wsfile.int_field(log.header, "base", self.path / LOG):
                 break
         else:
@@ -346,10 +347,8 @@ class Workspace:
 
     def _snapshot(self, then_reset_log: bool = True) -> None:
         extra = self._save_maintainer()                   # compaction pays for both files
-        self.snapshot_bytes = extra + wsfile.write_file(self.path / SNAPSHOT, "snapshot",
-                                                        {"seq": self.seq, "time": self.when,
-                                                         "compression": wsfile.COMPRESSION},
-                                                        self._snapshot_records())
+        self.snapshot_bytes = extra + wssnapshot.write(self.path, self.seq, self.when, self.blocks, self.sources,
+                                                       self.engine)
         self.snapshot_seq = self.seq
         self._drop_old_maintainers()
         if then_reset_log:
@@ -384,24 +383,6 @@ class Workspace:
             self._log_fd = None
         self.discarded = 0
         self._open_log()
-
-    def _snapshot_records(self):
-        """The blocks record with the directory of the relations' frames, each relation's rows
-        (CHUNK a frame), the end record."""
-        engine, directory, stored, frame = self.engine, {}, [], 1
-        for name in engine.relations():
-            relation = engine.db[name]
-            rows, by_first = relation.stored_rows(), relation.stores_by_first()
-            frames = max(1, -(-len(rows) // CHUNK))
-            directory[name] = {"first": frame, "frames": frames, "count": len(rows), "arity": relation.arity,
-                               "sample": list(rows[0]) if rows else None, "by_first": by_first}
-            stored.append((name, rows, relation.arity))
-            frame += frames
-        yield {"blocks": self.blocks, **({"sources": self.sources} if self.sources else {}), "relations": directory}
-        for name, rows, arity in stored:
-            for start in range(0, max(len(rows), 1), CHUNK):
-                yield {"relation": name, **pack(rows[start:start + CHUNK], arity)}
-        yield {"end": frame}
 
     def commit_sources(self, inserts: dict, retracts: dict, sources: dict[str, str], before_log=None) -> Delta:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
@@ -532,7 +513,7 @@ def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: 
         if name not in engine.db:
             raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
                                    f"does not have")
-        arity = rows.arity if isinstance(rows, _SnapshotRows) else len(next(iter(rows))) if rows else None
+        arity = rows.arity if isinstance(rows, SnapshotRows) else len(next(iter(rows))) if rows else None
         if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
                                    f"{engine.db[name].arity}")             # checked by rows.add
@@ -547,11 +528,11 @@ def _fill(engine: WorkspaceEngine, tables: dict) -> None:
     """Replace the contents of the relations of ``tables`` (sets, or a snapshot's rows left to read
     when first used: :class:`LazyRelation`); the ``.input`` files count as read."""
     edb = set(engine.db) - engine.idb
-    engine._settle_types([(n, [rows.sample if isinstance(rows, _SnapshotRows) else next(iter(rows))])
+    engine._settle_types([(n, [rows.sample if isinstance(rows, SnapshotRows) else next(iter(rows))])
                           for n, rows in tables.items() if n in edb and rows])
     for name, rows in tables.items():
         arity = engine.db[name].arity
-        if isinstance(rows, _SnapshotRows):
+        if isinstance(rows, SnapshotRows):
             engine.db[name] = LazyRelation(name, arity, rows)
         else:
             relation = engine.db[name] = Relation(name, arity)
@@ -559,82 +540,10 @@ def _fill(engine: WorkspaceEngine, tables: dict) -> None:
     engine._inputs_loaded = True
 
 
-def _snapshot_state(snap: wsfile.Frames, where: Path) -> tuple[dict, list[dict], dict, dict[str, list]]:
-    """The first record, the blocks, every relation's rows, and the same rows as lists in their
-    stored order (``Relation.stored_rows``: the hint of ``Relation.presorted``). A version 3
-    snapshot names each relation's frames in its first record: its rows are then a
-    :class:`_SnapshotRows`, decoded when first used; older ones are decoded here."""
-    if len(snap) < 2:
-        raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
-    first, end = snap.record(0), snap.record(len(snap) - 1)
-    if "blocks" not in first or end.get("end") != len(snap) - 1:
-        raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
-    blocks = first["blocks"]
-    if not isinstance(blocks, list) or not blocks or not all(wsblocks.is_block(b) for b in blocks):
-        raise WorkspaceCorrupt(f"workspace file {where}: the block list is malformed")
-    if "relations" in first:
-        directory = first["relations"]
-        if not isinstance(directory, dict):
-            raise WorkspaceCorrupt(f"workspace file {where}: the relation directory is malformed")
-        return first, blocks, {name: _SnapshotRows(snap, where, name, entry) for name, entry in directory.items()}, {}
-    ordered: dict[str, list] = {}
-    for i in range(1, len(snap) - 1):
-        record = snap.record(i)
-        name = record.get("relation")
-        if not isinstance(name, str):
-            raise WorkspaceCorrupt(f"workspace file {where}: a relation record is malformed")
-        rows, table = unpack_list(record, where), ordered.get(name)
-        if table is None:
-            ordered[name] = rows
-        else:
-            wsrows.check_arity(table, rows, name, where)
-            table += rows
-    return first, blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
-
-
-class _SnapshotRows:
-    """One relation's rows in a version 3 snapshot, from its directory entry: its arity, count, a
-    sample row (for columns whose type the data settles) and whether they are by first column
-    are known at once; ``rows()`` decodes its frames when first called (checking that they hold
-    that relation, arity and count) and gives the same list every call."""
-
-    def __init__(self, snap: wsfile.Frames, where: Path, name: str, entry):
-        ok = isinstance(entry, dict) and all(type(entry.get(k)) is int for k in ("first", "frames", "count", "arity"))
-        if not ok or not (1 <= entry["first"] and entry["first"] + entry["frames"] < len(snap) and entry["frames"] >= 1
-                          and entry["count"] >= 0 and entry["arity"] >= 0):
-            raise WorkspaceCorrupt(f"workspace file {where}: the directory entry of {name} is malformed")
-        sample = entry.get("sample")
-        if (sample is None) != (entry["count"] == 0) or not (sample is None or isinstance(sample, list)):
-            raise WorkspaceCorrupt(f"workspace file {where}: the directory entry of {name} is malformed")
-        self.snap, self.where, self.name = snap, where, name
-        self.first, self.frames, self.count, self.arity = entry["first"], entry["frames"], entry["count"], entry["arity"]
-        self.sample = tuple(sample) if sample is not None else None
-        self.by_first = entry.get("by_first") is True
-        self._rows: list | None = None
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def rows(self) -> list[tuple]:
-        if self._rows is None:
-            rows: list[tuple] = []
-            for i in range(self.first, self.first + self.frames):
-                record = self.snap.record(i)
-                if record.get("relation") != self.name or record.get("arity") != self.arity:
-                    raise WorkspaceCorrupt(f"workspace file {self.where}: the record at frame {i} is not "
-                                           f"of {self.name} as its directory says")
-                rows += unpack_list(record, self.where)
-            if len(rows) != self.count:
-                raise WorkspaceCorrupt(f"workspace file {self.where}: {self.name} has {len(rows)} rows, its "
-                                       f"directory says {self.count}")
-            self._rows = rows
-        return self._rows
-
-
 def _as_set(tables: dict, name: str) -> set:
     """``tables[name]`` as a set of rows (a snapshot's rows read now), created empty if absent."""
     rows = tables.get(name)
-    if rows is None or isinstance(rows, _SnapshotRows):
+    if rows is None or isinstance(rows, SnapshotRows):
         rows = tables[name] = set(rows.rows()) if rows is not None else set()
     return rows
 
