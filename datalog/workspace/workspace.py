@@ -24,6 +24,7 @@ from lftj.relation import LazyRelation, Relation
 from datalog.workspace import blocks as wsblocks
 from datalog.workspace import format as wsfile
 from datalog.workspace import lock as wslock
+from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
 from datalog.workspace import rows as wsrows
@@ -35,7 +36,7 @@ from datalog.workspace.sources import source_snapshot
 from maintenance import persistence as wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
-LOG, MAINTAINER = "log", "maintainer"   # maintainer.<seq>
+LOG = "log"
 COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
                                     # and than the snapshot (with its maintainer file),
 COMPACT_COMMITS = 10_000            # or when it holds this many commits: every open replays them
@@ -217,7 +218,7 @@ class Workspace:
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
-        stored = self._maintainer_state() if self.writer else None
+        stored = wsmaintainer.read(self.path, self.seq) if self.writer else None
         if stored is not None:                           # counted with the snapshot, as _snapshot does
             self.snapshot_bytes += stored[2].valid_length
         if stored is None:
@@ -228,22 +229,6 @@ class Workspace:
         wsstate.restore(engine, *stored)
         self._replay_through(engine, log)
         return engine
-
-    def _maintainer_state(self) -> tuple | None:
-        """The stored maintainer if it belongs to the snapshot's commit (a missing one, or one left
-        by a compaction cut short, is not used: the maintainer is then built at the first commit):
-        its state, its path and its frames (checked whole; version 3 pages are decoded when the
-        maintainer first needs them)."""
-        path = self._maintainer_file(self.seq)
-        if not path.exists():
-            return None
-        frames = wsfile.read_frames(path, "maintainer")
-        if frames.header.get("seq") != self.seq:
-            raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
-        state = frames.record(0).get("state") if len(frames) else None
-        if not isinstance(state, dict) or len(frames) != 1 + state.get("frames", 0):
-            raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
-        return state, path, frames
 
     def _replay_through(self, engine: WorkspaceEngine, log: wsfile.Contents) -> None:
         """Maintain each logged commit through the restored maintainer; its derived changes must
@@ -260,7 +245,7 @@ class Workspace:
             logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
             if got != logged:
                 raise WorkspaceCorrupt(f"workspace file {where}: commit {record['seq']} maintained "
-                                       f"from {self._maintainer_file(self.seq)} differs from the logged one")
+                                       f"from {wsmaintainer.file_of(self.path, self.seq)} differs from the logged one")
             self.seq, self.when = record["seq"], record.get("time", self.when)
 
     def _records_after(self, log: wsfile.Contents):
@@ -346,35 +331,13 @@ class Workspace:
         self._snapshot()
 
     def _snapshot(self, then_reset_log: bool = True) -> None:
-        extra = self._save_maintainer()                   # compaction pays for both files
+        extra = wsmaintainer.save(self.path, self.seq, self.engine)     # compaction pays for both files
         self.snapshot_bytes = extra + wssnapshot.write(self.path, self.seq, self.when, self.blocks, self.sources,
                                                        self.engine)
         self.snapshot_seq = self.seq
-        self._drop_old_maintainers()
+        wsmaintainer.drop_others(self.path, self.seq)
         if then_reset_log:
             self._reset_log()
-
-    def _save_maintainer(self) -> int:
-        """The maintainer of this commit, if it can be captured, before the snapshot that it
-        belongs to; else no maintainer file. Returns its size."""
-        records = wsstate.capture(self.engine)
-        if records is None:
-            return 0
-        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer",
-                                 {"seq": self.seq, "compression": wsfile.COMPRESSION}, records)
-
-    def _maintainer_file(self, seq: int) -> Path:
-        return self.path / f"{MAINTAINER}.{seq}"
-
-    def _drop_old_maintainers(self) -> None:
-        """After a snapshot's rename, the maintainer files of other commits are stale."""
-        keep = self._maintainer_file(self.seq).name
-        for path in self.path.glob(f"{MAINTAINER}.*"):
-            if path.name != keep:
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError:
-                    pass                                  # stale, never read; next time
 
     def _reset_log(self) -> None:
         self.log_bytes = wsfile.write_file(self.path / LOG, "log", {"base": self.seq}, [])
@@ -475,7 +438,7 @@ class Workspace:
                 "idb": sorted(self.engine.idb), "last_commit": self.seq, "time": self.when,
                 "disk_bytes": sum(f.stat().st_size for f in files if f.exists()),
                 "writer": lock_holder(self.path), "discarded": self.discarded,
-                "maintainer": self._maintainer_file(self.snapshot_seq).exists()}
+                "maintainer": wsmaintainer.file_of(self.path, self.snapshot_seq).exists()}
 
 
 # ---------------------------------------------------------------- helpers
