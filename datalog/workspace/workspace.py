@@ -24,19 +24,18 @@ from lftj.relation import LazyRelation, Relation
 from datalog.workspace import blocks as wsblocks
 from datalog.workspace import format as wsfile
 from datalog.workspace import lock as wslock
+from datalog.workspace import log as wslog
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
-from datalog.workspace import rows as wsrows
 from datalog.workspace.blocks import program_of
 from datalog.workspace.lock import lock_holder
-from datalog.workspace.rows import pack, unpack
+from datalog.workspace.log import LOG
 from datalog.workspace.snapshot import SNAPSHOT, SnapshotRows
 from datalog.workspace.sources import source_snapshot
 from maintenance import persistence as wsstate
 from maintenance.delta import Delta, diff, pending_changes
 
-LOG = "log"
 COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
                                     # and than the snapshot (with its maintainer file),
 COMPACT_COMMITS = 10_000            # or when it holds this many commits: every open replays them
@@ -117,7 +116,7 @@ class Workspace:
         try:
             _refuse_existing(path)                # again, under the lock: two inits at once
             ws.engine, engine.workspace = engine, ws
-            wsfile.write_file(path / LOG, "log", {"base": 0}, [])     # the snapshot last: it makes
+            wslog.start(path, 0)     # the snapshot last: it makes
             ws._snapshot()                                            # the directory a workspace
             ws.write_spark_outputs()
         except BaseException:
@@ -149,7 +148,7 @@ class Workspace:
         try:
             _refuse_existing(path)                # again, under the lock
             ws.engine, engine.workspace = engine, ws
-            wsfile.write_file(path / LOG, "log", {"base": 0}, [])
+            wslog.start(path, 0)
             ws._snapshot()                        # last: it makes the directory a workspace
         except BaseException:
             ws.close()
@@ -211,7 +210,7 @@ class Workspace:
         snapshot's commit) restores it and maintains the log's commits through it; otherwise the
         log's changes are set arithmetic on the relations and the maintainer is built at the first
         commit."""
-        log, snap = self._read_files()
+        log, snap = wslog.read_committed(self.path)
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
         first, self.blocks, tables, ordered = wssnapshot.contents(snap, self.path / SNAPSHOT)
         self.sources = wssources.chains(first.get("sources", {}), self.path / SNAPSHOT)
@@ -222,90 +221,29 @@ class Workspace:
         if stored is not None:                           # counted with the snapshot, as _snapshot does
             self.snapshot_bytes += stored[2].valid_length
         if stored is None:
-            for name in self._replay(log, tables):
+            for name in wslog.replay(self._logged(log), tables, self.path):
                 ordered.pop(name, None)
             return _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         wsstate.restore(engine, *stored)
-        self._replay_through(engine, log)
+        wslog.replay_through(engine, self._logged(log), self.path)
         return engine
 
-    def _replay_through(self, engine: WorkspaceEngine, log: wsfile.Contents) -> None:
-        """Maintain each logged commit through the restored maintainer; its derived changes must
-        be the logged ones."""
-        where, idb = self.path / LOG, engine.idb
-        for record in self._records_after(log):
-            changes = {**{n: (rows, set()) for n, rows in _rows_of(record, "insert", where)}}
-            for name, rows in _rows_of(record, "retract", where):
-                changes[name] = (changes.get(name, (set(), set()))[0], rows)
-            pending = {n: {**{r: -1 for r in erased}, **{r: +1 for r in inserted}}
-                       for n, (inserted, erased) in changes.items() if n not in idb}
-            delta = engine._apply(pending)
-            got = {n: (c.inserted, c.erased) for n, c in delta.items() if n in idb and c}
-            logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
-            if got != logged:
-                raise WorkspaceCorrupt(f"workspace file {where}: commit {record['seq']} maintained "
-                                       f"from {wsmaintainer.file_of(self.path, self.seq)} differs from the logged one")
-            self.seq, self.when = record["seq"], record.get("time", self.when)
-
-    def _records_after(self, log: wsfile.Contents):
-        """The log's records after the snapshot, checked to be consecutive."""
-        where, seq = self.path / LOG, self.seq
-        for record in log.records:
-            number = wsfile.int_field(record, "seq", where)
-            if number <= seq:
-                continue
-            if number != seq + 1:
-                raise WorkspaceCorrupt(f"workspace file {where}: commit {seq + 1} is missing (found {number})")
-            seq = number
-            self.sources.update(wssources.chains(record.get("sources", {}), where))
+    def _logged(self, log: wsfile.Contents):
+        """The log's records after the snapshot (``log.records_after``); the workspace is at a
+        record's commit once the caller has applied it and asks for the next."""
+        for record in wslog.records_after(log, self.seq, self.path, self.sources):
             yield record
-
-    def _read_files(self) -> tuple[wsfile.Contents, wsfile.Frames]:
-        """Log first, then snapshot: a compaction between the two reads leaves a snapshot at least
-        as new as the log's base, so the pair is always a committed state. The snapshot is read
-        whole and checked, its records decoded when needed (``snapshot.contents``)."""
-        for _ in range(10):
-            log = wsfile.read_file(self.path / LOG, "log", torn_tail=True)
-            snap = wssnapshot.read(self.path)
-            if wsfile.int_field(snap.header, "seq", self.path / SNAPSHOT) >= wsfile.int_field(log.header, "base", self.path / LOG):
-                break
-        else:
-            raise WorkspaceCorrupt(f"workspace file {self.path / LOG} starts after its snapshot "
-                                   f"{self.path / SNAPSHOT}: commits are missing")
-        return log, snap
-
-    def _replay(self, log: wsfile.Contents, tables: dict[str, set]) -> set[str]:
-        """The log's changes applied to the relations' rows (records already in the snapshot, left
-        by a compaction cut short, are skipped); returns the relations changed."""
-        where, changed = self.path / LOG, set()
-        for record in self._records_after(log):
-            seq = record["seq"]
-            for name, rows in _rows_of(record, "retract", where):
-                _as_set(tables, name).difference_update(rows)
-                changed.add(name)
-            for name, rows in _rows_of(record, "insert", where):
-                _as_set(tables, name)
-                wsrows.add(tables, name, rows, where)
-                changed.add(name)
-            self.seq, self.when = seq, record.get("time", self.when)
-        return changed
+            self.seq, self.when = record["seq"], record.get("time", self.when)
 
     # ------------------------------------------------------------ writing
     def _open_log(self) -> None:
         """The writer cuts off a torn last record (the commit in flight at a crash) before appending."""
-        self._log_fd = os.open(self.path / LOG, os.O_RDWR)
-        if self.discarded:
-            os.ftruncate(self._log_fd, self.log_bytes)
-            os.fsync(self._log_fd)
+        self._log_fd = wslog.open_for_append(self.path, self.log_bytes, self.discarded)
 
     def log_commit(self, changes: Delta) -> None:
         """Append the commit's changes (EDB and IDB) to the log and fsync: durable when this returns."""
-        record = {"seq": self.seq + 1, "time": time.time(),
-                  "insert": {n: pack(c.inserted) for n, c in changes.items() if c.inserted},
-                  "retract": {n: pack(c.erased) for n, c in changes.items() if c.erased}}
-        if self._next_sources:
-            record["sources"] = self._next_sources
+        record = wslog.record_of(self.seq + 1, changes, self._next_sources)
         if self._before_log is not None:
             self._before_log()
         self.log_bytes += wsfile.append(self._log_fd, record)
@@ -340,7 +278,7 @@ class Workspace:
             self._reset_log()
 
     def _reset_log(self) -> None:
-        self.log_bytes = wsfile.write_file(self.path / LOG, "log", {"base": self.seq}, [])
+        self.log_bytes = wslog.start(self.path, self.seq)
         if self._log_fd is not None:
             os.close(self._log_fd)
             self._log_fd = None
@@ -450,7 +388,7 @@ def _refuse_existing(path: Path) -> None:
         raise WorkspaceExists(f"{path} already holds a workspace ({path / SNAPSHOT})")
     if (path / LOG).exists():
         try:
-            empty = not wsfile.read_file(path / LOG, "log", torn_tail=True).records
+            empty = not wslog.read(path).records
         except WorkspaceCorrupt:
             empty = False
         if not empty:
@@ -501,24 +439,6 @@ def _fill(engine: WorkspaceEngine, tables: dict) -> None:
             relation = engine.db[name] = Relation(name, arity)
             relation.tuples = rows if isinstance(rows, set) else set(rows)
     engine._inputs_loaded = True
-
-
-def _as_set(tables: dict, name: str) -> set:
-    """``tables[name]`` as a set of rows (a snapshot's rows read now), created empty if absent."""
-    rows = tables.get(name)
-    if rows is None or isinstance(rows, SnapshotRows):
-        rows = tables[name] = set(rows.rows()) if rows is not None else set()
-    return rows
-
-
-def _rows_of(record: dict, key: str, where: Path):
-    changes = record.get(key, {})
-    if not isinstance(changes, dict):
-        raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
-    for name, packed in changes.items():
-        if not isinstance(packed, dict):
-            raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
-        yield name, unpack(packed, where)
 
 
 def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
