@@ -16,12 +16,11 @@ import os
 import time
 from pathlib import Path
 
-from datalog.engine.engine import _STATE, Engine, paused_gc
-from datalog.language.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing,
-                            WorkspaceReadOnly)
+from datalog.engine.engine import _STATE, paused_gc
+from datalog.language.errors import WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing, WorkspaceReadOnly
 from datalog.language.parser import parse
-from lftj.relation import LazyRelation, Relation
 from datalog.workspace import blocks as wsblocks
+from datalog.workspace import engine as wsengine
 from datalog.workspace import format as wsfile
 from datalog.workspace import lock as wslock
 from datalog.workspace import log as wslog
@@ -29,50 +28,18 @@ from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
 from datalog.workspace.blocks import program_of
+from datalog.workspace.engine import WorkspaceEngine
 from datalog.workspace.lock import lock_holder
 from datalog.workspace.log import LOG
-from datalog.workspace.snapshot import SNAPSHOT, SnapshotRows
+from datalog.workspace.snapshot import SNAPSHOT
 from datalog.workspace.sources import source_snapshot
 from maintenance import persistence as wsstate
-from maintenance.delta import Delta, diff, pending_changes
+from maintenance.delta import Delta, diff
 
 COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
                                     # and than the snapshot (with its maintainer file),
 COMPACT_COMMITS = 10_000            # or when it holds this many commits: every open replays them
                                     # (about 1 ms each at 1M tuples; a compaction there is ~40 s)
-
-
-class WorkspaceEngine(Engine):
-    """An engine whose commits are made durable by its workspace before they return."""
-
-    workspace: "Workspace | None" = None
-    _growing = False                                  # extend() allowed: addblock
-
-    def extend(self, text, name: str = "<input>"):
-        """Only through ``Workspace.addblock`` (durable); ``ask`` adds its rule itself, undone at once."""
-        if self.workspace is not None and not self._growing:
-            raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
-                           f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
-        return super().extend(text, name)
-
-    def _apply(self, pending):
-        workspace = self.workspace
-        if workspace is None:
-            return super()._apply(pending)
-        workspace.check_writable()
-        if not self._evaluated:
-            self.run()
-        changes = pending_changes(pending, self.db)
-        delta = super()._apply(pending)
-        idb = self.idb
-        try:                                          # every commit gets a number, empty ones too
-            workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
-        except BaseException:
-            if changes:
-                super()._apply(_inverse(changes))     # the commit is not durable: undo it
-            raise
-        workspace.maybe_compact()                     # the commit is durable whatever happens here
-        return delta
 
 
 class Workspace:
@@ -116,8 +83,8 @@ class Workspace:
         try:
             _refuse_existing(path)                # again, under the lock: two inits at once
             ws.engine, engine.workspace = engine, ws
-            wslog.start(path, 0)     # the snapshot last: it makes
-            ws._snapshot()                                            # the directory a workspace
+            wslog.start(path, 0)                  # the snapshot last: it makes
+            ws._snapshot()                        # the directory a workspace
             ws.write_spark_outputs()
         except BaseException:
             ws.close()
@@ -141,7 +108,7 @@ class Workspace:
         the maintainer is built at the first commit. Error ``workspace_exists`` as for ``create``."""
         path = Path(path)
         _refuse_existing(path)
-        engine = _restored([dict(b) for b in blocks], tables, engine_options, path / SNAPSHOT)
+        engine = wsengine.restored([dict(b) for b in blocks], tables, engine_options, path / SNAPSHOT)
         path.mkdir(parents=True, exist_ok=True)
         ws = cls(path, [dict(b) for b in blocks], 0, time.time(), writer=True)
         ws._lock()
@@ -223,8 +190,8 @@ class Workspace:
         if stored is None:
             for name in wslog.replay(self._logged(log), tables, self.path):
                 ordered.pop(name, None)
-            return _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
+            return wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
+        engine = wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         wsstate.restore(engine, *stored)
         wslog.replay_through(engine, self._logged(log), self.path)
         return engine
@@ -337,7 +304,7 @@ class Workspace:
         old = self.engine
         tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
         blocks = wsblocks.keep_conversions(self.blocks, name, tables)
-        new = _build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
+        new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
         new.workspace = self
         saved = (self.engine, self.blocks)
         try:
@@ -394,55 +361,6 @@ def _refuse_existing(path: Path) -> None:
         if not empty:
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
-
-
-def _build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:
-    """An engine for ``blocks`` whose EDB relations hold ``tables`` (not the program's facts or
-    input files), evaluated from scratch."""
-    engine = WorkspaceEngine(program_of(blocks), None, **options)
-    _fill(engine, {n: rows for n, rows in tables.items() if n in engine.db and n not in engine.idb})
-    engine.run()
-    return engine
-
-
-def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: Path,
-              ordered: dict[str, list] | None = None) -> WorkspaceEngine:
-    """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated.
-    ``ordered``: the rows of some of them as lists in stored order (``Relation.presorted``)."""
-    engine = WorkspaceEngine(program_of(blocks), None, **options)
-    for name, rows in tables.items():
-        if name not in engine.db:
-            raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
-                                   f"does not have")
-        arity = rows.arity if isinstance(rows, SnapshotRows) else len(next(iter(rows))) if rows else None
-        if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
-            raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
-                                   f"{engine.db[name].arity}")             # checked by rows.add
-    _fill(engine, {n: tables.get(n, set()) for n in engine.db})
-    for name, rows in (ordered or {}).items():
-        engine.db[name].presorted = rows
-    engine._evaluated = True
-    return engine
-
-
-def _fill(engine: WorkspaceEngine, tables: dict) -> None:
-    """Replace the contents of the relations of ``tables`` (sets, or a snapshot's rows left to read
-    when first used: :class:`LazyRelation`); the ``.input`` files count as read."""
-    edb = set(engine.db) - engine.idb
-    engine._settle_types([(n, [rows.sample if isinstance(rows, SnapshotRows) else next(iter(rows))])
-                          for n, rows in tables.items() if n in edb and rows])
-    for name, rows in tables.items():
-        arity = engine.db[name].arity
-        if isinstance(rows, SnapshotRows):
-            engine.db[name] = LazyRelation(name, arity, rows)
-        else:
-            relation = engine.db[name] = Relation(name, arity)
-            relation.tuples = rows if isinstance(rows, set) else set(rows)
-    engine._inputs_loaded = True
-
-
-def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
-    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.erased}} for n, c in changes.items()}
 
 
 __all__ = ["Workspace", "WorkspaceEngine", "lock_holder", "program_of", "source_snapshot"]
