@@ -1,6 +1,13 @@
 """Workspaces: a program and its EDB kept on disk, so that the next process continues where the
 last one committed. The on-disk format and its guarantees are in ``datalog/workspace.md``.
 
+This module is the :class:`Workspace`, which orchestrates the package's other modules: the
+writer lock (``lock``), the commit log (``log``), the snapshot (``snapshot``) and the stored
+maintainer beside it (``maintainer``), the program's blocks (``blocks``), the Spark directory
+(``sources``) and the engine that logs its commits (``engine``); records are framed by
+``format`` and rows packed by ``rows``. It decides when each file is written: create, open,
+commit, compact, addblock, removeblock.
+
 >>> import tempfile
 >>> path = tempfile.mkdtemp() + "/ws"
 >>> with Workspace.create(path, "edge(1, 2). path(x, y) :- edge(x, y).") as ws:
@@ -45,7 +52,16 @@ COMPACT_COMMITS = 10_000            # or when it holds this many commits: every 
 class Workspace:
     """A workspace directory opened by one process: ``engine`` answers and (for the writer)
     commits; ``addblock``/``removeblock`` change the program. Use as a context manager or
-    ``close()`` to release the writer lock."""
+    ``close()`` to release the writer lock.
+
+    Invariants: ``engine``'s relations and program (``blocks``) are those of commit ``seq``
+    (made at ``when``): for the writer the last one durable on disk, for a reader the last one
+    when it opened. The snapshot it read or last wrote holds commit ``snapshot_seq`` <= ``seq``,
+    and the log's records after that are the commits up to ``seq`` (``log_bytes`` long;
+    ``discarded``: a torn record found on open, cut off before the first append). ``sources``
+    names each Spark source's snapshot chain at ``seq``. A writer holds the lock (``_lock_fd``)
+    and the log open for appending (``_log_fd``) until ``close``; a reader holds neither and
+    cannot commit."""
 
     def __init__(self, path: Path, blocks: list[dict], seq: int, when: float, writer: bool,
                  compact_min: int = COMPACT_MIN):
@@ -75,30 +91,8 @@ class Workspace:
         engine.stage_source = None
         if engine.maintenance == "incremental":
             engine.commit()                       # builds the maintainer, stored when it can be
-        path.mkdir(parents=True, exist_ok=True)
         block = {"name": name, "source": source, "text": program, "converted": {}}
-        ws = cls(path, [block], 0, time.time(), writer=True)
-        ws.sources = sources
-        ws._lock()
-        try:
-            _refuse_existing(path)                # again, under the lock: two inits at once
-            ws.engine, engine.workspace = engine, ws
-            wslog.start(path, 0)                  # the snapshot last: it makes
-            ws._snapshot()                        # the directory a workspace
-            ws.write_spark_outputs()
-        except BaseException:
-            ws.close()
-            raise
-        return ws
-
-    def write_spark_outputs(self) -> None:
-        """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
-        they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
-        outputs = self.engine.spark_directives("output")
-        for directive in outputs:
-            self.engine.write_spark_output(directive)
-        if outputs:
-            self.mark_outputs_synced()
+        return cls._new(path, [block], engine, sources, spark_outputs=True)
 
     @classmethod
     def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
@@ -109,14 +103,25 @@ class Workspace:
         path = Path(path)
         _refuse_existing(path)
         engine = wsengine.restored([dict(b) for b in blocks], tables, engine_options, path / SNAPSHOT)
+        return cls._new(path, [dict(b) for b in blocks], engine, {})
+
+    @classmethod
+    def _new(cls, path: Path, blocks: list[dict], engine: WorkspaceEngine, sources: dict[str, str],
+             spark_outputs: bool = False) -> "Workspace":
+        """The directory made and locked, ``engine`` (commit 0 of ``blocks``) saved there: the log,
+        then the snapshot, which makes the directory a workspace; with ``spark_outputs`` the Spark
+        outputs written. Returns it open for writing (closed again on failure)."""
         path.mkdir(parents=True, exist_ok=True)
-        ws = cls(path, [dict(b) for b in blocks], 0, time.time(), writer=True)
+        ws = cls(path, blocks, 0, time.time(), writer=True)
+        ws.sources = sources
         ws._lock()
         try:
-            _refuse_existing(path)                # again, under the lock
+            _refuse_existing(path)                # again, under the lock: two inits at once
             ws.engine, engine.workspace = engine, ws
             wslog.start(path, 0)
             ws._snapshot()                        # last: it makes the directory a workspace
+            if spark_outputs:
+                ws.write_spark_outputs()
         except BaseException:
             ws.close()
             raise
@@ -252,6 +257,7 @@ class Workspace:
         self.discarded = 0
         self._open_log()
 
+    # ------------------------------------------------------------ Spark sources and outputs
     def commit_sources(self, inserts: dict, retracts: dict, sources: dict[str, str], before_log=None) -> Delta:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
         new snapshots (``refresh``): the two become durable together or not at all.
@@ -261,6 +267,15 @@ class Workspace:
             return self.engine.commit(inserts=inserts, retracts=retracts)
         finally:
             self._next_sources = self._before_log = None
+
+    def write_spark_outputs(self) -> None:
+        """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
+        they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
+        outputs = self.engine.spark_directives("output")
+        for directive in outputs:
+            self.engine.write_spark_output(directive)
+        if outputs:
+            self.mark_outputs_synced()
 
     def outputs_synced(self) -> int | None:
         """The commit whose relations the Spark output tables last received in full or in part
