@@ -34,8 +34,8 @@ from datalog.workspace import log as wslog
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
-from datalog.workspace.blocks import program_of
-from datalog.workspace.engine import WorkspaceEngine
+from datalog.workspace.blocks import program_of           # program_of, source_snapshot: only
+from datalog.workspace.engine import WorkspaceEngine        # re-exported (__all__), as before
 from datalog.workspace.lock import lock_holder
 from datalog.workspace.log import LOG
 from datalog.workspace.snapshot import SNAPSHOT
