@@ -17,6 +17,7 @@ _VERSION = re.compile(r"v[0-9]+")
 
 
 def source_snapshot(path: Path, relation: str, version: str) -> Path:
+    """The directory of ``version`` (``vN``) of the snapshot of Spark source ``relation``."""
     return Path(path) / "spark" / relation / version
 
 
