@@ -1,6 +1,13 @@
 """Workspaces: a program and its EDB kept on disk, so that the next process continues where the
 last one committed. The on-disk format and its guarantees are in ``datalog/workspace.md``.
 
+This module is the :class:`Workspace`, which orchestrates the package's other modules: the
+writer lock (``lock``), the commit log (``log``), the snapshot (``snapshot``) and the stored
+maintainer beside it (``maintainer``), the program's blocks (``blocks``), the Spark directory
+(``sources``) and the engine that logs its commits (``engine``); records are framed by
+``format`` and rows packed by ``rows``. It decides when each file is written: create, open,
+commit, compact, addblock, removeblock.
+
 >>> import tempfile
 >>> path = tempfile.mkdtemp() + "/ws"
 >>> with Workspace.create(path, "edge(1, 2). path(x, y) :- edge(x, y).") as ws:
@@ -12,69 +19,49 @@ last one committed. The on-disk format and its guarantees are in ``datalog/works
 
 from __future__ import annotations
 
-import fcntl
 import os
-import re
 import time
-from itertools import chain
 from pathlib import Path
 
-from datalog.language import ast
-from datalog.engine.engine import _STATE, Engine, paused_gc
-from datalog.language.errors import (BadBlock, WorkspaceCorrupt, WorkspaceExists, WorkspaceLocked, WorkspaceMissing,
-                            WorkspaceReadOnly)
-from datalog.engine.extension import combined, newly_derived
+from datalog.engine.engine import _STATE, paused_gc
+from datalog.language.errors import WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing, WorkspaceReadOnly
 from datalog.language.parser import parse
-from lftj.relation import LazyRelation, Relation
+from datalog.workspace import blocks as wsblocks
+from datalog.workspace import engine as wsengine
 from datalog.workspace import format as wsfile
+from datalog.workspace import lock as wslock
+from datalog.workspace import log as wslog
+from datalog.workspace import maintainer as wsmaintainer
+from datalog.workspace import snapshot as wssnapshot
+from datalog.workspace import sources as wssources
+from datalog.workspace.blocks import program_of           # program_of, source_snapshot: only
+from datalog.workspace.engine import WorkspaceEngine        # re-exported (__all__), as before
+from datalog.workspace.lock import lock_holder
+from datalog.workspace.log import LOG
+from datalog.workspace.snapshot import SNAPSHOT
+from datalog.workspace.sources import source_snapshot
 from maintenance import persistence as wsstate
-from maintenance.delta import Delta, diff, pending_changes
+from maintenance.delta import Delta, diff
 
-SNAPSHOT, LOG, LOCK, MAINTAINER = "snapshot", "log", "lock", "maintainer"   # maintainer.<seq>
-CHUNK = 50_000                      # rows per snapshot record
 COMPACT_MIN = 1 << 20               # the log is folded into a new snapshot when larger than this
                                     # and than the snapshot (with its maintainer file),
 COMPACT_COMMITS = 10_000            # or when it holds this many commits: every open replays them
                                     # (about 1 ms each at 1M tuples; a compaction there is ~40 s)
 
 
-class WorkspaceEngine(Engine):
-    """An engine whose commits are made durable by its workspace before they return."""
-
-    workspace: "Workspace | None" = None
-    _growing = False                                  # extend() allowed: addblock
-
-    def extend(self, text, name: str = "<input>"):
-        """Only through ``Workspace.addblock`` (durable); ``ask`` adds its rule itself, undone at once."""
-        if self.workspace is not None and not self._growing:
-            raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
-                           f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
-        return super().extend(text, name)
-
-    def _apply(self, pending):
-        workspace = self.workspace
-        if workspace is None:
-            return super()._apply(pending)
-        workspace.check_writable()
-        if not self._evaluated:
-            self.run()
-        changes = pending_changes(pending, self.db)
-        delta = super()._apply(pending)
-        idb = self.idb
-        try:                                          # every commit gets a number, empty ones too
-            workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
-        except BaseException:
-            if changes:
-                super()._apply(_inverse(changes))     # the commit is not durable: undo it
-            raise
-        workspace.maybe_compact()                     # the commit is durable whatever happens here
-        return delta
-
-
 class Workspace:
     """A workspace directory opened by one process: ``engine`` answers and (for the writer)
     commits; ``addblock``/``removeblock`` change the program. Use as a context manager or
-    ``close()`` to release the writer lock."""
+    ``close()`` to release the writer lock.
+
+    Invariants: ``engine``'s relations and program (``blocks``) are those of commit ``seq``
+    (made at ``when``): for the writer the last one durable on disk, for a reader the last one
+    when it opened. The snapshot it read or last wrote holds commit ``snapshot_seq`` <= ``seq``,
+    and the log's records after that are the commits up to ``seq`` (``log_bytes`` long;
+    ``discarded``: a torn record found on open, cut off before the first append). ``sources``
+    names each Spark source's snapshot chain at ``seq``. A writer holds the lock (``_lock_fd``)
+    and the log open for appending (``_log_fd``) until ``close``; a reader holds neither and
+    cannot commit."""
 
     def __init__(self, path: Path, blocks: list[dict], seq: int, when: float, writer: bool,
                  compact_min: int = COMPACT_MIN):
@@ -99,35 +86,13 @@ class Workspace:
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
         sources: dict[str, str] = {}
-        engine.stage_source = _stager(path, sources)      # a Spark source's rows kept as Parquet
+        engine.stage_source = wssources.stager(path, sources)      # a Spark source's rows kept as Parquet
         engine.run()
         engine.stage_source = None
         if engine.maintenance == "incremental":
             engine.commit()                       # builds the maintainer, stored when it can be
-        path.mkdir(parents=True, exist_ok=True)
         block = {"name": name, "source": source, "text": program, "converted": {}}
-        ws = cls(path, [block], 0, time.time(), writer=True)
-        ws.sources = sources
-        ws._lock()
-        try:
-            _refuse_existing(path)                # again, under the lock: two inits at once
-            ws.engine, engine.workspace = engine, ws
-            wsfile.write_file(path / LOG, "log", {"base": 0}, [])     # the snapshot last: it makes
-            ws._snapshot()                                            # the directory a workspace
-            ws.write_spark_outputs()
-        except BaseException:
-            ws.close()
-            raise
-        return ws
-
-    def write_spark_outputs(self) -> None:
-        """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
-        they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
-        outputs = self.engine.spark_directives("output")
-        for directive in outputs:
-            self.engine.write_spark_output(directive)
-        if outputs:
-            self.mark_outputs_synced()
+        return cls._new(path, [block], engine, sources, spark_outputs=True)
 
     @classmethod
     def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
@@ -137,15 +102,26 @@ class Workspace:
         the maintainer is built at the first commit. Error ``workspace_exists`` as for ``create``."""
         path = Path(path)
         _refuse_existing(path)
-        engine = _restored([dict(b) for b in blocks], tables, engine_options, path / SNAPSHOT)
+        engine = wsengine.restored([dict(b) for b in blocks], tables, engine_options, path / SNAPSHOT)
+        return cls._new(path, [dict(b) for b in blocks], engine, {})
+
+    @classmethod
+    def _new(cls, path: Path, blocks: list[dict], engine: WorkspaceEngine, sources: dict[str, str],
+             spark_outputs: bool = False) -> "Workspace":
+        """The directory made and locked, ``engine`` (commit 0 of ``blocks``) saved there: the log,
+        then the snapshot, which makes the directory a workspace; with ``spark_outputs`` the Spark
+        outputs written. Returns it open for writing (closed again on failure)."""
         path.mkdir(parents=True, exist_ok=True)
-        ws = cls(path, [dict(b) for b in blocks], 0, time.time(), writer=True)
+        ws = cls(path, blocks, 0, time.time(), writer=True)
+        ws.sources = sources
         ws._lock()
         try:
-            _refuse_existing(path)                # again, under the lock
+            _refuse_existing(path)                # again, under the lock: two inits at once
             ws.engine, engine.workspace = engine, ws
-            wsfile.write_file(path / LOG, "log", {"base": 0}, [])
+            wslog.start(path, 0)
             ws._snapshot()                        # last: it makes the directory a workspace
+            if spark_outputs:
+                ws.write_spark_outputs()
         except BaseException:
             ws.close()
             raise
@@ -179,13 +155,12 @@ class Workspace:
         return ws
 
     def close(self) -> None:
-        for name in ("_log_fd", "_lock_fd"):
-            fd = getattr(self, name)
-            if fd is not None:
-                if name == "_lock_fd":
-                    os.ftruncate(fd, 0)
-                os.close(fd)
-                setattr(self, name, None)
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
+        if self._lock_fd is not None:
+            wslock.release(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> "Workspace":
         return self
@@ -195,18 +170,7 @@ class Workspace:
 
     # ------------------------------------------------------------ the lock
     def _lock(self) -> None:
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            holder = lock_holder(self.path)
-            raise WorkspaceLocked(f"workspace {self.path} is locked by process "
-                                  f"{holder if holder else '(pid not yet written)'} "
-                                  f"({self.path / LOCK}); one writer at a time") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._lock_fd = fd
+        self._lock_fd = wslock.acquire(self.path)
 
     def check_writable(self) -> None:
         if not self.writer or self._lock_fd is None:
@@ -218,117 +182,40 @@ class Workspace:
         snapshot's commit) restores it and maintains the log's commits through it; otherwise the
         log's changes are set arithmetic on the relations and the maintainer is built at the first
         commit."""
-        log, snap = self._read_files()
+        log, snap = wslog.read_committed(self.path)
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
-        first, self.blocks, tables, ordered = _snapshot_state(snap, self.path / SNAPSHOT)
-        self.sources = _sources(first.get("sources", {}), self.path / SNAPSHOT)
+        first, self.blocks, tables, ordered = wssnapshot.contents(snap, self.path / SNAPSHOT)
+        self.sources = wssources.chains(first.get("sources", {}), self.path / SNAPSHOT)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
-        stored = self._maintainer_state() if self.writer else None
+        stored = wsmaintainer.read(self.path, self.seq) if self.writer else None
         if stored is not None:                           # counted with the snapshot, as _snapshot does
             self.snapshot_bytes += stored[2].valid_length
         if stored is None:
-            for name in self._replay(log, tables):
+            for name in wslog.replay(self._logged(log), tables, self.path):
                 ordered.pop(name, None)
-            return _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        engine = _restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
+            return wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
+        engine = wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         wsstate.restore(engine, *stored)
-        self._replay_through(engine, log)
+        wslog.replay_through(engine, self._logged(log), self.path)
         return engine
 
-    def _maintainer_state(self) -> tuple | None:
-        """The stored maintainer if it belongs to the snapshot's commit (a missing one, or one left
-        by a compaction cut short, is not used: the maintainer is then built at the first commit):
-        its state, its path and its frames (checked whole; version 3 pages are decoded when the
-        maintainer first needs them)."""
-        path = self._maintainer_file(self.seq)
-        if not path.exists():
-            return None
-        frames = wsfile.read_frames(path, "maintainer")
-        if frames.header.get("seq") != self.seq:
-            raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
-        state = frames.record(0).get("state") if len(frames) else None
-        if not isinstance(state, dict) or len(frames) != 1 + state.get("frames", 0):
-            raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
-        return state, path, frames
-
-    def _replay_through(self, engine: WorkspaceEngine, log: wsfile.Contents) -> None:
-        """Maintain each logged commit through the restored maintainer; its derived changes must
-        be the logged ones."""
-        where, idb = self.path / LOG, engine.idb
-        for record in self._records_after(log):
-            changes = {**{n: (rows, set()) for n, rows in _rows_of(record, "insert", where)}}
-            for name, rows in _rows_of(record, "retract", where):
-                changes[name] = (changes.get(name, (set(), set()))[0], rows)
-            pending = {n: {**{r: -1 for r in erased}, **{r: +1 for r in inserted}}
-                       for n, (inserted, erased) in changes.items() if n not in idb}
-            delta = engine._apply(pending)
-            got = {n: (c.inserted, c.erased) for n, c in delta.items() if n in idb and c}
-            logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
-            if got != logged:
-                raise WorkspaceCorrupt(f"workspace file {where}: commit {record['seq']} maintained "
-                                       f"from {self._maintainer_file(self.seq)} differs from the logged one")
-            self.seq, self.when = record["seq"], record.get("time", self.when)
-
-    def _records_after(self, log: wsfile.Contents):
-        """The log's records after the snapshot, checked to be consecutive."""
-        where, seq = self.path / LOG, self.seq
-        for record in log.records:
-            number = _int(record, "seq", where)
-            if number <= seq:
-                continue
-            if number != seq + 1:
-                raise WorkspaceCorrupt(f"workspace file {where}: commit {seq + 1} is missing (found {number})")
-            seq = number
-            self.sources.update(_sources(record.get("sources", {}), where))
+    def _logged(self, log: wsfile.Contents):
+        """The log's records after the snapshot (``log.records_after``); the workspace is at a
+        record's commit once the caller has applied it and asks for the next."""
+        for record in wslog.records_after(log, self.seq, self.path, self.sources):
             yield record
-
-    def _read_files(self) -> tuple[wsfile.Contents, wsfile.Frames]:
-        """Log first, then snapshot: a compaction between the two reads leaves a snapshot at least
-        as new as the log's base, so the pair is always a committed state. The snapshot is read
-        whole and checked, its records decoded when needed (``_snapshot_state``)."""
-        for _ in range(10):
-            log = wsfile.read_file(self.path / LOG, "log", torn_tail=True)
-            snap = wsfile.read_frames(self.path / SNAPSHOT, "snapshot")
-            if _int(snap.header, "seq", self.path / SNAPSHOT) >= _int(log.header, "base", self.path / LOG):
-                break
-        else:
-            raise WorkspaceCorrupt(f"workspace file {self.path / LOG} starts after its snapshot "
-                                   f"{self.path / SNAPSHOT}: commits are missing")
-        return log, snap
-
-    def _replay(self, log: wsfile.Contents, tables: dict[str, set]) -> set[str]:
-        """The log's changes applied to the relations' rows (records already in the snapshot, left
-        by a compaction cut short, are skipped); returns the relations changed."""
-        where, changed = self.path / LOG, set()
-        for record in self._records_after(log):
-            seq = record["seq"]
-            for name, rows in _rows_of(record, "retract", where):
-                _as_set(tables, name).difference_update(rows)
-                changed.add(name)
-            for name, rows in _rows_of(record, "insert", where):
-                _as_set(tables, name)
-                _add(tables, name, rows, where)
-                changed.add(name)
-            self.seq, self.when = seq, record.get("time", self.when)
-        return changed
+            self.seq, self.when = record["seq"], record.get("time", self.when)
 
     # ------------------------------------------------------------ writing
     def _open_log(self) -> None:
         """The writer cuts off a torn last record (the commit in flight at a crash) before appending."""
-        self._log_fd = os.open(self.path / LOG, os.O_RDWR)
-        if self.discarded:
-            os.ftruncate(self._log_fd, self.log_bytes)
-            os.fsync(self._log_fd)
+        self._log_fd = wslog.open_for_append(self.path, self.log_bytes, self.discarded)
 
     def log_commit(self, changes: Delta) -> None:
         """Append the commit's changes (EDB and IDB) to the log and fsync: durable when this returns."""
-        record = {"seq": self.seq + 1, "time": time.time(),
-                  "insert": {n: pack(c.inserted) for n, c in changes.items() if c.inserted},
-                  "retract": {n: pack(c.erased) for n, c in changes.items() if c.erased}}
-        if self._next_sources:
-            record["sources"] = self._next_sources
+        record = wslog.record_of(self.seq + 1, changes, self._next_sources)
         if self._before_log is not None:
             self._before_log()
         self.log_bytes += wsfile.append(self._log_fd, record)
@@ -354,64 +241,23 @@ class Workspace:
         self._snapshot()
 
     def _snapshot(self, then_reset_log: bool = True) -> None:
-        extra = self._save_maintainer()                   # compaction pays for both files
-        self.snapshot_bytes = extra + wsfile.write_file(self.path / SNAPSHOT, "snapshot",
-                                                        {"seq": self.seq, "time": self.when,
-                                                         "compression": wsfile.COMPRESSION},
-                                                        self._snapshot_records())
+        extra = wsmaintainer.save(self.path, self.seq, self.engine)     # compaction pays for both files
+        self.snapshot_bytes = extra + wssnapshot.write(self.path, self.seq, self.when, self.blocks, self.sources,
+                                                       self.engine)
         self.snapshot_seq = self.seq
-        self._drop_old_maintainers()
+        wsmaintainer.drop_others(self.path, self.seq)
         if then_reset_log:
             self._reset_log()
 
-    def _save_maintainer(self) -> int:
-        """The maintainer of this commit, if it can be captured, before the snapshot that it
-        belongs to; else no maintainer file. Returns its size."""
-        records = wsstate.capture(self.engine)
-        if records is None:
-            return 0
-        return wsfile.write_file(self._maintainer_file(self.seq), "maintainer",
-                                 {"seq": self.seq, "compression": wsfile.COMPRESSION}, records)
-
-    def _maintainer_file(self, seq: int) -> Path:
-        return self.path / f"{MAINTAINER}.{seq}"
-
-    def _drop_old_maintainers(self) -> None:
-        """After a snapshot's rename, the maintainer files of other commits are stale."""
-        keep = self._maintainer_file(self.seq).name
-        for path in self.path.glob(f"{MAINTAINER}.*"):
-            if path.name != keep:
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError:
-                    pass                                  # stale, never read; next time
-
     def _reset_log(self) -> None:
-        self.log_bytes = wsfile.write_file(self.path / LOG, "log", {"base": self.seq}, [])
+        self.log_bytes = wslog.start(self.path, self.seq)
         if self._log_fd is not None:
             os.close(self._log_fd)
             self._log_fd = None
         self.discarded = 0
         self._open_log()
 
-    def _snapshot_records(self):
-        """The blocks record with the directory of the relations' frames, each relation's rows
-        (CHUNK a frame), the end record."""
-        engine, directory, stored, frame = self.engine, {}, [], 1
-        for name in engine.relations():
-            relation = engine.db[name]
-            rows, by_first = relation.stored_rows(), relation.stores_by_first()
-            frames = max(1, -(-len(rows) // CHUNK))
-            directory[name] = {"first": frame, "frames": frames, "count": len(rows), "arity": relation.arity,
-                               "sample": list(rows[0]) if rows else None, "by_first": by_first}
-            stored.append((name, rows, relation.arity))
-            frame += frames
-        yield {"blocks": self.blocks, **({"sources": self.sources} if self.sources else {}), "relations": directory}
-        for name, rows, arity in stored:
-            for start in range(0, max(len(rows), 1), CHUNK):
-                yield {"relation": name, **pack(rows[start:start + CHUNK], arity)}
-        yield {"end": frame}
-
+    # ------------------------------------------------------------ Spark sources and outputs
     def commit_sources(self, inserts: dict, retracts: dict, sources: dict[str, str], before_log=None) -> Delta:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
         new snapshots (``refresh``): the two become durable together or not at all.
@@ -422,32 +268,33 @@ class Workspace:
         finally:
             self._next_sources = self._before_log = None
 
+    def write_spark_outputs(self) -> None:
+        """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
+        they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
+        outputs = self.engine.spark_directives("output")
+        for directive in outputs:
+            self.engine.write_spark_output(directive)
+        if outputs:
+            self.mark_outputs_synced()
+
     def outputs_synced(self) -> int | None:
         """The commit whose relations the Spark output tables last received in full or in part
         (``spark/outputs``), or None."""
-        where = self.path / "spark" / "outputs"
-        if not where.exists():
-            return None
-        try:
-            return _int(wsfile.read_file(where, "outputs").header, "seq", where)
-        except WorkspaceCorrupt:
-            return None                           # derived: the next refresh rewrites every output
+        return wssources.outputs_synced(self.path)
 
     def mark_outputs_synced(self) -> None:
-        (self.path / "spark").mkdir(exist_ok=True)
-        wsfile.write_file(self.path / "spark" / "outputs", "outputs", {"seq": self.seq}, [])
+        wssources.mark_outputs_synced(self.path, self.seq)
 
     # ------------------------------------------------------------ program changes
     def addblock(self, name: str, text: str, source: str | None = None, facts_dir=None) -> Delta:
         """Add a named block of statements: only the strata it reaches are evaluated
         (``Engine.extend``); then a new snapshot makes it durable. All or nothing."""
         self.check_writable()
-        if any(b["name"] == name for b in self.blocks):
-            raise BadBlock(f"workspace {self.path} already has a block named {name}")
+        wsblocks.check_new(self.blocks, name, self.path)
         engine, added = self.engine, parse(text, source or name)
         if not engine._evaluated:
             engine.run()
-        converted = {n: [list(r) for r in engine.rows(n)] for n in newly_derived(added, engine.idb, engine.db)}
+        converted = wsblocks.conversions(added, engine)
         saved = {key: getattr(engine, key) for key in (*_STATE, "facts_dir")}
         if facts_dir is not None:
             engine.facts_dir = Path(facts_dir)
@@ -468,16 +315,11 @@ class Workspace:
         """Remove a named block and everything only it derived. Cost: the remaining program is
         evaluated again from the stored EDB (a full evaluation), then a new snapshot is written."""
         self.check_writable()
-        blocks = [b for b in self.blocks if b["name"] != name]
-        if len(blocks) == len(self.blocks):
-            raise BadBlock(f"workspace {self.path} has no block named {name} "
-                           f"(blocks: {', '.join(b['name'] for b in self.blocks)})")
-        if self.blocks[0]["name"] == name:
-            raise BadBlock(f"block {name} is the workspace's program; only added blocks can be removed")
+        wsblocks.check_removable(self.blocks, name, self.path)
         old = self.engine
         tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
-        blocks = _keep_conversions(self.blocks, name, tables)
-        new = _build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
+        blocks = wsblocks.keep_conversions(self.blocks, name, tables)
+        new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
         new.workspace = self
         saved = (self.engine, self.blocks)
         try:
@@ -516,7 +358,7 @@ class Workspace:
                 "idb": sorted(self.engine.idb), "last_commit": self.seq, "time": self.when,
                 "disk_bytes": sum(f.stat().st_size for f in files if f.exists()),
                 "writer": lock_holder(self.path), "discarded": self.discarded,
-                "maintainer": self._maintainer_file(self.snapshot_seq).exists()}
+                "maintainer": wsmaintainer.file_of(self.path, self.snapshot_seq).exists()}
 
 
 # ---------------------------------------------------------------- helpers
@@ -528,266 +370,12 @@ def _refuse_existing(path: Path) -> None:
         raise WorkspaceExists(f"{path} already holds a workspace ({path / SNAPSHOT})")
     if (path / LOG).exists():
         try:
-            empty = not wsfile.read_file(path / LOG, "log", torn_tail=True).records
+            empty = not wslog.read(path).records
         except WorkspaceCorrupt:
             empty = False
         if not empty:
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
-
-
-def lock_holder(path: Path) -> int | None:
-    """The pid written in the lock file, if that process is alive."""
-    try:
-        text = (Path(path) / LOCK).read_text().strip()
-        pid = int(text)
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return None
-    return pid
-
-
-def program_of(blocks: list[dict]) -> ast.Program:
-    """The program of a block list: each block added as ``Engine.extend`` added it (relations it
-    converted from EDB to derived keep their rows of that moment as facts)."""
-    program = parse(blocks[0]["text"], blocks[0]["source"])
-    for block in blocks[1:]:
-        converted = {n: [tuple(r) for r in rows] for n, rows in block["converted"].items()}
-        program = combined(program, parse(block["text"], block["source"]), converted)
-    return program
-
-
-def _keep_conversions(blocks: list[dict], name: str, tables: dict[str, set]) -> list[dict]:
-    """The blocks without ``name``. The rows it converted into facts (relations that were EDB
-    until it derived them) stay: as the next block's conversions -- which only replace those
-    relations' program facts -- and, for a relation that is EDB again, as its table rows."""
-    at = [b["name"] for b in blocks].index(name)
-    converted = blocks[at]["converted"]
-    kept = [dict(b) for b in blocks[:at] + blocks[at + 1:]]
-    if at < len(kept):
-        kept[at]["converted"] = {**converted, **kept[at]["converted"]}
-    for relation, rows in converted.items():
-        tables.setdefault(relation, {tuple(r) for r in rows})
-    return kept
-
-
-def _build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:
-    """An engine for ``blocks`` whose EDB relations hold ``tables`` (not the program's facts or
-    input files), evaluated from scratch."""
-    engine = WorkspaceEngine(program_of(blocks), None, **options)
-    _fill(engine, {n: rows for n, rows in tables.items() if n in engine.db and n not in engine.idb})
-    engine.run()
-    return engine
-
-
-def _restored(blocks: list[dict], tables: dict[str, set], options: dict, where: Path,
-              ordered: dict[str, list] | None = None) -> WorkspaceEngine:
-    """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated.
-    ``ordered``: the rows of some of them as lists in stored order (``Relation.presorted``)."""
-    engine = WorkspaceEngine(program_of(blocks), None, **options)
-    for name, rows in tables.items():
-        if name not in engine.db:
-            raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
-                                   f"does not have")
-        arity = rows.arity if isinstance(rows, _SnapshotRows) else len(next(iter(rows))) if rows else None
-        if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
-            raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
-                                   f"{engine.db[name].arity}")             # checked by _add
-    _fill(engine, {n: tables.get(n, set()) for n in engine.db})
-    for name, rows in (ordered or {}).items():
-        engine.db[name].presorted = rows
-    engine._evaluated = True
-    return engine
-
-
-def _fill(engine: WorkspaceEngine, tables: dict) -> None:
-    """Replace the contents of the relations of ``tables`` (sets, or a snapshot's rows left to read
-    when first used: :class:`LazyRelation`); the ``.input`` files count as read."""
-    edb = set(engine.db) - engine.idb
-    engine._settle_types([(n, [rows.sample if isinstance(rows, _SnapshotRows) else next(iter(rows))])
-                          for n, rows in tables.items() if n in edb and rows])
-    for name, rows in tables.items():
-        arity = engine.db[name].arity
-        if isinstance(rows, _SnapshotRows):
-            engine.db[name] = LazyRelation(name, arity, rows)
-        else:
-            relation = engine.db[name] = Relation(name, arity)
-            relation.tuples = rows if isinstance(rows, set) else set(rows)
-    engine._inputs_loaded = True
-
-
-def _snapshot_state(snap: wsfile.Frames, where: Path) -> tuple[dict, list[dict], dict, dict[str, list]]:
-    """The first record, the blocks, every relation's rows, and the same rows as lists in their
-    stored order (``Relation.stored_rows``: the hint of ``Relation.presorted``). A version 3
-    snapshot names each relation's frames in its first record: its rows are then a
-    :class:`_SnapshotRows`, decoded when first used; older ones are decoded here."""
-    if len(snap) < 2:
-        raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
-    first, end = snap.record(0), snap.record(len(snap) - 1)
-    if "blocks" not in first or end.get("end") != len(snap) - 1:
-        raise WorkspaceCorrupt(f"workspace file {where} is incomplete (no end record)")
-    blocks = first["blocks"]
-    if not isinstance(blocks, list) or not blocks or not all(_is_block(b) for b in blocks):
-        raise WorkspaceCorrupt(f"workspace file {where}: the block list is malformed")
-    if "relations" in first:
-        directory = first["relations"]
-        if not isinstance(directory, dict):
-            raise WorkspaceCorrupt(f"workspace file {where}: the relation directory is malformed")
-        return first, blocks, {name: _SnapshotRows(snap, where, name, entry) for name, entry in directory.items()}, {}
-    ordered: dict[str, list] = {}
-    for i in range(1, len(snap) - 1):
-        record = snap.record(i)
-        name = record.get("relation")
-        if not isinstance(name, str):
-            raise WorkspaceCorrupt(f"workspace file {where}: a relation record is malformed")
-        rows, table = unpack_list(record, where), ordered.get(name)
-        if table is None:
-            ordered[name] = rows
-        else:
-            _check_arity(table, rows, name, where)
-            table += rows
-    return first, blocks, {name: set(rows) for name, rows in ordered.items()}, ordered
-
-
-class _SnapshotRows:
-    """One relation's rows in a version 3 snapshot, from its directory entry: its arity, count, a
-    sample row (for columns whose type the data settles) and whether they are by first column
-    are known at once; ``rows()`` decodes its frames when first called (checking that they hold
-    that relation, arity and count) and gives the same list every call."""
-
-    def __init__(self, snap: wsfile.Frames, where: Path, name: str, entry):
-        ok = isinstance(entry, dict) and all(type(entry.get(k)) is int for k in ("first", "frames", "count", "arity"))
-        if not ok or not (1 <= entry["first"] and entry["first"] + entry["frames"] < len(snap) and entry["frames"] >= 1
-                          and entry["count"] >= 0 and entry["arity"] >= 0):
-            raise WorkspaceCorrupt(f"workspace file {where}: the directory entry of {name} is malformed")
-        sample = entry.get("sample")
-        if (sample is None) != (entry["count"] == 0) or not (sample is None or isinstance(sample, list)):
-            raise WorkspaceCorrupt(f"workspace file {where}: the directory entry of {name} is malformed")
-        self.snap, self.where, self.name = snap, where, name
-        self.first, self.frames, self.count, self.arity = entry["first"], entry["frames"], entry["count"], entry["arity"]
-        self.sample = tuple(sample) if sample is not None else None
-        self.by_first = entry.get("by_first") is True
-        self._rows: list | None = None
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def rows(self) -> list[tuple]:
-        if self._rows is None:
-            rows: list[tuple] = []
-            for i in range(self.first, self.first + self.frames):
-                record = self.snap.record(i)
-                if record.get("relation") != self.name or record.get("arity") != self.arity:
-                    raise WorkspaceCorrupt(f"workspace file {self.where}: the record at frame {i} is not "
-                                           f"of {self.name} as its directory says")
-                rows += unpack_list(record, self.where)
-            if len(rows) != self.count:
-                raise WorkspaceCorrupt(f"workspace file {self.where}: {self.name} has {len(rows)} rows, its "
-                                       f"directory says {self.count}")
-            self._rows = rows
-        return self._rows
-
-
-def _as_set(tables: dict, name: str) -> set:
-    """``tables[name]`` as a set of rows (a snapshot's rows read now), created empty if absent."""
-    rows = tables.get(name)
-    if rows is None or isinstance(rows, _SnapshotRows):
-        rows = tables[name] = set(rows.rows()) if rows is not None else set()
-    return rows
-
-
-def _stager(path: Path, sources: dict[str, str]):
-    """``init``'s hook for Spark sources: each one's rows go to ``spark/<relation>/v0`` first and
-    are loaded from there, so the snapshot and the engine hold the same version."""
-    def stage(directive, frame):
-        from datalog.spark import diff as spark_diff
-        sources[directive.relation] = "v0"
-        return spark_diff.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
-    return stage
-
-
-def source_snapshot(path: Path, relation: str, version: str) -> Path:
-    return Path(path) / "spark" / relation / version
-
-
-def _sources(value, where: Path) -> dict[str, str]:
-    """Each Spark source's snapshot chain, e.g. ``{"edge": "v0+v4+v7"}`` (datalog.refresh)."""
-    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and
-                                            all(_VERSION.fullmatch(p) for p in v.split("+"))
-                                            for k, v in value.items())):
-        raise WorkspaceCorrupt(f"workspace file {where}: the Spark source list is malformed")
-    return value
-
-
-_VERSION = re.compile(r"v[0-9]+")
-
-
-def _is_block(block) -> bool:
-    return (isinstance(block, dict) and all(isinstance(block.get(k), str) for k in ("name", "source", "text"))
-            and isinstance(block.get("converted"), dict))
-
-
-def _rows_of(record: dict, key: str, where: Path):
-    changes = record.get(key, {})
-    if not isinstance(changes, dict):
-        raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
-    for name, packed in changes.items():
-        if not isinstance(packed, dict):
-            raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
-        yield name, unpack(packed, where)
-
-
-def pack(rows, arity: int | None = None) -> dict:
-    """Rows as ``{"arity": k, "count": n, "values": [the n * k values, row after row]}``.
-
-    >>> pack([(1, "a"), (2, "b")]), sorted(unpack(pack([(1, "a"), (2, "b")]), "f"))
-    ({'arity': 2, 'count': 2, 'values': [1, 'a', 2, 'b']}, [(1, 'a'), (2, 'b')])
-    """
-    rows = rows if isinstance(rows, list) else list(rows)
-    arity = len(rows[0]) if arity is None and rows else arity or 0
-    return {"arity": arity, "count": len(rows), "values": list(chain.from_iterable(rows))}
-
-
-def unpack(packed: dict, where) -> set[tuple]:
-    return set(unpack_list(packed, where))
-
-
-def unpack_list(packed: dict, where) -> list[tuple]:
-    """The rows of :func:`pack`, in their stored order."""
-    arity, count, values = packed.get("arity"), packed.get("count"), packed.get("values")
-    if not (isinstance(arity, int) and isinstance(count, int) and isinstance(values, list)
-            and arity >= 0 and 0 <= count and len(values) == arity * count and (arity or count <= 1)):
-        raise WorkspaceCorrupt(f"workspace file {where}: a block of rows is malformed")
-    if arity == 0:
-        return [()] if count else []
-    return list(zip(*[iter(values)] * arity))
-
-
-def _add(tables: dict[str, set], name: str, rows: set, where) -> None:
-    """Rows into ``tables[name]``; every row of a relation must have one arity."""
-    table = tables.get(name)
-    if table is None:
-        tables[name] = rows
-        return
-    _check_arity(table, rows, name, where)
-    table |= rows
-
-
-def _check_arity(table, rows, name: str, where) -> None:
-    """Rows about to join ``table`` (a set or a list) have its arity."""
-    if rows and table and len(next(iter(rows))) != len(next(iter(table))):
-        raise WorkspaceCorrupt(f"workspace file {where}: rows of {name} with different arities")
-
-
-def _int(record: dict, key: str, where: Path) -> int:
-    value = record.get(key)
-    if not isinstance(value, int):
-        raise WorkspaceCorrupt(f"workspace file {where}: a record has no {key} number")
-    return value
-
-
-def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
-    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.erased}} for n, c in changes.items()}
 
 
 __all__ = ["Workspace", "WorkspaceEngine", "lock_holder", "program_of", "source_snapshot"]

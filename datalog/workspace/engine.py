@@ -1,0 +1,106 @@
+"""The workspace's engine: :class:`WorkspaceEngine`, an Engine whose commits its workspace
+logs, and such engines made from a block list and relation rows (``build`` evaluates,
+``restored`` does not: the rows are the stored ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from datalog.engine.engine import Engine
+from datalog.language.errors import BadBlock, WorkspaceCorrupt
+from datalog.workspace.blocks import program_of
+from datalog.workspace.snapshot import SnapshotRows
+from lftj.relation import LazyRelation, Relation
+from maintenance.delta import Delta, pending_changes
+
+if TYPE_CHECKING:
+    from datalog.workspace.workspace import Workspace
+
+
+class WorkspaceEngine(Engine):
+    """An engine whose commits are made durable by its workspace before they return.
+
+    Invariants, with a workspace: every commit (an empty one too) gets the next number and returns
+    only once its record is durable in the log; a commit whose record cannot be written is undone,
+    so the relations are as before it; the program changes only through ``Workspace.addblock``
+    (``_growing`` set), ``extend`` is refused otherwise. Without a workspace it is an Engine."""
+
+    workspace: "Workspace | None" = None
+    _growing = False                                  # extend() allowed: addblock
+
+    def extend(self, text, name: str = "<input>"):
+        """Only through ``Workspace.addblock`` (durable); ``ask`` adds its rule itself, undone at once."""
+        if self.workspace is not None and not self._growing:
+            raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
+                           f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
+        return super().extend(text, name)
+
+    def _apply(self, pending):
+        workspace = self.workspace
+        if workspace is None:
+            return super()._apply(pending)
+        workspace.check_writable()
+        if not self._evaluated:
+            self.run()
+        changes = pending_changes(pending, self.db)
+        delta = super()._apply(pending)
+        idb = self.idb
+        try:                                          # every commit gets a number, empty ones too
+            workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
+        except BaseException:
+            if changes:
+                super()._apply(_inverse(changes))     # the commit is not durable: undo it
+            raise
+        workspace.maybe_compact()                     # the commit is durable whatever happens here
+        return delta
+
+
+def build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:
+    """An engine for ``blocks`` whose EDB relations hold ``tables`` (not the program's facts or
+    input files), evaluated from scratch."""
+    engine = WorkspaceEngine(program_of(blocks), None, **options)
+    _fill(engine, {n: rows for n, rows in tables.items() if n in engine.db and n not in engine.idb})
+    engine.run()
+    return engine
+
+
+def restored(blocks: list[dict], tables: dict[str, set], options: dict, where: Path,
+             ordered: dict[str, list] | None = None) -> WorkspaceEngine:
+    """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated.
+    ``ordered``: the rows of some of them as lists in stored order (``Relation.presorted``)."""
+    engine = WorkspaceEngine(program_of(blocks), None, **options)
+    for name, rows in tables.items():
+        if name not in engine.db:
+            raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
+                                   f"does not have")
+        arity = rows.arity if isinstance(rows, SnapshotRows) else len(next(iter(rows))) if rows else None
+        if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
+            raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
+                                   f"{engine.db[name].arity}")             # checked by rows.add
+    _fill(engine, {n: tables.get(n, set()) for n in engine.db})
+    for name, rows in (ordered or {}).items():
+        engine.db[name].presorted = rows
+    engine._evaluated = True
+    return engine
+
+
+def _fill(engine: WorkspaceEngine, tables: dict) -> None:
+    """Replace the contents of the relations of ``tables`` (sets, or a snapshot's rows left to read
+    when first used: :class:`LazyRelation`); the ``.input`` files count as read."""
+    edb = set(engine.db) - engine.idb
+    engine._settle_types([(n, [rows.sample if isinstance(rows, SnapshotRows) else next(iter(rows))])
+                          for n, rows in tables.items() if n in edb and rows])
+    for name, rows in tables.items():
+        arity = engine.db[name].arity
+        if isinstance(rows, SnapshotRows):
+            engine.db[name] = LazyRelation(name, arity, rows)
+        else:
+            relation = engine.db[name] = Relation(name, arity)
+            relation.tuples = rows if isinstance(rows, set) else set(rows)
+    engine._inputs_loaded = True
+
+
+def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
+    """The pending changes that undo ``changes``."""
+    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.erased}} for n, c in changes.items()}

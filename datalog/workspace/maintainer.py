@@ -1,0 +1,61 @@
+"""The stored maintainer: ``maintainer.S``, the incremental maintainer's state at commit ``S``,
+the snapshot's, written (``maintenance.persistence.capture``) just before that snapshot so that a
+writer opening the workspace restores the maintainer instead of rebuilding it.
+
+It is derived data: missing (deleted, or a maintainer that cannot be stored) the maintainer is
+built at the first commit; a file of another commit than the snapshot's is stale (left by a
+compaction cut short), never read, and deleted by the next snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datalog.language.errors import WorkspaceCorrupt
+from datalog.workspace import format as wsfile
+from maintenance import persistence as wsstate
+
+MAINTAINER = "maintainer"           # maintainer.<seq>
+
+
+def file_of(path: Path, seq: int) -> Path:
+    """The maintainer file of commit ``seq`` in the workspace at ``path``."""
+    return path / f"{MAINTAINER}.{seq}"
+
+
+def read(path: Path, seq: int) -> tuple | None:
+    """The stored maintainer if it belongs to the snapshot's commit ``seq`` (a missing one, or
+    one left by a compaction cut short, is not used: the maintainer is then built at the first
+    commit): its state, its path and its frames (checked whole; version 3 pages are decoded when
+    the maintainer first needs them)."""
+    path = file_of(path, seq)
+    if not path.exists():
+        return None
+    frames = wsfile.read_frames(path, "maintainer")
+    if frames.header.get("seq") != seq:
+        raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
+    state = frames.record(0).get("state") if len(frames) else None
+    if not isinstance(state, dict) or len(frames) != 1 + state.get("frames", 0):
+        raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
+    return state, path, frames
+
+
+def save(path: Path, seq: int, engine) -> int:
+    """The maintainer of commit ``seq``, if it can be captured, before the snapshot that it
+    belongs to; else no maintainer file. Returns its size."""
+    records = wsstate.capture(engine)
+    if records is None:
+        return 0
+    return wsfile.write_file(file_of(path, seq), "maintainer",
+                             {"seq": seq, "compression": wsfile.COMPRESSION}, records)
+
+
+def drop_others(path: Path, seq: int) -> None:
+    """After the rename of the snapshot of commit ``seq``, the maintainer files of other commits
+    are stale."""
+    keep = file_of(path, seq).name
+    for stale in path.glob(f"{MAINTAINER}.*"):
+        if stale.name != keep:
+            try:
+                stale.unlink(missing_ok=True)
+            except OSError:
+                pass                                  # stale, never read; next time

@@ -1,0 +1,57 @@
+"""The workspace's Spark directory ``spark/``: each Spark source's snapshot, a chain of versions
+``spark/R/vN`` (``datalog.refresh``), and the marker ``spark/outputs`` of the commit the Spark
+outputs were last written from.
+
+A chain such as ``v0+v4+v7`` is a full version followed by the delta versions of later
+refreshes; the snapshot and the log name each source's chain (``"sources"``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from datalog.language.errors import WorkspaceCorrupt
+from datalog.workspace import format as wsfile
+
+_VERSION = re.compile(r"v[0-9]+")
+
+
+def source_snapshot(path: Path, relation: str, version: str) -> Path:
+    """The directory of ``version`` (``vN``) of the snapshot of Spark source ``relation``."""
+    return Path(path) / "spark" / relation / version
+
+
+def stager(path: Path, sources: dict[str, str]):
+    """``init``'s hook for Spark sources: each one's rows go to ``spark/<relation>/v0`` first and
+    are loaded from there, so the snapshot and the engine hold the same version."""
+    def stage(directive, frame):
+        from datalog.spark import diff as spark_diff
+        sources[directive.relation] = "v0"
+        return spark_diff.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
+    return stage
+
+
+def chains(value, where: Path) -> dict[str, str]:
+    """Each Spark source's snapshot chain, e.g. ``{"edge": "v0+v4+v7"}`` (datalog.refresh)."""
+    if not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and
+                                            all(_VERSION.fullmatch(p) for p in v.split("+"))
+                                            for k, v in value.items())):
+        raise WorkspaceCorrupt(f"workspace file {where}: the Spark source list is malformed")
+    return value
+
+
+def outputs_synced(path: Path) -> int | None:
+    """The commit whose relations the Spark output tables last received in full or in part
+    (``spark/outputs``), or None."""
+    where = path / "spark" / "outputs"
+    if not where.exists():
+        return None
+    try:
+        return wsfile.int_field(wsfile.read_file(where, "outputs").header, "seq", where)
+    except WorkspaceCorrupt:
+        return None                           # derived: the next refresh rewrites every output
+
+
+def mark_outputs_synced(path: Path, seq: int) -> None:
+    (path / "spark").mkdir(exist_ok=True)
+    wsfile.write_file(path / "spark" / "outputs", "outputs", {"seq": seq}, [])
