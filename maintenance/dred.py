@@ -47,7 +47,7 @@ Base rules (no same-stratum atom) take part in the seeds of phases 1 and 4 only.
 A delta atom that opens a trie is read through ``derive``'s ``sources``; a delta
 literal that is an existence probe (``r(_)``, ``r(1, 2)``) or is added next to a
 negation is an atom over the pseudo relation :data:`DELTA`, planned once per clause.
-Every change of ``engine.db`` goes through the journal, so an error rolls back exactly.
+Every change of the relations goes through the journal, so an error rolls back exactly.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ from collections import ChainMap
 
 from datalog.evaluation.compile import CompiledPlan, compile_plan
 from datalog.evaluation.evaluate import derive
-from datalog.evaluation.expressions import compile_term
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.language import ast
 from datalog.language.rewrites import Clause
@@ -71,26 +70,27 @@ DELTA = "@delta"        # the pseudo relation a variant clause's extra atom read
 Rows = dict[str, set]
 
 
-def maintain_recursive(engine, stratum: Stratum, delta: Delta, journal, tally: Tally | None = None,
+def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: Tally | None = None,
                        variants: dict | None = None) -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (changes of lower strata,
-    already in ``engine.db``); return the Change of each stratum relation that changed.
-    ``tally`` (if given) counts, per clause, the delta rules evaluated and the heads they derived;
-    ``variants`` keeps the delta rules' plans from one call to the next (the maintainer's)."""
+    already in the relations ``db`` of the planned ``program``); return the Change of each
+    stratum relation that changed. ``tally`` (if given) counts, per clause, the delta rules
+    evaluated and the heads they derived; ``variants`` keeps the delta rules' plans from one call
+    to the next (the maintainer's)."""
     tally = tally if tally is not None else Tally()
-    engine = _Delta(engine, variants if variants is not None else {})
+    ctx = _Context(program, db, variants if variants is not None else {})
     clauses = [c for c in stratum.clauses if c.body]
     lower = {name: change for name, change in delta.items()
              if change and name in _lower_reads(clauses, stratum)}
     if not lower:
         return {}
-    overdeleted = _overdelete(engine, stratum, clauses, lower, journal, tally)
+    overdeleted = _overdelete(ctx, stratum, clauses, lower, journal, tally)
     for name, rows in overdeleted.items():
-        journal.erase(engine.db[name], rows)
-    rederived = _rederive(engine, clauses, overdeleted, tally)
+        journal.erase(ctx.db[name], rows)
+    rederived = _rederive(ctx, clauses, overdeleted, tally)
     for name, rows in rederived.items():
-        journal.insert(engine.db[name], rows)
-    inserted = _insert(engine, clauses, lower, rederived, journal, tally)
+        journal.insert(ctx.db[name], rows)
+    inserted = _insert(ctx, clauses, lower, rederived, journal, tally)
     return _changes(stratum, overdeleted, inserted)
 
 
@@ -108,16 +108,12 @@ def _changes(stratum: Stratum, overdeleted: Rows, inserted: Rows) -> Delta:
     return out
 
 
-class _Delta:
-    """The engine as DRed reads it, with the cache of its delta rules' plans (``variants``)."""
+class _Context:
+    """What DRed reads: the planned program, its relations, and the cache of delta-rule plans."""
 
-    def __init__(self, engine, variants: dict):
-        self.engine, self.variants = engine, variants
-        self.db, self.schema, self.compiled = engine.db, engine.schema, engine.compiled
-        self.intersect = engine.intersect
-
-    def _typed(self, name: str, row: tuple, span) -> tuple:
-        return self.engine._typed(name, row, span)
+    def __init__(self, program, db, variants: dict):
+        self.program, self.db, self.variants = program, db, variants
+        self.schema, self.compiled, self.intersect = program.schema, program.plans, program.intersect
 
 
 class Tally:
@@ -135,20 +131,20 @@ class Tally:
 
 # ---------------------------------------------------------------- 1. overdelete
 
-def _overdelete(engine, stratum: Stratum, clauses, lower: Delta, journal, tally) -> Rows:
+def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally) -> Rows:
     """∇ of every stratum relation, evaluated in the old state of the lower relations."""
-    _revert(engine, lower, journal)
+    _revert(ctx, lower, journal)
     erased, gained = _delta_relations(lower, "erased"), _delta_relations(lower, "inserted")
-    keep = _facts(engine, stratum)
+    keep = _facts(ctx.program, stratum)
     total: Rows = {name: set() for name in stratum.relations}
-    variables = {name: Variable(name, engine.db[name].arity,
-                                lambda rows, name=name: _fresh(engine, {name: rows}, total, keep)[name])
+    variables = {name: Variable(name, ctx.db[name].arity,
+                                lambda rows, name=name: _fresh(ctx, {name: rows}, total, keep)[name])
                  for name in stratum.relations}
-    _seed(variables, _fire(engine, clauses, tally, erased, gained, set(lower)))
+    _seed(variables, _fire(ctx, clauses, tally, erased, gained, set(lower)))
     for _ in rounds(list(variables.values())):
         # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
-        _derived(variables, _fire(engine, clauses, tally, _recent(variables)))
-    _restore(engine, lower, journal)
+        _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
+    _restore(ctx, lower, journal)
     return {name: rows for name, rows in total.items() if rows}
 
 
@@ -168,57 +164,51 @@ def _recent(variables: dict[str, Variable]) -> dict[str, Relation]:
     return {name: v.recent for name, v in variables.items() if v.recent}
 
 
-def _fresh(engine, found: Rows, total: Rows, keep: Rows) -> Rows:
+def _fresh(ctx, found: Rows, total: Rows, keep: Rows) -> Rows:
     """The heads not overdeleted yet (old tuples only, never facts); added to ``total``."""
     out = {}
     for name, rows in found.items():
-        rows = (rows & engine.db[name].tuples) - total[name] - keep.get(name, set())
+        rows = (rows & ctx.db[name].tuples) - total[name] - keep.get(name, set())
         total[name] |= rows
         out[name] = rows
     return out
 
 
-def _revert(engine, lower: Delta, journal) -> None:
+def _revert(ctx, lower: Delta, journal) -> None:
     """The changed lower relations back to their old contents (through the journal)."""
     for name, change in lower.items():
-        journal.erase(engine.db[name], change.inserted)
-        journal.insert(engine.db[name], change.erased)
+        journal.erase(ctx.db[name], change.inserted)
+        journal.insert(ctx.db[name], change.erased)
 
 
-def _restore(engine, lower: Delta, journal) -> None:
+def _restore(ctx, lower: Delta, journal) -> None:
     for name, change in lower.items():
-        journal.erase(engine.db[name], change.erased)
-        journal.insert(engine.db[name], change.inserted)
+        journal.erase(ctx.db[name], change.erased)
+        journal.insert(ctx.db[name], change.inserted)
 
 
-def _facts(engine, stratum: Stratum) -> Rows:
+def _facts(program, stratum: Stratum) -> Rows:
     """Tuples of the program's facts (clauses without a body) of the stratum's relations."""
-    out: Rows = {}
-    for clause in stratum.clauses:
-        if not clause.body:
-            name, head = clause.head.relation, clause.head
-            row = tuple(compile_term(t, {}, name, head.span)([]) for t in head.args)
-            out.setdefault(name, set()).add(engine._typed(name, row, head.span))
-    return out
+    return {name: set(rows) for name, rows in program.facts_of(stratum.relations).items()}
 
 
 # ---------------------------------------------------------------- 3. rederive
 
-def _rederive(engine, clauses, overdeleted: Rows, tally) -> Rows:
+def _rederive(ctx, clauses, overdeleted: Rows, tally) -> Rows:
     """R(H) :- ∇H, A1, ..., An, !N, C.  (the new state; ∇H leads the variable order)"""
     candidates = {name: Relation(DELTA, len(next(iter(rows))), rows) for name, rows in overdeleted.items()}
     out: Rows = {}
     for clause in clauses:
         name = clause.head.relation
         if name in candidates:
-            plan = _variant(engine, (clause.index, "rederive"), lambda: _rederive_plan(engine, clause))
-            rows = _evaluate(engine, plan, overlay=candidates[name])
+            plan = _variant(ctx, (clause.index, "rederive"), lambda: _rederive_plan(ctx, clause))
+            rows = _evaluate(ctx, plan, overlay=candidates[name])
             tally.count(clause, rows)
             out.setdefault(name, set()).update(rows & overdeleted[name])
     return {name: rows for name, rows in out.items() if rows}
 
 
-def _rederive_plan(engine, clause: Clause) -> CompiledPlan:
+def _rederive_plan(ctx, clause: Clause) -> CompiledPlan:
     """``h(x, y + 1) :- body.`` becomes ``h(x, _h1) :- body, _h1 = y + 1, @delta(x, _h1).``
     with the variables of ``@delta`` first in the order: one seek per candidate."""
     args, extra = [], []
@@ -231,31 +221,31 @@ def _rederive_plan(engine, clause: Clause) -> CompiledPlan:
     head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
     body = clause.body + tuple(extra) + (ast.Atom(DELTA, tuple(args), clause.head.span),)
     order = list(dict.fromkeys(a.name for a in args if isinstance(a, ast.Variable)))
-    return compile_plan(plan_clause(Clause(head, body, clause.rule), engine.schema, pragma=order))
+    return compile_plan(plan_clause(Clause(head, body, clause.rule), ctx.schema, pragma=order))
 
 
 # ---------------------------------------------------------------- 4. insert
 
-def _insert(engine, clauses, lower: Delta, rederived: Rows, journal, tally) -> Rows:
+def _insert(ctx, clauses, lower: Delta, rederived: Rows, journal, tally) -> Rows:
     """Semi-naive from the rederived tuples and the seeds; returns every tuple added (R too)."""
     inserted, gained = _delta_relations(lower, "inserted"), _delta_relations(lower, "erased")
     added: Rows = {name: set(rows) for name, rows in rederived.items()}
-    variables = {name: Variable(name, engine.db[name].arity,
-                                lambda rows, name=name: _add(engine, {name: rows}, added, journal).get(name, set()))
+    variables = {name: Variable(name, ctx.db[name].arity,
+                                lambda rows, name=name: _add(ctx, {name: rows}, added, journal).get(name, set()))
                  for name in {c.head.relation for c in clauses}}
-    _seed(variables, _fire(engine, clauses, tally, inserted, gained, set(lower)))
+    _seed(variables, _fire(ctx, clauses, tally, inserted, gained, set(lower)))
     for name, rows in rederived.items():
         variables[name].recent.insert(rows)          # the rederived tuples are new to the rules too
     for _ in rounds(list(variables.values())):
         # ΔH :- A1, ..., δAi, ..., An, !N, C.
-        _derived(variables, _fire(engine, clauses, tally, _recent(variables)))
+        _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
     return added
 
 
-def _add(engine, found: Rows, added: Rows, journal) -> Rows:
+def _add(ctx, found: Rows, added: Rows, journal) -> Rows:
     out = {}
     for name, rows in found.items():
-        new = journal.insert(engine.db[name], rows)
+        new = journal.insert(ctx.db[name], rows)
         if new:
             out[name] = set(new)
             added.setdefault(name, set()).update(new)
@@ -264,7 +254,7 @@ def _add(engine, found: Rows, added: Rows, journal) -> Rows:
 
 # ---------------------------------------------------------------- delta rules
 
-def _fire(engine, clauses, tally, positive: dict[str, Relation], negated: dict[str, Relation] | None = None,
+def _fire(ctx, clauses, tally, positive: dict[str, Relation], negated: dict[str, Relation] | None = None,
           aggregated: set[str] = frozenset()) -> Rows:
     """Heads of every delta rule of ``clauses``: a positive atom of relation r reads
     ``positive[r]``; a negation !r(..) is joined with ``negated[r]``; a clause aggregating a
@@ -272,35 +262,35 @@ def _fire(engine, clauses, tally, positive: dict[str, Relation], negated: dict[s
     out: Rows = {}
     for clause in clauses:
         target = out.setdefault(clause.head.relation, set())
-        for plan, sources, overlay in _delta_rules(engine, clause, positive, negated or {}, aggregated):
-            rows = _evaluate(engine, plan, sources, overlay)
+        for plan, sources, overlay in _delta_rules(ctx, clause, positive, negated or {}, aggregated):
+            rows = _evaluate(ctx, plan, sources, overlay)
             tally.count(clause, rows)
             target |= rows
     return out
 
 
-def _delta_rules(engine, clause: Clause, positive, negated, aggregated):
+def _delta_rules(ctx, clause: Clause, positive, negated, aggregated):
     """(plan, sources, overlay) of each delta rule of one clause."""
-    plan = engine.compiled[clause.index]
+    plan = ctx.compiled[clause.index]
     if aggregated and _aggregate_reads(clause) & aggregated:
         yield plan, None, None                       # H :- A1, ..., An, !N, C.  (whole)
         return
     for a, atom in enumerate(plan.atoms):            # H :- A1, ..., ΔAi, ..., An, !N, C.
         if atom.relation in positive:
             source = positive[atom.relation]
-            if len(source) * SMALL_DELTA <= len(engine.db[atom.relation]):
-                variant, i = _delta_first(engine, plan, a)
+            if len(source) * SMALL_DELTA <= len(ctx.db[atom.relation]):
+                variant, i = _delta_first(ctx, plan, a)
                 yield variant, {i: source}, None
             else:
                 yield plan, {a: source}, None
     for k, literal in enumerate(clause.body):
         if _is_probe(literal) and literal.relation in positive:          # ..., Δr(_), ...
-            yield _literal_plan(engine, clause, k, replace=True), None, positive[literal.relation]
+            yield _literal_plan(ctx, clause, k, replace=True), None, positive[literal.relation]
         elif isinstance(literal, ast.Negation) and literal.atom.relation in negated:   # ..., !r(t), Δr(t)
-            yield _literal_plan(engine, clause, k, replace=False), None, negated[literal.atom.relation]
+            yield _literal_plan(ctx, clause, k, replace=False), None, negated[literal.atom.relation]
 
 
-def _delta_first(engine, plan: CompiledPlan, a: int) -> tuple[CompiledPlan, int]:
+def _delta_first(ctx, plan: CompiledPlan, a: int) -> tuple[CompiledPlan, int]:
     """The clause planned with atom ``a``'s variables first, and that atom's position in the
     new plan: the delta is small, so the triejoin starts from it, not from a full relation.
     (Measured: a big win here; for from-scratch semi-naive rounds, whose deltas are large,
@@ -310,10 +300,10 @@ def _delta_first(engine, plan: CompiledPlan, a: int) -> tuple[CompiledPlan, int]
         order = list(dict.fromkeys(t.name for t in atom.args if isinstance(t, ast.Variable)))
         if not order or list(plan.variable_order[:len(order)]) == order:
             return plan, a
-        variant = compile_plan(plan_clause(plan.clause, engine.schema, pragma=order))
+        variant = compile_plan(plan_clause(plan.clause, ctx.schema, pragma=order))
         rank = sum(1 for p in plan.atoms[:a] if p.atom == atom)          # the same one of equal atoms
         return variant, [i for i, p in enumerate(variant.atoms) if p.atom == atom][rank]
-    return _variant(engine, (plan.index, "delta", a), make)
+    return _variant(ctx, (plan.index, "delta", a), make)
 
 
 def _is_probe(literal) -> bool:
@@ -322,33 +312,33 @@ def _is_probe(literal) -> bool:
                                                  for a in literal.args)
 
 
-def _literal_plan(engine, clause: Clause, k: int, replace: bool) -> CompiledPlan:
+def _literal_plan(ctx, clause: Clause, k: int, replace: bool) -> CompiledPlan:
     """The clause with literal ``k``'s atom also (or instead, ``replace``) read from DELTA."""
     def make():
         literal = clause.body[k]
         atom = literal.atom if isinstance(literal, ast.Negation) else literal
         extra = ast.Atom(DELTA, atom.args, atom.span)
         body = clause.body[:k] + ((extra,) if replace else (literal, extra)) + clause.body[k + 1:]
-        return compile_plan(plan_clause(Clause(clause.head, body, clause.rule), engine.schema))
-    return _variant(engine, (clause.index, k, replace), make)
+        return compile_plan(plan_clause(Clause(clause.head, body, clause.rule), ctx.schema))
+    return _variant(ctx, (clause.index, k, replace), make)
 
 
 def _aggregate_reads(clause: Clause) -> set[str]:
     return {rel for rel, _, node in dependencies(clause) if isinstance(node, ast.Aggregate)}
 
 
-def _variant(engine, key: tuple, make):
+def _variant(ctx, key: tuple, make):
     """A delta rule's plan, made once per maintainer and key (``key[0]``: its clause's index)."""
-    made = engine.variants.get(key)
+    made = ctx.variants.get(key)
     if made is None:
-        made = engine.variants[key] = make()
+        made = ctx.variants[key] = make()
     return made
 
 
-def _evaluate(engine, plan: CompiledPlan, sources=None, overlay: Relation | None = None) -> set:
+def _evaluate(ctx, plan: CompiledPlan, sources=None, overlay: Relation | None = None) -> set:
     """Head tuples of one (delta) rule by leapfrog triejoin; ``overlay`` is read as DELTA."""
-    db = engine.db if overlay is None else ChainMap({DELTA: overlay}, engine.db)
-    return derive(plan, db, sources, engine.intersect)
+    db = ctx.db if overlay is None else ChainMap({DELTA: overlay}, ctx.db)
+    return derive(plan, db, sources, ctx.intersect)
 
 
 def _delta_relations(delta: Delta, side: str) -> dict[str, Relation]:

@@ -24,10 +24,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from datalog.evaluation.evaluate import derive
 from datalog.language import ast
 from datalog.language.strata import dependencies
-from lftj.relation import Relation
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
@@ -36,59 +34,74 @@ from maintenance.rule import RuleMaintainer
 from maintenance.surgery import apply_change
 from maintenance.theta_rule import ThetaRule
 from maintenance.view_relation import ViewRelation
+from maintenance.whole_rule import WholeRule
 
 
 class IncrementalMaintainer:
-    def __init__(self, engine, drop_prefix: bool = True):
-        """``drop_prefix=False`` keeps the sensitivity indices the paper drops (for tests)."""
-        self.engine, self.drop_prefix = engine, drop_prefix
+    """The incremental maintainer of a program (see the module docstring), given the planned
+    program and its relations ``db``: ``apply(delta, journal)`` changes the relations and returns
+    the change of every relation. It keeps, per rule of a non-recursive stratum, what maintains
+    it (``rules``, by clause index), the sensitivity indices (``registry``), the support counts
+    of the IDB tuples (``support``) and the aggregate views. Invariant, between transactions: an
+    IDB tuple of a non-recursive stratum is in its relation exactly while its support count is
+    positive, and each rule's trace is the trace of its triejoin over the current relations.
+
+    ``unstored`` names the heads that need not be stored (maintenance/view_relation.py): the
+    owner of ``db`` serves them from the given views in place of their relations."""
+
+    def __init__(self, program, db, drop_prefix: bool = True, build: bool = True):
+        """``drop_prefix=False`` keeps the sensitivity indices the paper drops (for tests);
+        ``build=False`` evaluates nothing: no rule is built (a stored maintainer is restored into
+        it, maintenance/persistence.py)."""
+        self.program, self.db, self.drop_prefix = program, db, drop_prefix
         self.registry = Registry()
-        self.support: dict[str, Counter] = {name: Counter() for name in engine.idb}
+        self.support: dict[str, Counter] = {name: Counter() for name in program.idb}
         self.rules: dict[int, object] = {}            # clause index -> RuleMaintainer | WholeRule | ThetaRule
         self.pending: dict[object, list] = {}         # rule -> regions queued by the oracle
         self.changed: set[str] = set()
         self.views: list[AggregateView] = []
+        self.variants: dict = {}                      # DRed's delta-rule plans
         self.tally = Tally()                          # DRed's counts in the last transaction
         self.reached: set[int] = set()                # ids of recursive strata DRed ran on
-        _materialize_views(engine)
-        for clause in engine.checked.clauses:
-            if not clause.body:
-                if clause.head.relation in self.support:
-                    self.support[clause.head.relation][self._fact(clause)] += 1
-        for stratum in engine.checked.strata:
+        self.unstored: dict[str, ViewRelation] = {}
+        if not build:
+            return
+        for name, rows in program.facts_of(self.support).items():
+            self.support[name].update(rows)
+        for stratum in program.strata:
             if stratum.recursive:
                 continue
             for clause in stratum.clauses:
                 if clause.body:
                     self.rules[clause.index] = self._build(clause)
-        self._virtualize()
+        self.virtualize()
 
-    def _virtualize(self) -> None:
-        """Heads that need not be stored become ViewRelations (see maintenance/view_relation.py)."""
-        engine, read = self.engine, {rel for c in self.engine.checked.clauses for rel, _, _ in dependencies(c)}
-        inputs = {d.relation for d in engine.checked.directives("input")}
+    def virtualize(self) -> None:
+        """Heads that need not be stored become ViewRelations (``unstored``): a head no rule reads,
+        no ``.input`` loads, derived by one rule only, on the theta-join backend."""
+        program = self.program
+        read = {rel for c in program.clauses for rel, _, _ in dependencies(c)}
         defining: dict[str, list] = {}
-        for clause in engine.checked.clauses:
+        for clause in program.clauses:
             defining.setdefault(clause.head.relation, []).append(clause)
         for rule in self.rules.values():
             name = rule.clause.head.relation
             if (isinstance(rule, ThetaRule) and rule.can_be_virtual() and len(defining[name]) == 1
-                    and name not in read and name not in inputs):
+                    and name not in read and name not in program.inputs):
                 rule.virtual = True
-                engine.db[name] = ViewRelation(name, engine.db[name].arity, rule)
+                self.unstored[name] = ViewRelation(name, self.db[name].arity, rule)
                 self.support[name].clear()
 
-    def _fact(self, clause) -> tuple:
-        engine = self.engine
-        from datalog.evaluation.expressions import compile_term
-        name = clause.head.relation
-        row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
-        return engine._typed(name, row, clause.head.span)
+    @property
+    def broken(self) -> bool:
+        """A T-reduct failed part way through a batch: its state cannot be undone exactly, so
+        this maintainer must be dropped (and built again) after the rollback."""
+        return any(getattr(rule, "broken", False) for rule in self.rules.values())
 
     def _build(self, clause):
         rule = self.construct(clause)
         if isinstance(rule, ThetaRule):
-            self.support[clause.head.relation].update(rule.load(self.engine.db))
+            self.support[clause.head.relation].update(rule.load(self.db))
         elif isinstance(rule, WholeRule):
             rule.evaluate(Counter())
             self.support[clause.head.relation].update(rule.derived)
@@ -101,15 +114,15 @@ class IncrementalMaintainer:
     def construct(self, clause, evaluate_views: bool = True):
         """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring
         its state calls this with ``evaluate_views=False``: aggregate bodies not evaluated either)."""
-        engine, plan = self.engine, self.engine.compiled[clause.index]
+        plan = self.program.plans[clause.index]
         if plan.backend is not None and plan.backend.name == "thetajoin":
-            return ThetaRule(clause, plan.backend, engine.schema)
+            return ThetaRule(clause, plan.backend, self.program.schema)
         try:
             views = {k: self._view(f, clause, evaluate_views) for k, f in enumerate(plan.filters) if _has_aggregate(f)}
         except Unsupported:
-            return WholeRule(clause, plan, engine.db)
+            return WholeRule(clause, plan, self.db)
         overrides = {k: (view.check(plan.filters[k].filter, plan), view.lookup(plan)) for k, view in views.items()}
-        rule = RuleMaintainer(clause, plan, engine.db, self.registry, self.drop_prefix, overrides)
+        rule = RuleMaintainer(clause, plan, self.db, self.registry, self.drop_prefix, overrides)
         rule.views = list(views.values())
         return rule
 
@@ -117,7 +130,7 @@ class IncrementalMaintainer:
         literal = compiled.literal
         agg = literal.left if isinstance(literal.left, ast.Aggregate) else literal.right
         name = f"{agg.kind}@{clause.head.relation}#{len(self.views)}"
-        view = AggregateView(agg, clause, self.engine.schema, self.engine.db, self.registry,
+        view = AggregateView(agg, clause, self.program.schema, self.db, self.registry,
                              self.drop_prefix, name, evaluate)
         self.views.append(view)
         return view
@@ -134,18 +147,18 @@ class IncrementalMaintainer:
             out: Delta = {}
             for name, change in delta.items():
                 self._apply_change(name, change, journal, out)
-            for stratum in self.engine.checked.strata:
+            for stratum in self.program.strata:
                 self._maintain(stratum, journal, out)
             return out
         finally:
             self.registry.journal = None
 
     def _apply_change(self, name: str, change: Change, journal, out: Delta) -> None:
-        if isinstance(self.engine.db[name], ViewRelation):   # not stored, read by no rule
+        if name in self.unstored:                     # not stored, read by no rule
             if change:
                 out[name] = change
             return
-        surgeries = apply_change(self.engine.db[name], change, journal)
+        surgeries = apply_change(self.db[name], change, journal)
         out[name] = change
         self.changed.add(name)
         for rule, regions in self.registry.match(name, surgeries).items():
@@ -164,12 +177,12 @@ class IncrementalMaintainer:
             change = counts.setdefault(clause.head.relation, Counter())
             if isinstance(rule, ThetaRule) and rule.virtual:
                 # head :- GCQ body, not stored: Δhead = the sign changes of the delta enumeration
-                self._apply_change(clause.head.relation, rule.update_virtual(out, journal, self.engine),
+                self._apply_change(clause.head.relation, rule.update_virtual(out, journal),
                                    journal, out)
                 continue
             if isinstance(rule, ThetaRule):
                 # head :- GCQ body: Δhead = the T-reduct's delta enumeration of this batch
-                change.update(rule.update(out, journal, self.engine))
+                change.update(rule.update(out, journal))
                 continue
             if isinstance(rule, WholeRule):
                 if rule.reads & self.changed:
@@ -233,10 +246,10 @@ class IncrementalMaintainer:
         if not any(rel in self.changed for c in stratum.clauses for rel, _, _ in dependencies(c)):
             return
         self.reached.add(id(stratum))
-        result = maintain_recursive(self.engine, stratum, lower, journal, self.tally)
+        result = maintain_recursive(self.program, self.db, stratum, lower, journal, self.tally, self.variants)
         for name, change in result.items():
             if change:
-                relation = self.engine.db[name]
+                relation = self.db[name]
                 relation.erase(change.inserted)          # back to the old contents, unjournaled:
                 relation.insert(change.erased)           # apply_change redoes it, with surgeries
                 self._apply_change(name, change, journal, out)
@@ -244,9 +257,9 @@ class IncrementalMaintainer:
     # ------------------------------------------------------------ observability
     def stats(self) -> dict:
         out = {}
-        recursive = {c.index: stratum for stratum in self.engine.checked.strata if stratum.recursive
+        recursive = {c.index: stratum for stratum in self.program.strata if stratum.recursive
                      for c in stratum.clauses}
-        for clause in self.engine.checked.clauses:
+        for clause in self.program.clauses:
             if clause.index in recursive and clause.body:
                 out[str(clause)] = self._dred_stats(clause, recursive[clause.index])
                 continue
@@ -272,38 +285,6 @@ class IncrementalMaintainer:
         return {"strategy": "DRed", "skipped": id(stratum) not in self.reached,
                 "operations": None, "sensitivity_intervals": None, "regions": None,
                 "delta_rules": self.tally.rules.get(key, 0), "derived": self.tally.derived.get(key, 0)}
-
-
-class WholeRule:
-    """A rule with an aggregate: evaluated again in full when a relation it reads changed."""
-
-    def __init__(self, clause, plan, db):
-        self.clause, self.plan, self.db = clause, plan, db
-        self.reads = {rel for rel, _, _ in dependencies(clause)}
-        self.derived: Counter = Counter()
-        self.operations = self.regions = self.intervals = 0
-        self.visited: list = []
-        self.skipped = False
-
-    def evaluate(self, change: Counter, journal=None) -> None:
-        new = derive(self.plan, self.db)
-        derived = Counter(dict.fromkeys(new, 1))
-        self.operations += len(new)
-        self.regions += 1
-        change.update(derived)
-        change.subtract(self.derived)
-        if journal is not None:
-            old = self.derived
-            journal.record(lambda: setattr(self, "derived", old))
-        self.derived = derived
-
-
-def _materialize_views(engine) -> None:
-    """A new maintainer (after ``extend``) starts from stored relations: the old views are still
-    current, so their rows are the relations' rows."""
-    for name, relation in list(engine.db.items()):
-        if isinstance(relation, ViewRelation):
-            engine.db[name] = Relation(name, relation.arity, relation.tuples)
 
 
 def _theta_stats(rule: ThetaRule) -> dict:

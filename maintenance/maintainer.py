@@ -10,10 +10,11 @@ from __future__ import annotations
 from maintenance.recompute import RecomputeMaintainer
 
 
-def make_maintainer(engine, strategy: str):
+def make_maintainer(program, db, strategy: str):
+    """The maintainer of ``strategy`` for the planned program and its relations ``db``."""
     if strategy == "recompute":
-        return RecomputeMaintainer(engine)
+        return RecomputeMaintainer(program, db)
     if strategy == "incremental":
-        from maintenance.incremental import IncrementalMaintainer
-        return IncrementalMaintainer(engine)
+        from maintenance.incremental import IncrementalMaintainer   # (a build may leave it out)
+        return IncrementalMaintainer(program, db)
     raise ValueError(f"unknown maintenance strategy {strategy!r} (incremental or recompute)")

@@ -44,13 +44,12 @@ COUNTS = 1024              # support counts a page, about
 BLOCKED = 1024             # a stored sensitivity group this large is read as a LazyBlock
 
 
-def capture(engine, paged: bool = True) -> list[dict] | None:
-    """The maintainer of ``engine`` as records -- the state, then the pages of its paged rules'
-    traces (nodes, then the node index), of their sensitivity groups and of the support counts
-    -- or None when it cannot be captured. Reading every part of a restored maintainer that was
-    still on disk. ``paged=False``: every rule in the state record, as format version 2 stores
-    them (for the tests of reading older files)."""
-    m = engine.maintainer
+def capture(m, paged: bool = True) -> list[dict] | None:
+    """The maintainer ``m`` as records -- the state, then the pages of its paged rules' traces
+    (nodes, then the node index), of their sensitivity groups and of the support counts -- or
+    None when it cannot be captured. Reading every part of a restored maintainer that was still
+    on disk. ``paged=False``: every rule in the state record, as format version 2 stores them
+    (for the tests of reading older files)."""
     if type(m) is not IncrementalMaintainer or m.pending:
         return None
     if len(m.views) != sum(len(getattr(rule, "views", ())) for rule in m.rules.values()):
@@ -206,24 +205,23 @@ def _trace(rule, wheres, where_ids, where_list) -> dict:
     return {"nodes": nodes, "leaves": leaves, "entries": entries}
 
 
-def restore(engine, state: dict, where, frames=None) -> None:
-    """Give ``engine`` (relations restored, nothing evaluated) the maintainer of ``state``;
-    ``frames`` (:class:`datalog.workspace.format.Frames`) holds the pages a version 3 state names."""
+def restore(program, db, state: dict, where, frames=None) -> IncrementalMaintainer:
+    """The maintainer of ``state`` for the planned ``program`` over its relations ``db``
+    (restored, nothing evaluated); ``frames`` (:class:`datalog.workspace.format.Frames`) holds
+    the pages a version 3 state names. ``workspace_corrupt`` if the state does not fit."""
     try:
-        _restore(engine, state, where, frames)
+        return _restore(program, db, state, where, frames)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        engine.maintainer = None
         raise WorkspaceCorrupt(f"workspace file {where}: the maintainer record is malformed ({exc})") from None
 
 
-def _restore(engine, state: dict, where, frames) -> None:
-    m = IncrementalMaintainer(_NoRules(engine), state["drop_prefix"])
-    m.engine = engine
-    clauses = engine.checked.clauses
+def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
+    m = IncrementalMaintainer(program, db, state["drop_prefix"], build=False)
+    clauses = program.clauses
     wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
     by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
     stored = _Stored(frames, where, state, by_where) if "groups" in state else None
-    expected = {c.index for s in engine.checked.strata if not s.recursive for c in s.clauses if c.body}
+    expected = {c.index for s in program.strata if not s.recursive for c in s.clauses if c.body}
     groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
     for position, record in enumerate(state["rules"]):
         clause = clauses[record["clause"]]
@@ -239,9 +237,9 @@ def _restore(engine, state: dict, where, frames) -> None:
             if stored is None or rule.views:
                 raise ValueError(f"clause {record['clause']} is not maintained as a paged rule")
             stored.attach(position, rule, record)
-            _index_tries(engine, rule)
+            _index_tries(db, rule)
         else:
-            _restore_rule(engine, rule, record, wheres, m.registry, groups)
+            _restore_rule(db, rule, record, wheres, m.registry, groups)
         m.rules[clause.index] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
@@ -250,7 +248,7 @@ def _restore(engine, state: dict, where, frames) -> None:
     if stored is not None:
         for position, entries in enumerate(state["groups"]["counts"]):
             by_where[position].keep_stored(_StoredGroups(stored, position), entries)
-    m.support = {name: Counter() for name in engine.idb}
+    m.support = {name: Counter() for name in program.idb}
     for name, rows in state["support"].items():
         if name not in m.support:
             raise ValueError(f"support counts of {name}, which is not derived")
@@ -260,11 +258,11 @@ def _restore(engine, state: dict, where, frames) -> None:
             m.support[name] = _StoredCounts(stored, rows["first"], rows["pages"])
         else:
             m.support[name] = Counter({_tuple(row): n for row, n in rows})
-    m._virtualize()
-    engine.maintainer = m
+    m.virtualize()
+    return m
 
 
-def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
+def _restore_rule(db, rule, record, wheres, registry, groups) -> None:
     """An LFTJ rule's trace, and its aggregate views' traces and accumulators."""
     views = record.get("views", [])
     if len(views) != len(rule.views):
@@ -273,15 +271,15 @@ def _restore_rule(engine, rule, record, wheres, registry, groups) -> None:
     for view, stored in zip(rule.views, views):
         contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
         view.fold(Counter(contributions), None)
-    _index_tries(engine, rule)
+    _index_tries(db, rule)
 
 
-def _index_tries(engine, rule) -> None:
+def _index_tries(db, rule) -> None:
     """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries:
     lazy ones (``Relation.lazy_index``), whose nodes are built when a commit first reads them."""
     for one in [rule] + [view.rule for view in rule.views]:
         for atom in one.plan.atoms:
-            engine.db[atom.relation].lazy_index(atom.order)
+            db[atom.relation].lazy_index(atom.order)
 
 
 class _Stored:
@@ -637,25 +635,6 @@ def _append_child(node: TraceNode, key, child) -> None:
         node.keys.append(key)
     else:
         raise ValueError("trace children out of order")
-
-
-class _NoRules:
-    """The engine as the maintainer's constructor sees it, with no strata to build."""
-
-    def __init__(self, engine):
-        self._engine = engine
-        self.checked = _Checked(engine.checked)
-
-    def __getattr__(self, name):
-        return getattr(self._engine, name)
-
-
-class _Checked:
-    def __init__(self, checked):
-        self._checked, self.strata = checked, []
-
-    def __getattr__(self, name):
-        return getattr(self._checked, name)
 
 
 def _json(value):

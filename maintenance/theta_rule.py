@@ -17,8 +17,8 @@ projection materialized (:class:`maintenance.gjt.ProjectedView`).
   and no support counts are kept.
 * Rollback: the journal holds the inverse batch (the same changes negated), which puts
   every rho and index back. If the update itself failed part way, the inverse is not
-  exact: the rollback drops the whole maintainer instead, rebuilt from the restored
-  relations at the next commit.
+  exact: the rollback marks the rule ``broken`` instead, and the whole maintainer is dropped,
+  rebuilt from the restored relations at the next commit.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class ThetaRule:
         self.visited: list = []
         self.skipped = False
         self.virtual = False                # the head is a ViewRelation: no support counts
+        self.broken = False                 # a batch failed part way: the maintainer must be rebuilt
 
     def head(self, t: tuple) -> tuple:
         return tuple(c if s is None else t[s] for s, c in zip(self.slots, self.constants))
@@ -67,12 +68,12 @@ class ThetaRule:
             self.view.update_batch(changes)
         return self.heads(self.view.enumerate_bulk())
 
-    def update(self, out, journal, engine) -> Counter:
+    def update(self, out, journal) -> Counter:
         """ΔHead (support-count changes) for the changes in ``out`` of the relations read."""
         changes = self._changes(out)
         if not changes:
             return Counter()
-        self._apply(changes, journal, engine)
+        self._apply(changes, journal)
         return self.heads(self.view.enumerate_delta_bulk())
 
     def _changes(self, out) -> list[tuple]:
@@ -80,26 +81,26 @@ class ThetaRule:
         return [(name, row, sign) for name in self.reads if name in out
                 for rows, sign in ((out[name].inserted, 1), (out[name].erased, -1)) for row in rows]
 
-    def _apply(self, changes, journal, engine) -> None:
+    def _apply(self, changes, journal) -> None:
         """One update_batch, journaled: the rollback applies the inverse batch (or, when the
-        batch itself failed part way, drops the maintainer, rebuilt at the next commit)."""
+        batch itself failed part way, marks the rule broken: the maintainer is rebuilt)."""
         self.skipped, self.operations = False, len(changes)
         view, failed = self.view, []
         inverse = [(name, row, -sign) for name, row, sign in changes]
-        journal.record(lambda: setattr(engine, "maintainer", None) if failed else view.update_batch(inverse))
+        journal.record(lambda: setattr(self, "broken", True) if failed else view.update_batch(inverse))
         try:
             view.update_batch(changes)
         except BaseException:
             failed.append(True)
             raise
 
-    def update_virtual(self, out, journal, engine) -> Change:
+    def update_virtual(self, out, journal) -> Change:
         """The head relation's change (set semantics) for a head that is not materialized
         (:mod:`maintenance.view_relation`): sign changes read off the view's multiplicities."""
         changes = self._changes(out)
         if not changes:
             return Change()
-        self._apply(changes, journal, engine)
+        self._apply(changes, journal)
         result, change = getattr(self.view, "result", None), Change()
         for t, d in self.view.enumerate_delta_bulk():
             after = (1 if d > 0 else 0) if result is None else result.get(t, 0)

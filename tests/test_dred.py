@@ -36,7 +36,7 @@ class DRedOnlyMaintainer:
             if not any(c.body for c in stratum.clauses):
                 continue
             if stratum.recursive:
-                out.update(dred.maintain_recursive(engine, stratum, out, journal))
+                out.update(dred.maintain_recursive(engine.planned(), engine.db, stratum, out, journal))
             else:
                 out.update(_recompute(engine, stratum, journal))
         return out
@@ -47,7 +47,7 @@ class DRedOnlyMaintainer:
 
 def _recompute(engine, stratum, journal):
     (name,) = stratum.relations
-    new = set(dred._facts(engine, stratum).get(name, ()))
+    new = set(dred._facts(engine.planned(), stratum).get(name, ()))
     for clause in stratum.clauses:
         if clause.body:
             new |= derive(engine.compiled[clause.index], engine.db, {})
@@ -358,7 +358,7 @@ def test_direct_call_then_journal_rollback():
     journal.record(lambda: (engine.db["e"].erase(delta["e"].inserted), engine.db["e"].insert(delta["e"].erased)))
     stratum = next(s for s in engine.checked.strata if s.recursive)
     with pytest.raises(DivisionByZero):
-        dred.maintain_recursive(engine, stratum, delta, journal)
+        dred.maintain_recursive(engine.planned(), engine.db, stratum, delta, journal)
     journal.rollback()
     _assert_restored(engine, before)
 

@@ -84,7 +84,7 @@ def test_unary_join_example_of_section_4_1_1():
     engine.insert("A", [(0,), (2,), (4,), (5,), (6,)])
     engine.insert("B", [(1,), (2,), (6,), (7,)])
     engine.run()
-    engine.maintainer = IncrementalMaintainer(engine, drop_prefix=False)
+    engine.adopt(IncrementalMaintainer(engine.planned(), engine.db, drop_prefix=False))
     indexes = engine.maintainer.registry.indexes
 
     def sensitivity(name):
@@ -149,7 +149,7 @@ def _rollback_engine() -> Engine:
     engine = Engine.from_source(ROLLBACK_PROGRAM)
     engine.insert("e", [(1, 2), (2, 3), (3, 3), (3, 4), (4, 1)])
     engine.run()
-    engine.maintainer = IncrementalMaintainer(engine, drop_prefix=False)   # every index: more to roll back
+    engine.adopt(IncrementalMaintainer(engine.planned(), engine.db, drop_prefix=False))   # every index: more to roll back
     return engine
 
 
@@ -262,7 +262,7 @@ def test_ctrl_c_at_any_instant_of_a_commit_leaves_it_all_or_nothing():
     engine.insert("e", sorted(edb))
     engine.insert("s", [(i,) for i in range(0, 60, 7)])
     engine.run()
-    engine.maintainer = IncrementalMaintainer(engine, drop_prefix=False)
+    engine.adopt(IncrementalMaintainer(engine.planned(), engine.db, drop_prefix=False))
     twin = Engine.from_source(INTERRUPT_PROGRAM, maintenance="recompute")
     twin.insert("e", sorted(edb))
     twin.insert("s", [(i,) for i in range(0, 60, 7)])

@@ -144,7 +144,7 @@ def test_version_2_maintainer_file_is_restored(tmp_path, program):
             old.engine.commit(*commit_of(k))
         old.compact()
         name = tmp_path / "old" / "maintainer.3"
-        records = wsstate.capture(old.engine, paged=False)
+        records = wsstate.capture(old.engine.maintainer, paged=False)
         name.write_bytes(b"".join(wsfile.encode(r) for r in [{**wsfile.header("maintainer", {"seq": 3}),
                                                                "version": 2}, *records]))
         old.close()
@@ -234,8 +234,9 @@ def _open_without_evaluating(path) -> Workspace:
         try:
             for owner, name in patched:
                 setattr(owner, name, refuse)
-            real_restore(*args)
+            maintainer = real_restore(*args)
             restored.append(True)
+            return maintainer
         finally:
             for owner, name, value in saved:
                 setattr(owner, name, value)

@@ -34,6 +34,7 @@ from datalog.language.errors import ArityMismatch, DatalogError, NotEdb, Undefin
 from datalog.evaluation import fixpoint
 from datalog.evaluation.compile import COMPARE, CompiledPlan, compile_plan
 from datalog.evaluation.expressions import compile_term
+from datalog.evaluation.program import PlannedProgram
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
 from datalog.language.rewrites import dnf, rewrite
@@ -128,9 +129,13 @@ class Engine:
     def _load_program_facts(self, only=None, clauses=None) -> None:
         for clause in self.checked.clauses if clauses is None else clauses:
             if not clause.body and (only is None or clause.head.relation in only):
-                name = clause.head.relation
-                row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
-                self.db[name].insert([self._typed(name, row, clause.head.span)])
+                self.db[clause.head.relation].insert([self._fact(clause)])
+
+    def _fact(self, clause) -> tuple:
+        """A fact of the program, typed."""
+        name = clause.head.relation
+        row = tuple(compile_term(t, {}, name, clause.head.span)([]) for t in clause.head.args)
+        return self._typed(name, row, clause.head.span)
 
     @property
     def evaluated(self) -> bool:
@@ -304,7 +309,8 @@ class Engine:
         if not self._evaluated:
             self.run()
         if self.maintainer is None:
-            self.maintainer = make_maintainer(self, self.maintenance)
+            self._materialize_views()
+            self.adopt(make_maintainer(self.planned(), self.db, self.maintenance))
         journal = Journal()
         with paused_gc(), journal.deferring_interrupts():    # Ctrl-C cancels at a point the journal can undo
             try:
@@ -313,7 +319,33 @@ class Engine:
                 return delta
             except BaseException:
                 journal.rollback()
+                if getattr(self.maintainer, "broken", False):
+                    self.maintainer = None           # rebuilt from the restored relations next time
                 raise
+
+    def planned(self) -> PlannedProgram:
+        """The program as evaluation and maintenance take it: clauses, strata, compiled plans,
+        schema, its facts typed by the current schema, its ``.input`` relations."""
+        facts: dict[str, list[tuple]] = {}
+        for clause in self.checked.clauses:
+            if not clause.body:
+                facts.setdefault(clause.head.relation, []).append(self._fact(clause))
+        inputs = frozenset(d.relation for d in self.checked.directives("input"))
+        return PlannedProgram(self.checked.clauses, self.checked.strata, self.compiled, self.schema, facts,
+                              inputs, self.intersect)
+
+    def adopt(self, maintainer) -> None:
+        """Maintain with ``maintainer`` (built, or restored from a workspace): the heads it keeps
+        unstored are served from its views."""
+        self.db.update(getattr(maintainer, "unstored", {}))
+        self.maintainer = maintainer
+
+    def _materialize_views(self) -> None:
+        """A new maintainer (after ``extend``) starts from stored relations: the old views are still
+        current, so their rows are the relations' rows."""
+        for name, relation in list(self.db.items()):
+            if not relation.stored:
+                self.db[name] = Relation(name, relation.arity, relation.tuples)
 
     def stats(self) -> dict:
         """Per rule: iterator operations in the last maintenance, sensitivity-index sizes, oracle

@@ -42,7 +42,7 @@ def read(path: Path, seq: int) -> tuple | None:
 def save(path: Path, seq: int, engine) -> int:
     """The maintainer of commit ``seq``, if it can be captured, before the snapshot that it
     belongs to; else no maintainer file. Returns its size."""
-    records = wsstate.capture(engine)
+    records = wsstate.capture(engine.maintainer)
     if records is None:
         return 0
     return wsfile.write_file(file_of(path, seq), "maintainer",

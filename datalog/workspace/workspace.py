@@ -197,7 +197,7 @@ class Workspace:
                 ordered.pop(name, None)
             return wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
         engine = wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        wsstate.restore(engine, *stored)
+        engine.adopt(wsstate.restore(engine.planned(), engine.db, *stored))
         wslog.replay_through(engine, self._logged(log), self.path)
         return engine
 
