@@ -15,6 +15,7 @@ run: $(VENV)/.installed
 	$(VENV)/bin/datalog run programs/transitive_closure/prog.dl -F programs/transitive_closure/facts -D -
 
 test: $(VENV)/.installed
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest tests datalog lftj maintenance
 
 bench: $(VENV)/.installed

@@ -285,7 +285,7 @@ def worker(job: dict) -> None:
         def pick_new(taken):
             while True:
                 rel, row = spec.fresh(rng)
-                row = engine._typed(rel, row)
+                row = engine.admit(rel, row)
                 if row not in engine.db[rel].tuples and (rel, row) not in taken:
                     taken.add((rel, row))
                     return rel, row

@@ -25,7 +25,7 @@ from datalog.evaluation.aggregates import NO_VALUE
 from datalog.evaluation.compile import COMPARE, compile_plan
 from datalog.evaluation.expressions import compile_term
 from datalog.language import ast
-from datalog.language.checks import aggregate_outer_variables
+from datalog.language.variables import aggregate_outer_variables
 from datalog.language.rewrites import dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.plan import Assign
 from datalog.planning.planner import plan_body, scanned

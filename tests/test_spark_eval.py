@@ -17,7 +17,7 @@ pytest.importorskip("pyspark", reason="distributed evaluation needs pyspark: pip
 
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 
-from datalog.language.checks import check  # noqa: E402
+from datalog.engine.pipeline import analyse  # noqa: E402
 from datalog.spark.distributed import _levels, _variant, evaluate_on_spark  # noqa: E402
 from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
@@ -64,7 +64,7 @@ def test_program_on_spark_equals_in_process(program_dir: Path, spark):
 # ---------------------------------------------------------------- partitioning and scheduling (no Spark)
 
 def _plans(text: str):
-    checked = check(parse(text))
+    checked = analyse(parse(text))
     return checked, [plan_clause(c, checked.schema) for c in checked.clauses if c.body]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from datalog.language import ast
-from datalog.language.checks import aggregate_outer_variables
+from datalog.language.variables import aggregate_outer_variables
 from datalog.language.rewrites import Clause, dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.backend import choose_backend, pragma_backend
 from datalog.planning.order import pragma_order, variable_order

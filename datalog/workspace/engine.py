@@ -24,33 +24,33 @@ class WorkspaceEngine(Engine):
     Invariants, with a workspace: every commit (an empty one too) gets the next number and returns
     only once its record is durable in the log; a commit whose record cannot be written is undone,
     so the relations are as before it; the program changes only through ``Workspace.addblock``
-    (``_growing`` set), ``extend`` is refused otherwise. Without a workspace it is an Engine."""
+    (which makes the new block durable as the last step of ``extend``), ``extend`` is refused
+    otherwise. Without a workspace it is an Engine."""
 
     workspace: "Workspace | None" = None
-    _growing = False                                  # extend() allowed: addblock
 
-    def extend(self, text, name: str = "<input>"):
+    def extend(self, text, name: str = "<input>", facts_dir=None, durable=None):
         """Only through ``Workspace.addblock`` (durable); ``ask`` adds its rule itself, undone at once."""
-        if self.workspace is not None and not self._growing:
+        if self.workspace is not None and durable is None:
             raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
                            f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
-        return super().extend(text, name)
+        return super().extend(text, name, facts_dir, durable)
 
-    def _apply(self, pending):
+    def apply(self, pending):
         workspace = self.workspace
         if workspace is None:
-            return super()._apply(pending)
+            return super().apply(pending)
         workspace.check_writable()
-        if not self._evaluated:
+        if not self.evaluated:
             self.run()
         changes = pending_changes(pending, self.db)
-        delta = super()._apply(pending)
+        delta = super().apply(pending)
         idb = self.idb
         try:                                          # every commit gets a number, empty ones too
             workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
         except BaseException:
             if changes:
-                super()._apply(_inverse(changes))     # the commit is not durable: undo it
+                super().apply(_inverse(changes))      # the commit is not durable: undo it
             raise
         workspace.maybe_compact()                     # the commit is durable whatever happens here
         return delta
@@ -60,7 +60,7 @@ def build(blocks: list[dict], tables: dict[str, set], options: dict) -> Workspac
     """An engine for ``blocks`` whose EDB relations hold ``tables`` (not the program's facts or
     input files), evaluated from scratch."""
     engine = WorkspaceEngine(program_of(blocks), None, **options)
-    _fill(engine, {n: rows for n, rows in tables.items() if n in engine.db and n not in engine.idb})
+    _fill(engine, {n: rows for n, rows in tables.items() if n in engine.db and n not in engine.idb}, False)
     engine.run()
     return engine
 
@@ -78,27 +78,27 @@ def restored(blocks: list[dict], tables: dict[str, set], options: dict, where: P
         if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
                                    f"{engine.db[name].arity}")             # checked by rows.add
-    _fill(engine, {n: tables.get(n, set()) for n in engine.db})
+    _fill(engine, {n: tables.get(n, set()) for n in engine.db}, True)
     for name, rows in (ordered or {}).items():
         engine.db[name].presorted = rows
-    engine._evaluated = True
     return engine
 
 
-def _fill(engine: WorkspaceEngine, tables: dict) -> None:
-    """Replace the contents of the relations of ``tables`` (sets, or a snapshot's rows left to read
-    when first used: :class:`LazyRelation`); the ``.input`` files count as read."""
+def _fill(engine: WorkspaceEngine, tables: dict, evaluated: bool) -> None:
+    """The relations of ``tables`` (sets, or a snapshot's rows left to read when first used:
+    :class:`LazyRelation`) replace the engine's; the ``.input`` files count as read."""
     edb = set(engine.db) - engine.idb
-    engine._settle_types([(n, [rows.sample if isinstance(rows, SnapshotRows) else next(iter(rows))])
-                          for n, rows in tables.items() if n in edb and rows])
+    samples = [(n, [rows.sample if isinstance(rows, SnapshotRows) else next(iter(rows))])
+               for n, rows in tables.items() if n in edb and rows]
+    relations = {}
     for name, rows in tables.items():
         arity = engine.db[name].arity
         if isinstance(rows, SnapshotRows):
-            engine.db[name] = LazyRelation(name, arity, rows)
+            relations[name] = LazyRelation(name, arity, rows)
         else:
-            relation = engine.db[name] = Relation(name, arity)
+            relation = relations[name] = Relation(name, arity)
             relation.tuples = rows if isinstance(rows, set) else set(rows)
-    engine._inputs_loaded = True
+    engine.restore(relations, samples, evaluated)
 
 
 def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:

@@ -118,7 +118,7 @@ def replay_through(engine, records, path: Path) -> None:
             changes[name] = (changes.get(name, (set(), set()))[0], rows)
         pending = {n: {**{r: -1 for r in erased}, **{r: +1 for r in inserted}}
                    for n, (inserted, erased) in changes.items() if n not in idb}
-        delta = engine._apply(pending)
+        delta = engine.apply(pending)
         got = {n: (c.inserted, c.erased) for n, c in delta.items() if n in idb and c}
         logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
         if got != logged:                       # (names the file of the commit before this one)

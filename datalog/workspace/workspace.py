@@ -23,7 +23,7 @@ import os
 import time
 from pathlib import Path
 
-from datalog.engine.engine import _STATE, paused_gc
+from datalog.engine.memory import paused_gc
 from datalog.language.errors import WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing, WorkspaceReadOnly
 from datalog.language.parser import parse
 from datalog.workspace import blocks as wsblocks
@@ -292,24 +292,12 @@ class Workspace:
         self.check_writable()
         wsblocks.check_new(self.blocks, name, self.path)
         engine, added = self.engine, parse(text, source or name)
-        if not engine._evaluated:
+        if not engine.evaluated:
             engine.run()
         converted = wsblocks.conversions(added, engine)
-        saved = {key: getattr(engine, key) for key in (*_STATE, "facts_dir")}
-        if facts_dir is not None:
-            engine.facts_dir = Path(facts_dir)
-        try:
-            engine._growing = True
-            delta = engine.extend(added)
-            engine._growing = False
-            self._durably(lambda: self.blocks.append({"name": name, "source": source or name, "text": text,
-                                                       "converted": converted}))
-        except BaseException:
-            engine._growing = False
-            for key, value in saved.items():
-                setattr(engine, key, value)
-            raise
-        return delta
+        block = {"name": name, "source": source or name, "text": text, "converted": converted}
+        return engine.extend(added, facts_dir=facts_dir,
+                             durable=lambda: self._durably(lambda: self.blocks.append(block)))
 
     def removeblock(self, name: str) -> Delta:
         """Remove a named block and everything only it derived. Cost: the remaining program is

@@ -1,0 +1,94 @@
+"""Answers read off a relation: an atom's matching rows, and a one-atom query filtered as it streams.
+
+>>> from datalog.language.parser import parse_atom
+>>> from lftj.relation import Relation
+>>> path = Relation("path", 2, [(1, 2), (1, 3), (2, 2)])
+>>> matching(path, parse_atom("path(1, X)")), matching(path, parse_atom("path(x, x)"))
+([(1, 2), (1, 3)], [(2, 2)])
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+from datalog.evaluation.compile import COMPARE
+from datalog.language import ast
+from datalog.language.errors import ArityMismatch, DatalogError
+
+_SIMPLE = (ast.Constant, ast.Variable, ast.Wildcard)
+
+
+def matching(relation, atom: ast.Atom) -> list[tuple]:
+    """The rows of ``relation`` that ``atom`` matches (constants equal, a repeated variable the same
+    value, ``_`` anything), sorted; a relation that is not stored is filtered as it streams."""
+    if len(atom.args) != relation.arity:
+        raise ArityMismatch(f"{atom.relation} has arity {relation.arity}, the query has "
+                            f"{len(atom.args)} arguments", atom.span)
+    if not relation.stored:             # enumerated on demand: filtered as it streams, not sorted whole
+        return sorted(row for row in relation if matches(atom, row))
+    return [row for row in relation.sorted_rows() if matches(atom, row)]
+
+
+def scannable(rule: ast.Rule, db) -> bool:
+    """Whether a query rule's body is one atom of a relation that is not stored (a theta-join
+    view, maintenance/view_relation.py) with comparisons of its variables and constants: then
+    :func:`scan` answers it from the view's enumeration."""
+    if not rule.body:
+        return False
+    atom, *tests = rule.body
+    if type(atom) is not ast.Atom or not all(type(test) is ast.Comparison for test in tests):
+        return False
+    relation = db.get(atom.relation)
+    if relation is None or relation.stored or not all(isinstance(a, _SIMPLE) for a in atom.args):
+        return False
+    first = _first_positions(atom)
+    sides = [side for test in tests for side in (test.left, test.right)]
+    return all(type(s) is ast.Constant or (type(s) is ast.Variable and s.name in first) for s in sides)
+
+
+def scan(rule: ast.Rule, relation) -> list[tuple]:
+    """The answers of a :func:`scannable` query rule, filtered from the relation's enumeration as
+    it streams: as a rule, the query would build a trie of every row first (at 1.5M rows, 14-26 s
+    for a few thousand answers, against 0.8 s)."""
+    (head,), (atom, *tests) = rule.heads, rule.body
+    first = _first_positions(atom)
+    holds = [_comparison(test, first) for test in tests]
+    pick = [first[v.name] for v in head.args]
+    return sorted({tuple(row[i] for i in pick) for row in relation
+                   if matches(atom, row) and all(test(row) for test in holds)})
+
+
+def matches(atom: ast.Atom, row: tuple) -> bool:
+    seen: dict[str, object] = {}
+    for arg, value in zip(atom.args, row):
+        if isinstance(arg, ast.Constant):
+            if arg.value != value and not (isinstance(value, float) and arg.value == value):
+                return False
+        elif isinstance(arg, ast.Variable):
+            if seen.setdefault(arg.name, value) != value:
+                return False
+        elif not isinstance(arg, ast.Wildcard):
+            raise DatalogError(f"a query argument must be a constant, a variable or _, not {arg}", atom.span)
+    return True
+
+
+def _first_positions(atom: ast.Atom) -> dict[str, int]:
+    first: dict[str, int] = {}
+    for i, arg in enumerate(atom.args):
+        if isinstance(arg, ast.Variable):
+            first.setdefault(arg.name, i)
+    return first
+
+
+def _comparison(test: ast.Comparison, first: dict[str, int]):
+    """row -> whether ``test`` holds, a variable read at its first position in the atom."""
+    compare = COMPARE[test.op]
+    left, right = (_cell(side, first) for side in (test.left, test.right))
+    return lambda row: compare(left(row), right(row))
+
+
+def _cell(term, first: dict[str, int]):
+    if type(term) is ast.Constant:
+        value = term.value
+        return lambda row: value
+    return itemgetter(first[term.name])

@@ -1,0 +1,45 @@
+"""Outputs: ``.output`` relations written to files, stdout or Spark sinks; ``.printsize`` lines."""
+
+from __future__ import annotations
+
+from datalog.language import ast
+from datalog.language.types import AUTO, value_type
+from datalog.sources import files
+
+
+def write_outputs(engine, out_dir: str | None = None) -> list[str]:
+    """Write the engine's ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``),
+    in evaluation order."""
+    checked = engine.checked
+    for directive in checked.directives("output"):
+        io = directive.io
+        if io in ("file", "stdout"):
+            files.write_output(directive, engine.rows(directive.relation), out_dir)
+        elif io == "spark":
+            write_spark_output(engine, directive)
+    stratum_of = {r: i for i, s in enumerate(checked.strata) for r in s.relations}
+    sizes = sorted(checked.directives("printsize"), key=lambda d: stratum_of.get(d.relation, -1))
+    return [f"{d.relation}\t{len(engine.db[d.relation])}" for d in sizes]
+
+
+def write_spark_output(engine, directive: ast.Directive, delta=None) -> None:
+    """Write a relation to its Spark sink: all of it, or with ``mode=merge`` and a ``delta``
+    holding only insertions, just those (a deletion rewrites the sink)."""
+    from datalog.spark import tables as spark_io            # pyspark is loaded only for Spark programs
+    name = directive.relation
+    info = engine.schema[name]
+    names, types = column_names(info), info.types
+    types = [t if t != AUTO else value_type(next(iter(engine.db[name].tuples), ("",) * len(types))[i])
+             for i, t in enumerate(types)]
+    merge = (directive.param("mode") or "overwrite").lower() == "merge"
+    if merge and delta is not None and not delta.erased:
+        if delta.inserted:
+            spark_io.append_sink(engine.spark_session(), directive, delta.inserted, names, types)
+        return
+    spark_io.write_sink(engine.spark_session(), directive, engine.rows(name), names, types)
+
+
+def column_names(info) -> list[str]:
+    """A relation's column names: the ``.decl``'s, else ``c0, c1, ...``."""
+    names = list(info.column_names) if len(info.column_names) == info.arity else []
+    return names if len(set(names)) == len(names) and names else [f"c{i}" for i in range(info.arity)]

@@ -1,0 +1,90 @@
+"""The pipeline: from program text to evaluated relations, one stage a line.
+
+    parse -> rewrite -> check -> stratify -> plan -> compile -> load -> settle types -> evaluate
+
+:func:`run` is the whole pipeline. :class:`datalog.engine.Engine` runs the same stages and keeps
+what they made, to answer queries and to maintain the relations under changes. Each stage is
+one call, found from here:
+
+==============  =============================================================================
+parse           :func:`datalog.language.parser.parse`: the lark grammar -> the AST, with spans
+rewrite         :data:`datalog.language.rewrites.REWRITES`: rules -> one-head conjunctive clauses
+check           :data:`datalog.language.checks.CHECKS`: declarations, arity, safety, types (every
+                mistake an error with a code and a caret; nothing runs after one)
+stratify        :func:`datalog.language.strata.stratify`: strongly connected components, in order
+plan            :func:`datalog.planning.planner.plan_program`: per rule its variable order, trie
+                indexes, filters and backend, as data
+compile         :func:`datalog.evaluation.compile.compile_plan`: a plan's terms and filters as closures
+load            :mod:`datalog.engine.loading`: the program's facts; ``.input`` files and Spark tables
+settle types    :func:`datalog.language.typecheck.settle_types`: ``auto`` columns take their values' types
+evaluate        :func:`datalog.evaluation.fixpoint.evaluate`: stratum by stratum, semi-naive triejoins
+==============  =============================================================================
+
+>>> db = run('e(1, 2). e(2, 3). p(x, y) :- e(x, y). p(x, z) :- p(x, y), e(y, z).')
+>>> db["p"].sorted_rows()
+[(1, 2), (1, 3), (2, 3)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from datalog.engine.loading import Loaded, program_facts, read_inputs, settled
+from datalog.evaluation import fixpoint
+from datalog.evaluation.compile import CompiledPlan, compile_plan
+from datalog.language import ast
+from datalog.language.checks import Checked, check
+from datalog.language.parser import parse
+from datalog.language.rewrites import rewrite
+from datalog.language.strata import stratify
+from datalog.planning.plan import RulePlan
+from datalog.planning.planner import plan_program
+from lftj.relation import Relation
+
+
+def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect: str = "probe") -> dict:
+    """Evaluate the program ``text`` (its ``.input`` files read from ``facts_dir``); the relations
+    by name."""
+    program = parse(text, name)                                   # parse
+    checked = analyse(program)                                    # rewrite, check, stratify
+    plans = compiled(plan(checked))                               # plan, compile
+    db = relations(checked)
+    fill(db, program_facts(checked))                              # load: the program's facts
+    loaded = read_inputs(checked, checked.directives("input"), Path(facts_dir))   # and its inputs
+    checked = settled(checked, loaded)                            # settle types
+    fill(db, loaded)
+    fixpoint.evaluate(checked.strata, plans, db, intersect)       # evaluate
+    return db
+
+
+def analyse(program: ast.Program, known=None) -> Checked:
+    """The program checked: rewritten into clauses (REWRITES), checked (CHECKS), stratified."""
+    clauses = rewrite(program)
+    return stratified(check(program, clauses, known))
+
+
+def stratified(checked: Checked) -> Checked:
+    """The checked program with its strata (dependency order; ``cyclic_negation`` if a negation
+    or an aggregate is inside a recursion)."""
+    return replace(checked, strata=stratify(checked.clauses, checked.schema))
+
+
+def plan(checked: Checked) -> dict[int, RulePlan]:
+    """Every rule's plan, by clause index, with its backend."""
+    return plan_program(checked.clauses, checked.strata, checked.schema)
+
+
+def compiled(plans: dict[int, RulePlan]) -> dict[int, CompiledPlan]:
+    return {index: compile_plan(p) for index, p in plans.items()}
+
+
+def relations(checked: Checked) -> dict[str, Relation]:
+    """An empty relation for every relation of the schema."""
+    return {name: Relation(name, info.arity) for name, info in checked.schema.items()}
+
+
+def fill(db: dict, loaded: Loaded) -> None:
+    """Add loaded rows to their relations."""
+    for name, rows in loaded:
+        db[name].insert(rows)

@@ -1,0 +1,46 @@
+"""Transactions: changes of EDB relations requested in order and applied together.
+
+``with engine.transaction() as tx: tx.insert(r, rows); tx.retract(r, rows)``: each row is
+admitted (arity, types) as it is requested; on leaving the block the changes are applied as
+one commit (:meth:`datalog.engine.Engine.apply`) and ``tx.delta`` holds every relation's
+change. If the block or the commit raises, nothing changed.
+"""
+
+from __future__ import annotations
+
+from datalog.language.errors import NotEdb
+from maintenance.delta import Delta
+
+
+class Transaction:
+    """Requests collected in order (the last one of a row wins); maintained together when the
+    ``with`` block ends."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.pending: dict[str, dict[tuple, int]] = {}
+        self.delta: Delta = {}
+
+    def insert(self, name: str, rows) -> None:
+        self._request(name, rows, +1)
+
+    def retract(self, name: str, rows) -> None:
+        self._request(name, rows, -1)
+
+    def _request(self, name: str, rows, sign: int) -> None:
+        engine = self.engine
+        engine.relation(name)
+        if name in engine.idb:
+            raise NotEdb(f"{name} is derived by rules; a transaction changes only EDB relations "
+                         f"(inputs and facts)", engine.schema[name].span)
+        requests = self.pending.setdefault(name, {})
+        for row in rows:
+            requests[engine.admit(name, tuple(row))] = sign
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, kind, value, tb) -> bool:
+        if kind is None:
+            self.delta = self.engine.apply(self.pending)
+        return False

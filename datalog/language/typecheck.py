@@ -1,0 +1,200 @@
+"""Types: the column types of undeclared relations inferred from facts, heads and uses, every
+rule type-checked, and the types of ``auto`` columns settled by loaded values.
+
+Types are ``number``, ``float`` and ``symbol`` (:mod:`datalog.language.types`); numbers and floats
+mix (the result is a float), symbols only with symbols. A column nothing constrains is ``auto``
+until values are loaded (:func:`settle_types`).
+
+>>> from datalog.language.parser import parse
+>>> from datalog.language.checks import check
+>>> checked = check(parse('e(1, "a"). p(x, y) :- e(x, y), x > 0.'))
+>>> checked.schema["p"].types
+['number', 'symbol']
+>>> checked = check(parse('.input e p(x) :- e(x).'))         # e's column: nothing says
+>>> checked.schema["p"].types, settle_types(checked, {"e": ["symbol"]}).schema["p"].types
+(['auto'], ['symbol'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from datalog.language import ast
+from datalog.language.errors import TypeMismatch
+from datalog.language.rewrites import dnf
+from datalog.language.types import AUTO, compatible, value_type
+from datalog.language.variables import assignment_target
+
+
+def infer_types(ctx) -> None:
+    """Column types of undeclared relations, from facts, heads and uses; unknown ones are auto."""
+    for _ in range(1 + sum(info.arity for info in ctx.schema.values())):
+        if not any([_infer_clause(ctx, clause) for clause in ctx.clauses]):
+            break
+    for info in ctx.schema.values():
+        info.types = [t or AUTO for t in info.types]
+
+
+def _infer_clause(ctx, clause) -> bool:
+    changed = False
+    env = _atom_types(ctx, clause.body, {}, lenient=True)
+    for atom in _positive_atoms(clause.body) + [clause.head]:
+        info = ctx.schema[atom.relation]
+        for i, arg in enumerate(atom.args):
+            if info.types[i] is None:
+                t = _type_of(ctx, arg, env, lenient=True)
+                if t not in (None, AUTO):
+                    info.types[i] = t
+                    changed = True
+    return changed
+
+
+def settle_types(checked, settled: dict[str, list[str]]):
+    """The checked program again, with the ``auto`` columns that loaded values fixed
+    (``settled``: relation -> its column types) and the types inferred and checked again with
+    them. ``checked`` is not changed (so on a type error nothing is)."""
+    schema = {name: replace(info, types=settled.get(name) or [None if t == AUTO else t for t in info.types])
+              for name, info in checked.schema.items()}
+    ctx = replace(checked, schema=schema)
+    infer_types(ctx)
+    check_types(ctx)
+    return ctx
+
+
+def check_types(ctx) -> None:
+    for clause in ctx.clauses:
+        env = _atom_types(ctx, clause.body, {}, lenient=False)
+        _check_literals(ctx, clause.body, env)
+        info = ctx.schema[clause.head.relation]
+        for column, arg in zip(info.types, clause.head.args):
+            _expect(ctx, arg, column, env, f"column of {info}")
+
+
+def _atom_types(ctx, body, env, lenient) -> dict[str, str]:
+    env = dict(env)
+    for atom in _positive_atoms(body):
+        info = ctx.schema[atom.relation]
+        for column, arg in zip(info.types, atom.args):
+            if isinstance(arg, ast.Variable) and column not in (None, AUTO):
+                previous = env.get(arg.name)
+                if previous is not None and not compatible(previous, column) and not lenient:
+                    raise TypeMismatch(f"variable {arg.name} is a {previous} elsewhere but a {column} in "
+                                       f"{info}", arg.span)
+                if previous is None or previous == "number":
+                    env[arg.name] = column
+    for _ in range(len(body) + 1):
+        for literal in body:
+            target = assignment_target(literal, set(env), body)
+            if target is not None:
+                expr = literal.right if isinstance(literal.left, ast.Variable) and \
+                    literal.left.name == target else literal.left
+                t = _type_of(ctx, expr, env, lenient)
+                if t is not None:
+                    env[target] = t
+    return env
+
+
+def _check_literals(ctx, body, env) -> None:
+    for literal in body:
+        if isinstance(literal, ast.Comparison):
+            left, right = (_type_of(ctx, s, env, False) for s in (literal.left, literal.right))
+            if left and right and not compatible(left, right):
+                raise TypeMismatch(f"cannot compare a {left} with a {right} in {literal}", literal.span)
+            if literal.op not in ("=", "!=") and "symbol" in (left, right) and False:
+                pass
+        atoms = [literal.atom] if isinstance(literal, ast.Negation) else \
+            [literal] if isinstance(literal, ast.Atom) else []
+        for atom in atoms:
+            info = ctx.schema[atom.relation]
+            for column, arg in zip(info.types, atom.args):
+                _expect(ctx, arg, column, env, f"column of {info}")
+
+
+def _expect(ctx, term, column, env, what) -> None:
+    t = _type_of(ctx, term, env, False)
+    if t and column and not compatible(t, column):
+        raise TypeMismatch(f"{term} is a {t} but the {what} is a {column}", getattr(term, "span", None))
+
+
+_FUNCTORS = {  # name: (argument types or None for "same as result", result type)
+    "cat": ("symbol", "symbol"), "strlen": ("symbol", "number"), "to_number": ("symbol", "number"),
+    "to_string": ("numeric", "symbol"), "to_float": ("numeric", "float"),
+}
+
+
+_ARITY = {"strlen": (1, 1), "to_number": (1, 1), "to_string": (1, 1), "to_float": (1, 1),
+          "substr": (3, 3), "cat": (1, 99), "min": (1, 99), "max": (1, 99)}
+
+
+def _type_of(ctx, term, env, lenient) -> str | None:
+    """The type of a term, or None if not yet known; raises TypeMismatch on misuse."""
+    if isinstance(term, ast.Constant):
+        return value_type(term.value)
+    if isinstance(term, ast.Variable):
+        return env.get(term.name)
+    if isinstance(term, ast.Wildcard):
+        return None
+    if isinstance(term, ast.Negate):
+        return _numeric(ctx, [term.operand], env, lenient, term)
+    if isinstance(term, ast.BinaryOp):
+        return _numeric(ctx, [term.left, term.right], env, lenient, term)
+    if isinstance(term, ast.Functor):
+        return _functor_type(ctx, term, env, lenient)
+    if isinstance(term, ast.Aggregate):
+        return _aggregate_type(ctx, term, env, lenient)
+    return None
+
+
+def _numeric(ctx, operands, env, lenient, term) -> str | None:
+    types = [_type_of(ctx, o, env, lenient) for o in operands]
+    if "symbol" in types and not lenient:
+        raise TypeMismatch(f"arithmetic on a symbol in {term}; use cat() to join symbols", term.span)
+    if "float" in types:
+        return "float"
+    return "number" if all(types) else None
+
+
+def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
+    low, high = _ARITY[term.name]
+    if not low <= len(term.args) <= high and not lenient:
+        raise TypeMismatch(f"{term.name} takes {low if low == high else f'{low} or more'} arguments, "
+                           f"got {len(term.args)}", term.span)
+    types = [_type_of(ctx, a, env, lenient) for a in term.args]
+    if term.name in ("min", "max"):
+        known = [t for t in types if t]
+        if not lenient and any(not compatible(known[0], t) for t in known):
+            raise TypeMismatch(f"{term.name} of mixed types in {term}", term.span)
+        return "float" if "float" in known else (known[0] if known and len(known) == len(types) else None)
+    if term.name == "substr":
+        expected = ["symbol", "number", "number"]
+        result = "symbol"
+    else:
+        arg, result = _FUNCTORS[term.name]
+        expected = [arg] * len(types)
+    for want, got, node in zip(expected, types, term.args):
+        ok = got is None or (want == "numeric" and got != "symbol") or compatible(want, got)
+        if not ok and not lenient:
+            raise TypeMismatch(f"{term.name} expects a {'number' if want == 'numeric' else want} here, "
+                               f"got a {got}", getattr(node, "span", None) or term.span)
+    return result
+
+
+def _aggregate_type(ctx, agg: ast.Aggregate, env, lenient) -> str | None:
+    target_type = None
+    for alternative in dnf(agg.body):
+        inner = _atom_types(ctx, alternative, env, lenient)
+        if not lenient:
+            _check_literals(ctx, alternative, inner)
+        if agg.target is not None:
+            target_type = _type_of(ctx, agg.target, inner, lenient) or target_type
+    if agg.kind == "count":
+        return "number"
+    if agg.kind == "mean":
+        return "float"
+    if agg.kind == "sum" and target_type == "symbol" and not lenient:
+        raise TypeMismatch(f"sum of a symbol in {agg}", agg.span)
+    return target_type
+
+
+def _positive_atoms(body) -> list[ast.Atom]:
+    return [lit for lit in body if isinstance(lit, ast.Atom)]

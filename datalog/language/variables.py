@@ -1,0 +1,77 @@
+"""Which variables a conjunctive body binds, and which an aggregate shares with its rule.
+
+A body binds the variables of its positive atoms, then those of ``v = expr`` assignments whose
+expression is computable from bound variables (an aggregate's, once its group-by is bound).
+The group-by of an aggregate is the set of its variables that occur in the rule outside it.
+
+>>> from datalog.language.parser import parse
+>>> body = parse('p(x, n) :- e(x, y), z = y + 1, n = count : { f(x, _) }.').rules[0].body
+>>> sorted(bound_variables(body)), [v.name for v in aggregate_outer_variables(body[2].right, body)]
+(['n', 'x', 'y', 'z'], ['x'])
+"""
+
+from __future__ import annotations
+
+from datalog.language import ast
+
+
+def bound_variables(body, outer: frozenset | set = frozenset()) -> set[str]:
+    """Variables a conjunctive body binds: positive atom arguments, then ``v = expr`` assignments."""
+    bound = set(outer)
+    for literal in body:
+        if isinstance(literal, ast.Atom):
+            bound |= {a.name for a in literal.args if isinstance(a, ast.Variable)}
+    changed = True
+    while changed:
+        changed = False
+        for literal in body:
+            target = assignment_target(literal, bound, body)
+            if target is not None:
+                bound.add(target)
+                changed = True
+    return bound
+
+
+def assignment_target(literal, bound, body) -> str | None:
+    """The variable ``v`` if ``literal`` is ``v = expr`` (either side) binding a new variable."""
+    if not isinstance(literal, ast.Comparison) or literal.op != "=":
+        return None
+    for var, expr in ((literal.left, literal.right), (literal.right, literal.left)):
+        if isinstance(var, ast.Variable) and var.name not in bound and _computable(expr, bound, body):
+            return var.name
+    return None
+
+
+def _computable(expr, bound, body) -> bool:
+    if isinstance(expr, ast.Aggregate):
+        return all(v.name in bound for v in aggregate_outer_variables(expr, body))
+    if any(isinstance(t, ast.Wildcard) for t in ast.subterms(expr)):
+        return False
+    return all(v.name in bound for v in free_variables(expr))
+
+
+def aggregate_outer_variables(agg: ast.Aggregate, body) -> list[ast.Variable]:
+    """Variables of an aggregate that also occur in the clause body outside it: its group-by."""
+    outside = {v.name for lit in body for v in _variables_outside(lit, agg)}
+    return [v for v in ast.variables(agg.body) + ast.variables(agg.target) if v.name in outside]
+
+
+def _variables_outside(node, agg):
+    if node is agg:
+        return []
+    if isinstance(node, ast.Comparison):
+        return _variables_outside(node.left, agg) + _variables_outside(node.right, agg)
+    if isinstance(node, ast.Aggregate):
+        return ast.variables(node)
+    if isinstance(node, (ast.Atom, ast.Functor)):
+        return [v for a in node.args for v in _variables_outside(a, agg)]
+    if isinstance(node, ast.BinaryOp):
+        return _variables_outside(node.left, agg) + _variables_outside(node.right, agg)
+    if isinstance(node, ast.Negate):
+        return _variables_outside(node.operand, agg)
+    return ast.variables(node)
+
+
+def free_variables(term) -> list[ast.Variable]:
+    """Variables of a term outside any aggregate body (an aggregate's group-by variables excepted)."""
+    return [t for t in ast.subterms(term) if isinstance(t, ast.Variable)]
