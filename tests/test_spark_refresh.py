@@ -106,8 +106,8 @@ def test_refresh_inserts_deletes_mixed_and_empty(spark, managed):
         with Workspace.open(where, readonly=True) as ws:          # durable: a new process sees it
             _check(ws, spark, text, edges, blocked, outputs)
     with Workspace.open(where) as ws:                             # no change: no commit, no engine work
-        before, applied, apply = ws.seq, [], ws.engine._apply
-        ws.engine._apply = lambda pending: applied.append(pending) or apply(pending)
+        before, applied, apply = ws.seq, [], ws.engine.apply
+        ws.engine.apply = lambda pending: applied.append(pending) or apply(pending)
         unread = {n for n, r in ws.engine.db.items() if type(r).__name__ == "LazyRelation"}
         report = refresh(ws)
         assert report.commit is None and ws.seq == before and "maintain" not in report.seconds
