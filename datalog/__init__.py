@@ -1,0 +1,59 @@
+"""Soufflé-compatible Datalog on leapfrog triejoin, kept up to date under inserts and retractions.
+
+The package's top level is its public API:
+
+>>> from datalog import Engine
+>>> engine = Engine.from_source('''
+...     .decl edge(a: number, b: number)
+...     path(x, y) :- edge(x, y).
+...     path(x, z) :- path(x, y), edge(y, z).
+... ''')
+>>> engine.insert("edge", [(1, 2), (2, 3)])
+>>> engine.run()
+>>> engine.rows("path")
+[(1, 2), (1, 3), (2, 3)]
+>>> sorted(engine.commit(retracts={"edge": [(2, 3)]})["path"].erased)
+[(1, 3), (2, 3)]
+
+=================  ============================================================================
+``Engine``         a program, its relations, transactions, queries (:mod:`datalog.engine`)
+``Transaction``    changes of EDB relations applied together (``engine.transaction()``)
+``Change``         what a commit did to one relation: ``inserted`` and ``erased`` tuples
+``Workspace``      a program and its maintained state on disk (:mod:`datalog.workspace`)
+``DatalogError``   every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
+``parse``          program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
+``run``            the whole pipeline on a program text -> its relations (:mod:`datalog.engine.pipeline`)
+=================  ============================================================================
+
+The names are imported when first used, so importing one part of the package (the parser,
+the engine) does not import the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "Engine": "datalog.engine.engine",
+    "Transaction": "datalog.engine.transaction",
+    "Change": "maintenance.delta",
+    "Workspace": "datalog.workspace.workspace",
+    "DatalogError": "datalog.language.errors",
+    "parse": "datalog.language.parser",
+    "parse_file": "datalog.language.parser",
+    "run": "datalog.engine.pipeline",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'datalog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -28,6 +28,9 @@ from lftj.trie import TrieNode, build, lazy, sorted_rows as trie_rows
 
 
 class Relation:
+    """Distinct tuples of one arity, with a trie index per column order in use. Invariant:
+    every index holds exactly ``tuples`` in its column order (see the module docstring)."""
+
     __slots__ = ("name", "arity", "tuples", "indexes", "presorted")
     stored = True                       # its rows are held here (not so a view enumerated on demand)
 

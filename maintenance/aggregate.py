@@ -30,7 +30,8 @@ from datalog.language.rewrites import dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.plan import Assign
 from datalog.planning.planner import plan_body, scanned
 from maintenance.exact_sum import Count, Mean, Sum
-from maintenance.rule import LookupPath, RuleMaintainer
+from maintenance.levels import LookupPath
+from maintenance.rule import RuleMaintainer
 from maintenance.scan_tree import MinMaxAggregate
 
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Change:
+    """What a transaction did to one relation. Invariant: ``inserted`` and ``erased`` are
+    disjoint (no tuple is both); applying a change and then its ``negated()`` is the identity."""
+
     inserted: set = field(default_factory=set)
     erased: set = field(default_factory=set)
 

@@ -54,6 +54,12 @@ class Entry:
 
 
 class SensitivityIndex:
+    """The sensitivity intervals recorded at one (relation, index order, level), grouped by
+    ``alpha``. Invariants: an entry means "the trace read this range of this trie level under
+    these earlier keys"; it is in its group (or still on disk, see ``keep_stored``) exactly while
+    ``alive``; ``size`` counts the live entries; a matched entry is removed, and the maintenance
+    rule records afresh what its revisited region reads."""
+
     def __init__(self) -> None:
         self.trees: dict[tuple, list | StabbingGroup] = {}     # alpha -> its entries
         self.size = 0

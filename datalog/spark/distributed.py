@@ -113,7 +113,8 @@ def _evaluate_level(engine, spark, strata: list[Stratum], partitions: int, progr
             progress(f"  iteration {number}: {sum(len(engine.db[n]) for n in members)} tuples")
     for _ in rounds(list(variables.values()), report):
         recent = {n: v.recent.tuples for n, v in variables.items()}
-        # one job: every recursive rule with one atom read from its recent tuples
+        # path(x, z) :- path(x, y), edge(y, z).   path read from its recent tuples: every such
+        # variant of every recursive rule of the level in one job
         for name, rows in _job(engine, spark, [v for r in recursions for v in r.variants(recent)], recent,
                                partitions).items():
             variables[name].to_add |= rows

@@ -27,7 +27,13 @@ from datalog.planning.gjt.tree import GJT, Node
 
 
 class TReduct:
-    """A (T, N)-representation of a database over the atoms of ``gjt.query``."""
+    """A (T, N)-representation of a database over the atoms of ``gjt.query`` (§4).
+
+    Invariants: ``rho[n]`` equals the projection onto ``var(n)`` of the join of the subtree
+    below ``n`` (guards included), each tuple with the summed multiplicity of the assignments
+    that project to it, and holds no tuple of multiplicity 0; every index over ``rho[n]`` holds
+    exactly its tuples. Applying a batch and then the batch negated restores every ``rho`` and
+    index."""
 
     def __init__(self, gjt: GJT, track_delta: bool = True, merge_joins: bool = True):
         self.gjt, self.track_delta, self.merge_joins = gjt, track_delta, merge_joins
