@@ -220,7 +220,7 @@ class Meter:
 
 
 def canonical(delta) -> dict:
-    return {name: (frozenset(c.inserted), frozenset(c.erased)) for name, c in delta.items() if c}
+    return {name: (frozenset(c.inserted), frozenset(c.retracted)) for name, c in delta.items() if c}
 
 
 def log(msg: str) -> None:

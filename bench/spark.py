@@ -146,7 +146,7 @@ def _refresh_rows(spark, work: Path, args) -> list:
         total = sum(s.values())
         source = {x.relation: x for x in report.sources}["edge"]
         out.append((f"f={fraction:g}", {
-            "rows changed": f"+{source.inserted:,} -{source.deleted:,}",
+            "rows changed": f"+{source.inserted:,} -{source.retracted:,}",
             "stage": f"{s.get('stage', 0):.2f}", "diff": f"{s.get('diff+transfer', 0):.2f}",
             "load": f"{s.get('load', 0):.2f}",
             "maintain": f"{s.get('maintain', 0):.2f}", "write back": f"{s.get('write back', 0):.2f}",

@@ -12,13 +12,13 @@ The package's top level is its public API:
 >>> engine.run()
 >>> engine.rows("path")
 [(1, 2), (1, 3), (2, 3)]
->>> sorted(engine.commit(retracts={"edge": [(2, 3)]})["path"].erased)
+>>> sorted(engine.commit(retracts={"edge": [(2, 3)]})["path"].retracted)
 [(1, 3), (2, 3)]
 
 =================  ============================================================================
 ``Engine``         a program, its relations, transactions, queries (:mod:`datalog.engine`)
 ``Transaction``    changes of EDB relations applied together (``engine.transaction()``)
-``Change``         what a commit did to one relation: ``inserted`` and ``erased`` tuples
+``Change``         what a commit did to one relation: ``inserted`` and ``retracted`` tuples
 ``Workspace``      a program and its maintained state on disk (:mod:`datalog.workspace`)
 ``DatalogError``   every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
 ``parse``          program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's

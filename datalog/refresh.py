@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -50,10 +51,19 @@ CHAIN_SHARE = 0.1        # ... or when the chain's changes pass this share of th
 
 @dataclass
 class SourceReport:
+    """One source of a refresh: the rows read, and how many were inserted and retracted."""
+
     relation: str
     rows: int = 0
     inserted: int = 0
-    deleted: int = 0
+    retracted: int = 0
+
+    @property
+    def deleted(self) -> int:
+        """Deprecated: the old name of ``retracted``."""
+        warnings.warn("SourceReport.deleted is deprecated: read SourceReport.retracted", DeprecationWarning,
+                      stacklevel=2)
+        return self.retracted
 
 
 @dataclass
@@ -103,14 +113,14 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
         if len(chain) >= CHAIN or events > CHAIN_SHARE * max(rows, 1):
             _, rows = spark_diff.stage(frame, target)
             started = report.phase("stage", started)
-            inserted, deleted = spark_diff.difference(spark, target, before, progress, f"diff {name}")
+            inserted, retracted = spark_diff.difference(spark, target, before, progress, f"diff {name}")
             chains[name] = version
         else:
-            inserted, deleted, rows, written = spark_diff.delta_version(spark, frame, before, target, progress,
+            inserted, retracted, rows, written = spark_diff.delta_version(spark, frame, before, target, progress,
                                                                         f"diff {name}")
             chains[name] = "+".join(chain + [version] if written else chain)
-        changes[name] = inserted, deleted
-        report.sources.append(SourceReport(name, rows, len(inserted), len(deleted)))
+        changes[name] = inserted, retracted
+        report.sources.append(SourceReport(name, rows, len(inserted), len(retracted)))
         started = report.phase("diff+transfer", started)
         checkpoint("diff")                    # the new version written, nothing committed
     if not any(ins or dels for ins, dels in changes.values()):
@@ -146,8 +156,8 @@ def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
             report.outputs[directive.relation] = (0, 0, "unchanged")
             continue
         ws.engine.write_spark_output(directive, change if merge else None)
-        how = "appended" if merge and not change.erased else "rewritten"
-        report.outputs[directive.relation] = (len(change.inserted), len(change.erased), how)
+        how = "appended" if merge and not change.retracted else "rewritten"
+        report.outputs[directive.relation] = (len(change.inserted), len(change.retracted), how)
         checkpoint("write back")
     ws.mark_outputs_synced()
 
@@ -167,7 +177,7 @@ def describe(report: RefreshReport) -> list[str]:
     """The lines ``datalog refresh`` prints."""
     if not report.seconds:
         return ["nothing to refresh: the program names no Spark source or output"]
-    lines = [f"source {s.relation}: {s.rows:,} rows read, +{s.inserted:,} -{s.deleted:,}" for s in report.sources]
+    lines = [f"source {s.relation}: {s.rows:,} rows read, +{s.inserted:,} -{s.retracted:,}" for s in report.sources]
     lines += [f"output {name}: +{ins:,} -{dels:,} ({how})" for name, (ins, dels, how) in report.outputs.items()]
     lines += [f"output {name}: rewritten in full (it may not have held commit {report.commit_before}: a write-back "
               f"cut short, or datalog update since)" for name in report.repaired]

@@ -12,7 +12,7 @@ and ``value`` the target. Contributions fold into one accumulator per group:
   * min and max: a scan tree over (group, witness) records (§2.3.3).
 
 The rule that reads the aggregate sees it as a relation ``view[group] = v``:
-its check records a probe on the group, and a group whose value changed is a
+its check records a lookup of the group, and a group whose value changed is a
 tree surgery on that relation, so the change oracle sends the reading rule
 exactly to the bindings that used the group.
 """

@@ -5,7 +5,7 @@ keeps a recursive stratum up to date after its lower relations changed.
 
 Why DRed:
   * Counting (one support count per tuple) does not work under recursion: on a cycle
-    ``path(a, a)`` supports itself, so after the edge that closed the cycle is deleted
+    ``path(a, a)`` supports itself, so after the edge that closed the cycle is retracted
     its count stays above zero and the tuple is never removed (and a recursive tuple
     can have unboundedly many derivations to count).
   * Motik et al.'s Backward/Forward (AAAI 2015) overdeletes nothing: for each deleted
@@ -45,7 +45,7 @@ aggregates (lower relations only, by stratification) and comparisons/assignments
 
 Base rules (no same-stratum atom) take part in the seeds of phases 1 and 4 only.
 A delta atom that opens a trie is read through ``derive``'s ``sources``; a delta
-literal that is an existence probe (``r(_)``, ``r(1, 2)``) or is added next to a
+literal that is an existence lookup (``r(_)``, ``r(1, 2)``) or is added next to a
 negation is an atom over the pseudo relation :data:`DELTA`, planned once per clause.
 Every change of the relations goes through the journal, so an error rolls back exactly.
 """
@@ -134,13 +134,13 @@ class Tally:
 def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally) -> Rows:
     """∇ of every stratum relation, evaluated in the old state of the lower relations."""
     _revert(ctx, lower, journal)
-    erased, gained = _delta_relations(lower, "erased"), _delta_relations(lower, "inserted")
+    retracted, gained = _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted")
     keep = _facts(ctx.program, stratum)
     total: Rows = {name: set() for name in stratum.relations}
     variables = {name: Variable(name, ctx.db[name].arity,
                                 lambda rows, name=name: _fresh(ctx, {name: rows}, total, keep)[name])
                  for name in stratum.relations}
-    _seed(variables, _fire(ctx, clauses, tally, erased, gained, set(lower)))
+    _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)))
     for _ in rounds(list(variables.values())):
         # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
         _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
@@ -178,12 +178,12 @@ def _revert(ctx, lower: Delta, journal) -> None:
     """The changed lower relations back to their old contents (through the journal)."""
     for name, change in lower.items():
         journal.erase(ctx.db[name], change.inserted)
-        journal.insert(ctx.db[name], change.erased)
+        journal.insert(ctx.db[name], change.retracted)
 
 
 def _restore(ctx, lower: Delta, journal) -> None:
     for name, change in lower.items():
-        journal.erase(ctx.db[name], change.erased)
+        journal.erase(ctx.db[name], change.retracted)
         journal.insert(ctx.db[name], change.inserted)
 
 
@@ -228,7 +228,7 @@ def _rederive_plan(ctx, clause: Clause) -> CompiledPlan:
 
 def _insert(ctx, clauses, lower: Delta, rederived: Rows, journal, tally) -> Rows:
     """Semi-naive from the rederived tuples and the seeds; returns every tuple added (R too)."""
-    inserted, gained = _delta_relations(lower, "inserted"), _delta_relations(lower, "erased")
+    inserted, gained = _delta_relations(lower, "inserted"), _delta_relations(lower, "retracted")
     added: Rows = {name: set(rows) for name, rows in rederived.items()}
     variables = {name: Variable(name, ctx.db[name].arity,
                                 lambda rows, name=name: _add(ctx, {name: rows}, added, journal).get(name, set()))
@@ -284,7 +284,7 @@ def _delta_rules(ctx, clause: Clause, positive, negated, aggregated):
             else:
                 yield plan, {a: source}, None
     for k, literal in enumerate(clause.body):
-        if _is_probe(literal) and literal.relation in positive:          # ..., Δr(_), ...
+        if _is_lookup(literal) and literal.relation in positive:          # ..., Δr(_), ...
             yield _literal_plan(ctx, clause, k, replace=True), None, positive[literal.relation]
         elif isinstance(literal, ast.Negation) and literal.atom.relation in negated:   # ..., !r(t), Δr(t)
             yield _literal_plan(ctx, clause, k, replace=False), None, negated[literal.atom.relation]
@@ -306,8 +306,8 @@ def _delta_first(ctx, plan: CompiledPlan, a: int) -> tuple[CompiledPlan, int]:
     return _variant(ctx, (plan.index, "delta", a), make)
 
 
-def _is_probe(literal) -> bool:
-    """An atom with no variable opens no trie level: the plan probes it (``r(_)``, ``r(1, 2)``)."""
+def _is_lookup(literal) -> bool:
+    """An atom with no variable opens no trie level: the plan looks it up (``r(_)``, ``r(1, 2)``)."""
     return isinstance(literal, ast.Atom) and all(isinstance(a, (ast.Constant, ast.Wildcard))
                                                  for a in literal.args)
 

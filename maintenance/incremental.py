@@ -235,7 +235,7 @@ class IncrementalMaintainer:
             if before == 0 and after > 0:
                 result.inserted.add(row)
             elif before > 0 and after == 0:
-                result.erased.add(row)
+                result.retracted.add(row)
             elif after < 0:
                 raise AssertionError(f"negative support count for {name}{row}")
         if result:
@@ -251,7 +251,7 @@ class IncrementalMaintainer:
             if change:
                 relation = self.db[name]
                 relation.erase(change.inserted)          # back to the old contents, unjournaled:
-                relation.insert(change.erased)           # apply_change redoes it, with surgeries
+                relation.insert(change.retracted)           # apply_change redoes it, with surgeries
                 self._apply_change(name, change, journal, out)
 
     # ------------------------------------------------------------ observability

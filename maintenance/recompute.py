@@ -20,7 +20,7 @@ class RecomputeMaintainer:
     def apply(self, delta: Delta, journal) -> Delta:
         program, db, idb = self.program, self.db, self.program.idb
         for name, change in delta.items():
-            journal.erase(db[name], change.erased)
+            journal.erase(db[name], change.retracted)
             journal.insert(db[name], change.inserted)
         before = {name: set(db[name].tuples) for name in idb}
         for name in idb:

@@ -41,7 +41,7 @@ CHUNKED = 1 << 16    # a level of this many keys is edited as ChunkedKeys from i
 
 def apply_change(relation, change, journal) -> dict[tuple, list[Surgery]]:
     surgeries = {order: [] for order in relation.indexes}
-    gone = [row for row in sorted(change.erased) if row in relation.tuples]
+    gone = [row for row in sorted(change.retracted) if row in relation.tuples]
     new = [row for row in sorted(change.inserted) if row not in relation.tuples]
     relation.presorted = None
     for row in gone:

@@ -79,7 +79,7 @@ class ThetaRule:
     def _changes(self, out) -> list[tuple]:
         """(relation, row, ±1) for every change in ``out`` of a relation the body reads."""
         return [(name, row, sign) for name in self.reads if name in out
-                for rows, sign in ((out[name].inserted, 1), (out[name].erased, -1)) for row in rows]
+                for rows, sign in ((out[name].inserted, 1), (out[name].retracted, -1)) for row in rows]
 
     def _apply(self, changes, journal) -> None:
         """One update_batch, journaled: the rollback applies the inverse batch (or, when the
@@ -107,7 +107,7 @@ class ThetaRule:
             if after - d <= 0 < after:
                 change.inserted.add(self.head(t))
             elif after <= 0 < after - d:
-                change.erased.add(self.head(t))
+                change.retracted.add(self.head(t))
         return change
 
     def can_be_virtual(self) -> bool:

@@ -26,6 +26,7 @@ from datalog.spark.distributed import run_on_spark
 from datalog.cli.tables import stats_table
 
 STRATEGIES = ["incremental", "recompute"]
+JOINS = ["hash", "leapfrog", "probe"]          # probe: the old name of hash
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,8 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("program")
     run.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
     run.add_argument("-D", "--output-dir", default=".", help="directory for .csv outputs; - for stdout")
-    run.add_argument("--join", choices=["probe", "leapfrog"], default="probe",
-                     help="how each level is intersected: hash probes (default) or the leapfrog loop")
+    run.add_argument("--join", choices=JOINS, default="hash",
+                     help="how each level is intersected: the hash intersection (default; 'probe' is its "
+                          "old name) or the leapfrog loop")
     run.add_argument("--timing", action="store_true", help="print the evaluation time to stderr")
     run.add_argument("--updates", metavar="FILE",
                      help="after evaluating, apply the batches of FILE (+r(1, 2). -r(3, 4). commit.) "
@@ -86,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     repl.add_argument("program", nargs="?",
                       help="a program to start from, or a workspace directory to continue on (as its writer)")
     repl.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
-    repl.add_argument("--join", choices=["probe", "leapfrog"], default="probe",
+    repl.add_argument("--join", choices=JOINS, default="hash",
                       help="how each level is intersected (as for run)")
     repl.add_argument("--maintenance", choices=STRATEGIES, default="incremental",
                       help="how changes are maintained (default incremental)")

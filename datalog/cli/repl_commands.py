@@ -78,7 +78,7 @@ def _explain(session, args, statement) -> str:
              f"{': ' + ', '.join(stratum.relations) if len(stratum.relations) > 1 else ''})"]
     for clause in (c for c in stratum.clauses if c.head.relation == name and c.body):
         lines.append(f"  {clause}\n      {engine.plans[clause.index].describe()}")
-    join = "leapfrog loop" if engine.intersect == "leapfrog" else "hash probes"
+    join = "leapfrog loop" if engine.intersect == "leapfrog" else "hash intersection"
     lines.append(f"default backend: leapfrog triejoin (levels intersected by {join}); "
                  f"maintenance: {engine.maintenance}")
     return "\n".join(lines)
@@ -101,7 +101,7 @@ def _delta(session, args, statement) -> str:
     limit = session.limit
     lines = [f"last {what}: {summary(delta) or 'no change'}"]
     for name in sorted(delta):
-        for sign, rows in (("+", delta[name].inserted), ("-", delta[name].erased)):
+        for sign, rows in (("+", delta[name].inserted), ("-", delta[name].retracted)):
             lines.extend(f"{sign}{name}\t" + "\t".join(map(format_value, row)) for row in sorted(rows)[:limit])
             if len(rows) > limit:
                 lines.append(f"... {len(rows) - limit} more {sign}{name} rows (.limit N shows more)")

@@ -42,7 +42,7 @@ def delta_printer(engine) -> Committed:
         for name in names:
             change = delta.get(name)
             inserted = sorted(change.inserted) if change else []
-            erased = sorted(change.erased) if change else []
+            erased = sorted(change.retracted) if change else []
             lines.append(f"batch {number}: +{len(inserted)} -{len(erased)} tuples in {name}")
             lines.extend(row("+", name, values) for values in inserted)
             lines.extend(row("-", name, values) for values in erased)
@@ -63,7 +63,7 @@ def row(sign: str, name: str, values: tuple) -> str:
 def batch_summary(number: int, delta, seconds: float) -> None:
     """Print ``batch N: +I -E tuples in R relations, maintained in T ms``."""
     inserted = sum(len(change.inserted) for change in delta.values())
-    erased = sum(len(change.erased) for change in delta.values())
+    erased = sum(len(change.retracted) for change in delta.values())
     changed = len([change for change in delta.values() if change])
     print(f"batch {number}: +{inserted} -{erased} tuples in {changed} relation{'s' * (changed != 1)}, "
           f"maintained in {seconds * 1000:.1f} ms")
@@ -74,6 +74,6 @@ def summary(delta) -> str:
     parts = []
     for name in sorted(n for n, change in delta.items() if change):
         change = delta[name]
-        counts = [f"+{len(change.inserted)}" * bool(change.inserted), f"-{len(change.erased)}" * bool(change.erased)]
+        counts = [f"+{len(change.inserted)}" * bool(change.inserted), f"-{len(change.retracted)}" * bool(change.retracted)]
         parts.append(f"{name} {' '.join(c for c in counts if c)}")
     return ", ".join(parts)

@@ -173,7 +173,7 @@ def _compact(args) -> int:
 
 
 def _print_changes(what: str, delta) -> None:
-    parts = [f"{name} +{len(c.inserted)} -{len(c.erased)}" for name, c in sorted(delta.items())]
+    parts = [f"{name} +{len(c.inserted)} -{len(c.retracted)}" for name, c in sorted(delta.items())]
     print(f"{what}: {', '.join(parts) if parts else 'no relation changed'}")
 
 

@@ -14,7 +14,7 @@
 >>> with e.transaction() as tx:
 ...     tx.insert("edge", [(3, 4)])
 ...     tx.retract("edge", [(1, 2)])
->>> sorted(tx.delta["path"].inserted), sorted(tx.delta["path"].erased)
+>>> sorted(tx.delta["path"].inserted), sorted(tx.delta["path"].retracted)
 ([(2, 4), (3, 4)], [(1, 2), (1, 3)])
 >>> sorted(e.commit(inserts={"edge": [(1, 2)]})["path"].inserted)
 [(1, 2), (1, 3), (1, 4)]
@@ -60,7 +60,7 @@ class Engine:
     with ``write_outputs``. Invariant after ``run``: every IDB relation holds what evaluating the
     program from scratch over the EDB relations would give."""
 
-    def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "probe",
+    def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "hash",
                  maintenance: str = "incremental", spark: dict | None = None):
         self.program = program
         self.checked: Checked = analyse(program)            # rewrite, check, stratify

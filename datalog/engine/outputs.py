@@ -32,7 +32,7 @@ def write_spark_output(engine, directive: ast.Directive, delta=None) -> None:
     types = [t if t != AUTO else value_type(next(iter(engine.db[name].tuples), ("",) * len(types))[i])
              for i, t in enumerate(types)]
     merge = (directive.param("mode") or "overwrite").lower() == "merge"
-    if merge and delta is not None and not delta.erased:
+    if merge and delta is not None and not delta.retracted:
         if delta.inserted:
             spark_io.append_sink(engine.spark_session(), directive, delta.inserted, names, types)
         return

@@ -43,7 +43,7 @@ from datalog.planning.planner import plan_program
 from lftj.relation import Relation
 
 
-def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect: str = "probe") -> dict:
+def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect: str = "hash") -> dict:
     """Evaluate the program ``text`` (its ``.input`` files read from ``facts_dir``); the relations
     by name."""
     program = parse(text, name)                                   # parse

@@ -13,8 +13,10 @@ from lftj.triejoin import JoinPlan, product_tail, triejoin
 
 from datalog.evaluation.emitters import bulk_emitter, product_emitter
 
-INTERSECT = {"probe": hash_intersect, "leapfrog": leapfrog_intersect}
-BULK_INTERSECT = {"probe": hash_intersect_unordered, "leapfrog": None}
+# how each depth's levels are intersected: "hash" (the hash intersection, the default; "probe" is
+# its old name) or "leapfrog" (the paper's loop): the same keys in the same order
+INTERSECT = {"hash": hash_intersect, "probe": hash_intersect, "leapfrog": leapfrog_intersect}
+BULK_INTERSECT = {"hash": hash_intersect_unordered, "probe": hash_intersect_unordered, "leapfrog": None}
 
 
 def join_plan(plan, db, add_many=None) -> JoinPlan:
@@ -40,7 +42,7 @@ def join_plan(plan, db, add_many=None) -> JoinPlan:
     return joined
 
 
-def run_plan(plan, db, emit, binding=None, sources=None, intersect="probe", add_many=None) -> None:
+def run_plan(plan, db, emit, binding=None, sources=None, intersect="hash", add_many=None) -> None:
     """Call ``emit(binding)`` for each satisfying binding of the plan's body.
 
     ``db`` maps relation names to Relations; ``sources`` optionally maps an atom position to
@@ -59,7 +61,7 @@ def run_plan(plan, db, emit, binding=None, sources=None, intersect="probe", add_
              BULK_INTERSECT[intersect])
 
 
-def derive(plan, db, sources=None, intersect: str = "probe") -> set:
+def derive(plan, db, sources=None, intersect: str = "hash") -> set:
     """Every head tuple the plan derives over ``db`` (some atoms read from ``sources``)."""
     out: set = set()
     add, head = out.add, plan.head

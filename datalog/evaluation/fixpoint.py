@@ -17,7 +17,7 @@ from datalog.planning.plan import Lookup
 Progress = Callable[[str], None]
 
 
-def evaluate(strata, plans: dict, db, intersect: str = "probe", progress: Progress | None = None,
+def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progress | None = None,
              only: set[str] | None = None) -> None:
     """Every stratum in order, or only those holding a relation of ``only``; ``plans`` are the
     compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived)."""
@@ -34,7 +34,7 @@ def evaluate(strata, plans: dict, db, intersect: str = "probe", progress: Progre
                 db[clause.head.relation].insert(derive(plans[clause.index], db, intersect=intersect))
 
 
-def fixpoint(stratum, plans: list, db, intersect: str = "probe", progress: Progress | None = None) -> None:
+def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None) -> None:
     """Semi-naive: each round joins one ``recent`` atom with the full relations.
 
     An atom with no variable to open (``r(_)``, ``r(1, _)``) is a Lookup, not a join

@@ -24,7 +24,7 @@ class PlannedProgram:
     schema: dict
     facts: dict[str, list[tuple]] = field(default_factory=dict)
     inputs: frozenset[str] = frozenset()
-    intersect: str = "probe"
+    intersect: str = "hash"
 
     @property
     def idb(self) -> set[str]:

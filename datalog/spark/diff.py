@@ -2,7 +2,7 @@
 
 A source's snapshot is a chain of version directories, oldest first: a *full* version (``rows``,
 every row the source had, duplicates kept) and then *delta* versions (``events``: the rows the
-refresh found inserted, ``__present`` 1, or deleted, 0). A row is in the snapshot if its last
+refresh found inserted, ``__present`` 1, or retracted, 0). A row is in the snapshot if its last
 event in the chain says so (the full version counts as one event "present" per row). Every
 version also holds ``digest``, the digest of the whole snapshot, and ``meta.json`` with its
 row count and its chain's event count (for reports and for when to start a new full version).
@@ -89,7 +89,7 @@ def snapshot(spark, where: Path) -> "DataFrame":
 
 def difference(spark, current: Path, chain: list[Path], progress: Progress | None = None,
                label: str = "") -> tuple[list[tuple], list[tuple]]:
-    """(inserted rows, deleted rows) from the snapshot ``chain`` to the full version at
+    """(inserted rows, retracted rows) from the snapshot ``chain`` to the full version at
     ``current``, computed inside Spark: first the buckets whose digests differ (a join of two
     small tables), then, for the rows of those buckets only, one ``groupBy`` of presence
     (:func:`_presence`; faster here than ``exceptAll`` both ways, and no ``left_anti`` join on
@@ -107,7 +107,7 @@ def delta_version(spark, frame: "DataFrame", chain: list[Path], where: Path,
                   progress: Progress | None = None, label: str = "") -> tuple[list[tuple], list[tuple], int, bool]:
     """The difference from the snapshot ``chain`` to the source ``frame``, written as a delta
     version at ``where`` (``events``, ``digest``, ``meta.json``) without copying the source:
-    (inserted rows, deleted rows, the source's row count, whether the version was written).
+    (inserted rows, retracted rows, the source's row count, whether the version was written).
     Nothing is written when no digest changed. Two passes over the source: its digest (compared with the chain's), then its rows
     in the buckets that differ (cached: they give both the events and those buckets' new
     digests, so each bucket's digest and rows come from one read even if the source changes
@@ -132,8 +132,8 @@ def delta_version(spark, frame: "DataFrame", chain: list[Path], where: Path,
         current.unpersist()
     changes = guard(lambda: rows_of(spark.read.parquet(uri(where / "events")), progress, label), "diffing")
     _write_meta(where, rows, events + len(changes))
-    inserted, deleted = _split(changes)
-    return inserted, deleted, rows, True
+    inserted, retracted = _split(changes)
+    return inserted, retracted, rows, True
 
 
 def _changed_buckets(old: "DataFrame", new: "DataFrame") -> "pa.Table":
@@ -164,7 +164,7 @@ def _previous(spark, chain: list[Path], wanted: "DataFrame") -> "DataFrame":
 
 def _presence(current: "DataFrame", previous: "DataFrame") -> "DataFrame":
     """The rows whose presence differs: in ``current`` (any copy) against their last event in
-    ``previous``; the row columns and ``__present`` (1: inserted, 0: deleted). One ``groupBy``
+    ``previous``; the row columns and ``__present`` (1: inserted, 0: retracted). One ``groupBy``
     of both sides: the current rows count as events before every other (``__seq`` -1,
     "absent") that only mark the row as present now."""
     columns = [quote(c) for c in current.columns if not c.startswith("__")]

@@ -6,14 +6,14 @@ session and uses its RDD methods).
 
 * **A rule.** Let v1 be the first variable of the rule's LFTJ variable order. Every join atom
   holding v1 is keyed on its (first) v1 column and hash-partitioned; every other relation the rule
-  reads (atoms without v1, ``exists`` probes such as ``r(1, _)``, negations, aggregate bodies) is
+  reads (atoms without v1, lookups such as ``r(1, _)``, negations, aggregate bodies) is
   broadcast whole. Each partition runs :func:`datalog.evaluation.evaluate.derive` with its own rows as those
   atoms' sources: a binding fixes v1, so every row it joins lies in v1's partition and each answer
   is found in one partition only. A rule with no variable at all (``t(n) :- n = count : {...}.``)
   runs once, in the partition of a marker record.
 * **Recursive strata** run semi-naive rounds as ``Engine._fixpoint`` does: each recursive atom
   position of each rule reads the previous round's new tuples (``recent``), the other atoms the
-  full relations, and a rule whose ``exists`` probe relation grew is evaluated in full. A round is
+  full relations, and a rule whose looked-up relation grew is evaluated in full. A round is
   one job: the partitioned joins of all these variants, then ``distinct``; the driver, which holds
   the known tuples in ``engine.db``, subtracts them and keeps the rest as the next ``recent``.
 * **Batching** (every job costs 0.2-0.6 s, shared/design/SPARK_NOTES.md): strata are grouped in
@@ -122,7 +122,7 @@ def _evaluate_level(engine, spark, strata: list[Stratum], partitions: int, progr
 
 class _Recursion:
     """A recursive stratum's rules, split as ``Engine._fixpoint`` splits them: base rules (no atom
-    or probe of the stratum) and the others, with their recursive atom positions and probes."""
+    or lookup of the stratum) and the others, with their recursive atom positions and lookups."""
 
     def __init__(self, engine, stratum: Stratum):
         self.members = list(stratum.relations)
@@ -131,10 +131,10 @@ class _Recursion:
         for clause in (c for c in stratum.clauses if c.body):
             plan = engine.plans[clause.index]
             atoms = [a for a, atom in enumerate(plan.atoms) if atom.relation in self.members]
-            probes = {f.relation for f in plan.filters
+            lookups = {f.relation for f in plan.filters
                       if isinstance(f, Lookup) and not f.negated and f.relation in self.members}
-            if atoms or probes:
-                self.rules.append((plan, atoms, probes))
+            if atoms or lookups:
+                self.rules.append((plan, atoms, lookups))
             else:
                 self.base.append(plan)
 
@@ -142,8 +142,8 @@ class _Recursion:
         # path(x, z) :- path(x, y), edge(y, z).   path reads recent, edge the full relation;
         # q(x) :- e(x), p(_).   with p growing: evaluated in full
         out = []
-        for plan, atoms, probes in self.rules:
-            if any(recent[r] for r in probes):
+        for plan, atoms, lookups in self.rules:
+            if any(recent[r] for r in lookups):
                 out.append(_variant(plan))
                 continue
             out.extend(_variant(plan, a) for a in atoms if recent[plan.atoms[a].relation])

@@ -103,4 +103,4 @@ def _fill(engine: WorkspaceEngine, tables: dict, evaluated: bool) -> None:
 
 def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
     """The pending changes that undo ``changes``."""
-    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.erased}} for n, c in changes.items()}
+    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.retracted}} for n, c in changes.items()}

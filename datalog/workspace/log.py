@@ -49,7 +49,7 @@ def record_of(seq: int, changes: Delta, sources: dict[str, str] | None) -> dict:
     Spark source chains it moves to (``sources``, durable in the same record)."""
     record = {"seq": seq, "time": time.time(),
               "insert": {n: wsrows.pack(c.inserted) for n, c in changes.items() if c.inserted},
-              "retract": {n: wsrows.pack(c.erased) for n, c in changes.items() if c.erased}}
+              "retract": {n: wsrows.pack(c.retracted) for n, c in changes.items() if c.retracted}}
     if sources:
         record["sources"] = sources
     return record
@@ -119,7 +119,7 @@ def replay_through(engine, records, path: Path) -> None:
         pending = {n: {**{r: -1 for r in erased}, **{r: +1 for r in inserted}}
                    for n, (inserted, erased) in changes.items() if n not in idb}
         delta = engine.apply(pending)
-        got = {n: (c.inserted, c.erased) for n, c in delta.items() if n in idb and c}
+        got = {n: (c.inserted, c.retracted) for n, c in delta.items() if n in idb and c}
         logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
         if got != logged:                       # (names the file of the commit before this one)
             raise WorkspaceCorrupt(f"workspace file {where}: commit {record['seq']} maintained "

@@ -59,16 +59,16 @@ def enumerate_bulk(reduct):
     return chain.from_iterable(_Bulk(reduct, reduct.rho[reduct.gjt.root.id], reduct.P).pairs())
 
 
-def enumerate_delta_bulk(reduct, deltas: dict[int, dict], probes: dict):
+def enumerate_delta_bulk(reduct, deltas: dict[int, dict], compatibles: dict):
     """ΔQ of one pass of Algorithm 2 (see enumerate.enumerate_delta_pass), in blocks."""
-    probe_of = {**reduct.P, **{c: p for c, p in probes.items() if p is not None}}
-    return chain.from_iterable(_Bulk(reduct, deltas.get(reduct.gjt.root.id, {}), probe_of).pairs())
+    compatible_of = {**reduct.P, **{c: p for c, p in compatibles.items() if p is not None}}
+    return chain.from_iterable(_Bulk(reduct, deltas.get(reduct.gjt.root.id, {}), compatible_of).pairs())
 
 
 class _Bulk:
-    def __init__(self, reduct, root_gmr: dict, probe_of: dict):
-        """``root_gmr``: rho (or Δ) of the root; ``probe_of``: node id -> the index read for it."""
-        self.reduct, self.root_gmr, self.P = reduct, root_gmr, probe_of
+    def __init__(self, reduct, root_gmr: dict, compatible_of: dict):
+        """``root_gmr``: rho (or Δ) of the root; ``compatible_of``: node id -> the index read for it."""
+        self.reduct, self.root_gmr, self.P = reduct, root_gmr, compatible_of
         gjt = reduct.gjt
         self.frontier = reduct.frontier
         self.flat_of: dict[int, bool] = {}
@@ -148,14 +148,14 @@ class _Bulk:
     def side(self, c, t, tails):
         """Blocks of the rows under every tuple of ``c`` compatible with ``t`` (a tuple of c's
         parent), each followed by every row of ``tails``."""
-        probe = self.P[c.id]
-        if self.ranged(c, probe) and c.id not in self.streamed:
-            found = probe.key_range(t)
+        compat = self.P[c.id]
+        if self.ranged(c, compat) and c.id not in self.streamed:
+            found = compat.key_range(t)
             if found is None:
                 return
             group, lo, hi = found
-            if not probe.levels and c.id in self.frontier:      # the whole group: one bucket
-                bucket = probe.index.groups[group][()]
+            if not compat.levels and c.id in self.frontier:      # the whole group: one bucket
+                bucket = compat.index.groups[group][()]
                 mults = list(bucket.values())
                 cut = self.cut_of.get(c.id)
                 rows = list(bucket) if cut is None else list(map(cut, bucket))
@@ -170,20 +170,20 @@ class _Bulk:
                     a, b = offsets[i], offsets[j]
                     yield _then(rows[a:b], None if mults is None else mults[a:b], tails)
                 return
-        for s, mu in probe.compatible(t):
+        for s, mu in compat.compatible(t):
             yield from self.blocks(c, s, mu, tails)
 
-    def ranged(self, c, probe) -> bool:
+    def ranged(self, c, compat) -> bool:
         """The rows under the tuples of ``c`` compatible with any parent tuple are a slice of a
         list of one group (or, for a frontier node without sort variables, its one bucket)."""
         if c.id not in self.ranged_of:
-            self.ranged_of[c.id] = probe.is_range() and (c.id in self.frontier or not self.once(c))
+            self.ranged_of[c.id] = compat.is_range() and (c.id in self.frontier or not self.once(c))
         return self.ranged_of[c.id]
 
     def once(self, n) -> bool:
         """Each tuple of ``n`` is reached at most once in an enumeration: from the root down, every
         group of a node's index ``P`` is keyed by all of its parent's variables (so one parent
-        tuple probes it). Otherwise a list of a group's rows is sliced more than once."""
+        tuple looks it up). Otherwise a list of a group's rows is sliced more than once."""
         if n.id not in self.once_of:
             p = n.parent
             self.once_of[n.id] = p is None or (

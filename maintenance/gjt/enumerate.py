@@ -26,10 +26,10 @@ def index_deltas(reduct, deltas: dict[int, dict]) -> dict:
     return {c: reduct.P[c].over(gmr) for c, gmr in deltas.items() if c in reduct.P}
 
 
-def enumerate_delta_pass(reduct, deltas: dict[int, dict], probes: dict):
+def enumerate_delta_pass(reduct, deltas: dict[int, dict], compatibles: dict):
     """ΔQ for one pass of Algorithm 2 that changed one atom with one sign (Δ_n per node, indexed)."""
     root = reduct.gjt.root
-    return _enumerate(reduct, deltas.get(root.id, {}), lambda c: probes.get(c.id) or reduct.P[c.id])
+    return _enumerate(reduct, deltas.get(root.id, {}), lambda c: compatibles.get(c.id) or reduct.P[c.id])
 
 
 def enumerate_last_delta(reduct):
@@ -42,7 +42,7 @@ def enumerate_last_delta(reduct):
     return iter(value.items())
 
 
-def _enumerate(reduct, root_gmr: dict, probe_of):
+def _enumerate(reduct, root_gmr: dict, compatible_of):
     frontier = reduct.frontier
     pick = _picker(reduct.output_vars)
 
@@ -51,12 +51,12 @@ def _enumerate(reduct, root_gmr: dict, probe_of):
             yield dict(zip(n.vars, t)), mult
         elif len(n.children) == 1:                               # lines 5-6
             c = n.children[0]
-            for s, mu in probe_of(c).compatible(t):
+            for s, mu in compatible_of(c).compatible(t):
                 yield from enum(c, s, mu)
         else:                                                    # lines 7-12
             c1, c2 = n.children
-            seconds = _Replay(probe_of(c2).compatible(t))     # probed once per t, not once per t1
-            for t1, mu1 in probe_of(c1).compatible(t):
+            seconds = _Replay(compatible_of(c2).compatible(t))     # looked up once per t, not once per t1
+            for t1, mu1 in compatible_of(c1).compatible(t):
                 for t2, mu2 in seconds:
                     for s1, mu in enum(c1, t1, mu1):
                         for s2, nu in enum(c2, t2, mu2):

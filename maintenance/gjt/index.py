@@ -6,7 +6,7 @@ on the *sort variables* (the node's variables mentioned by the predicates).
 A group is a ``SortedDict`` from sort key to a :class:`Bucket` (tuple -> multiplicity); without
 sort variables its only key is ``()`` and a plain dict does.
 
-A :class:`Probe` answers ``rho[n] ⋈_θ t`` for a tuple ``t`` of another node:
+A :class:`Compatible` answers ``rho[n] ⋈_θ t`` for a tuple ``t`` of another node:
 it turns every predicate with one unknown variable into a bound on a sort level
 and scans (Theorem 2's scan from the extreme end when the node carries one
 inequality; binary searches per level otherwise - Theorem 1's logarithmic delay).
@@ -167,7 +167,7 @@ class Level:
         return "excluded" if v in self.excluded else None
 
 
-class Probe:
+class Compatible:
     """Compiled ``index ⋈_preds t`` for tuples t over ``known_vars`` (Definition 7's index use)."""
 
     def __init__(self, index: GroupIndex, node_vars, preds: tuple[Predicate, ...], known_vars):
@@ -192,8 +192,8 @@ class Probe:
         self.range_bounds = tuple((op, None if other is None else known[other], offset)
                                   for _, op, other, offset, _ in self.bounds)
 
-    def over(self, gmr: dict) -> "Probe":
-        """The same probe over an index of ``gmr`` (a Δ_n) instead of rho[n]."""
+    def over(self, gmr: dict) -> "Compatible":
+        """The same lookup over an index of ``gmr`` (a Δ_n) instead of rho[n]."""
         other = copy(self)
         other.index = self.index.frozen(gmr)
         return other
@@ -253,7 +253,7 @@ class Probe:
                 None if level.hi is None else (level.hi, level.hi_strict))
 
     def compatible_bucket(self, t: tuple):
-        """For a probe without predicates: the tuples of rho[n] compatible with t (a Bucket), or None."""
+        """For an index without predicates: the tuples of rho[n] compatible with t (a Bucket), or None."""
         group = self.index.groups.get(self.group_key(t))
         return None if group is None else group.get(())
 

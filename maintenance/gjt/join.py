@@ -45,10 +45,10 @@ def single_inequality(p: Node, n: Node, m: Node):
     return None
 
 
-def nested_loop(probe, p: Node, n: Node, m: Node, d_n: dict, target: dict) -> None:
+def nested_loop(compat, p: Node, n: Node, m: Node, d_n: dict, target: dict) -> None:
     make = projector(p.vars, n.vars, m.vars)
     for s, d in d_n.items():
-        for t, mu in probe.compatible(s):
+        for t, mu in compat.compatible(s):
             target[make(s, t)] += d * mu
 
 
@@ -58,15 +58,15 @@ def projector(out_vars, left_vars, right_vars):
     return lambda s, t: tuple((s, t)[side][i] for side, i in where)
 
 
-def merge(probe, p: Node, n: Node, m: Node, d_n: dict, target: dict, x, rel, y, off) -> None:
+def merge(compat, p: Node, n: Node, m: Node, d_n: dict, target: dict, x, rel, y, off) -> None:
     """§4's hybrid join, per group of Δ_n (the hash part), for ``y rel x + off``."""
     xi = n.vars.index(x)
     groups = defaultdict(list)
     for s, d in d_n.items():
-        groups[tuple(s[i] for i in probe.group_from)].append((s[xi], s, d))
-    stats = probe.index.stats
+        groups[tuple(s[i] for i in compat.group_from)].append((s[xi], s, d))
+    stats = compat.index.stats
     for key, items in groups.items():
-        group = probe.index.group(key)
+        group = compat.index.group(key)
         if group is None:
             continue
         if p.is_guarded_by(n):          # the Δ side is the guard: outer = Δ_n

@@ -21,7 +21,7 @@ from collections import defaultdict
 
 from .bulk import enumerate_bulk, enumerate_delta_bulk
 from .enumerate import enumerate_full, enumerate_last_delta, index_deltas
-from .index import GroupIndex, Probe, Stats
+from .index import GroupIndex, Compatible, Stats
 from .join import join_into
 from datalog.planning.gjt.tree import GJT, Node
 
@@ -41,8 +41,8 @@ class TReduct:
         self.nodes = gjt.nodes()
         self.rho: dict[int, dict[tuple, int]] = {n.id: {} for n in self.nodes}
         self.indexes: dict[int, list[GroupIndex]] = defaultdict(list)
-        self.P: dict[int, Probe] = {}          # P[c]: compatible tuples of rho[c] given a parent tuple
-        self.S: dict[int, Probe] = {}          # S[n]: compatible tuples of rho[sibling] given a tuple of n
+        self.P: dict[int, Compatible] = {}          # P[c]: compatible tuples of rho[c] given a parent tuple
+        self.S: dict[int, Compatible] = {}          # S[n]: compatible tuples of rho[sibling] given a tuple of n
         self.leaves: dict[str, list[Node]] = defaultdict(list)
         self.bottom_up = list(gjt.root.bottom_up())
         self.frontier = frozenset(n.id for n in gjt.frontier())     # F(N): where enumeration stops
@@ -59,24 +59,24 @@ class TReduct:
         if p is None:
             return
         if self.gjt.in_connex(n):
-            self.P[n.id] = self.probe(n, p.varset, n.pred_in, p.vars)
+            self.P[n.id] = self.compatible(n, p.varset, n.pred_in, p.vars)
         m = n.sibling()
         if m is not None:   # S_m serves deltas arriving at n
-            self.S[n.id] = self.probe(m, n.varset, p.pred(), n.vars)
+            self.S[n.id] = self.compatible(m, n.varset, p.pred(), n.vars)
 
-    def probe(self, n: Node, other_vars, preds, known_vars) -> Probe:
-        """An IEDyn index on rho[n] grouped by var(n) ∩ other, sorted on pred vars (``Probe.over``
-        gives the same probe over a Δ_n)."""
+    def compatible(self, n: Node, other_vars, preds, known_vars) -> Compatible:
+        """An IEDyn index on rho[n] grouped by var(n) ∩ other, sorted on pred vars (``Compatible.over``
+        gives the same lookup over a Δ_n)."""
         group_vars = [v for v in n.vars if v in other_vars]
         sort_vars = sorted({v for p in preds for v in p.variables() if v in n.varset} - set(group_vars))
         index = GroupIndex(n.vars, group_vars, sort_vars, self.stats)
         self.indexes[n.id].append(index)
-        return Probe(index, n.vars, tuple(preds), known_vars)
+        return Compatible(index, n.vars, tuple(preds), known_vars)
 
     # -- updates ---------------------------------------------------------------------------
 
     def update(self, relation: str, row: tuple, multiplicity: int = 1) -> None:
-        """db[relation](row) += multiplicity (negative: a delete); then ΔQ is enumerable."""
+        """db[relation](row) += multiplicity (negative: a retraction); then ΔQ is enumerable."""
         self.update_batch([(relation, row, multiplicity)])
 
     def update_batch(self, changes) -> None:
@@ -85,7 +85,7 @@ class TReduct:
         One pass of Algorithm 2 per affected atom and sign, so that enumerate_delta
         can walk each pass's deltas: with one atom and one sign nothing cancels on
         the way up (rho is positive), so no Δ_n tuple dangles.  Several passes
-        (a self-join, deletes mixed with inserts, several atoms) make ΔQ a
+        (a self-join, retractions mixed with inserts, several atoms) make ΔQ a
         telescoping sum, materialized here.  With ``track_delta=False`` the whole
         update u goes through one pass of Algorithm 2 and no delta is kept.
         """
