@@ -731,3 +731,71 @@ def test_random_conjunctive_queries(intersect, query):
     plan, roots = plan_for(atoms, rels, order, needed=needed, emit_product=emit_product)
     product.extend(b[:needed] for b in run(plan, roots, intersect))
     assert sorted(product) == expected and len(product) == len(expected)
+
+
+# --------------------------------------------------------------------------- recording iterators on a region
+
+from lftj.iterator import LevelIterator  # noqa: E402
+from lftj.recording import Recording  # noqa: E402
+
+bounds = st.one_of(st.none(), st.integers(-22, 22))
+
+
+def _inside(key, start, end) -> bool:
+    return (start is None or start <= key) and (end is None or key <= end)
+
+
+@FAST
+@given(set_families, bounds, bounds)
+def test_recording_leapfrog_on_a_region_is_sensitive_to_every_change_that_matters(sets, lo, hi):
+    """The leapfrog over recording iterators opened on [lo, hi] (a change-oracle region) yields the
+    intersection inside the region, each reported interval runs forward, and the trace is
+    sensitive to every one-key change that would change the result: a key of the region that all
+    sets but one hold lies in a reported interval of that one (inserting it adds an answer), and
+    an answer lies in a reported interval of every set (erasing it removes the answer)."""
+    seen = []
+
+    def record(i, start, end):
+        seen.append((i, start, end))
+    expected = [k for k in brute_intersection(sets) if _inside(k, lo, hi)]
+    its = []
+    for i, keys in enumerate(sets):                 # opened one by one, as the maintainer does
+        it = Recording(LevelIterator(keys, lo, hi), record, i, lo)
+        if it.at_end():
+            break
+        its.append(it)
+    got = list(leapfrog(its)) if len(its) == len(sets) else []
+    assert got == expected
+    assert all(start is None or end is None or start <= end for _, start, end in seen)
+
+    def sensitive(i, key) -> bool:
+        return any(j == i and _inside(key, start, end) for j, start, end in seen)
+    for i in range(len(sets)):
+        others = [set(keys) for j, keys in enumerate(sets) if j != i]
+        for key in range(-22, 23):
+            if not _inside(key, lo, hi):
+                continue
+            if key not in sets[i] and all(key in o for o in others):
+                assert sensitive(i, key), (i, key)
+            if key in expected:
+                assert sensitive(i, key), (i, key)
+
+
+@FAST
+@given(sorted_sets, bounds, bounds, st.lists(st.integers(-22, 22), max_size=8))
+def test_level_iterator_keeps_the_contract(keys, lo, hi, targets):
+    """A LevelIterator opened at lo: seek(k) lands on the least key >= k (or ends), never moves
+    back, and a key past hi is the end."""
+    it = LevelIterator(keys, lo, hi)
+    inside = [k for k in keys if _inside(k, lo, hi)]
+    assert it.at_end() if not inside else it.key() == inside[0]
+    position = it.pos
+    for target in sorted(targets):
+        if it.at_end():
+            break
+        it.seek(target)
+        assert it.pos >= position
+        position = it.pos
+        assert it.at_end() or it.key() >= target
+        expected = [k for k in inside if k >= target]
+        assert it.at_end() if not expected else (not it.at_end() and it.key() == expected[0])

@@ -5,7 +5,6 @@ logs, and such engines made from a block list and relation rows (``build`` evalu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from datalog.engine.engine import Engine
 from datalog.language.errors import BadBlock, WorkspaceCorrupt
@@ -13,9 +12,6 @@ from datalog.workspace.blocks import program_of
 from datalog.workspace.snapshot import SnapshotRows
 from lftj.relation import LazyRelation, Relation
 from maintenance.delta import Delta, pending_changes
-
-if TYPE_CHECKING:
-    from datalog.workspace.workspace import Workspace
 
 
 class WorkspaceEngine(Engine):
@@ -27,7 +23,7 @@ class WorkspaceEngine(Engine):
     (which makes the new block durable as the last step of ``extend``), ``extend`` is refused
     otherwise. Without a workspace it is an Engine."""
 
-    workspace: "Workspace | None" = None
+    workspace = None                                  # its Workspace, once attached
 
     def extend(self, text, name: str = "<input>", facts_dir=None, durable=None):
         """Only through ``Workspace.addblock`` (durable); ``ask`` adds its rule itself, undone at once."""
