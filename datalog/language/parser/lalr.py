@@ -1,5 +1,6 @@
 """The one LALR parser of ``grammar.lark``, shared by programs, queries and updates files, and
-lark's errors as a :class:`SyntaxError_` whose span puts the caret under the offending token.
+lark's errors as ours: a :class:`SyntaxError_` whose span puts the caret under the offending
+token, the error a Transformer's method raised, :class:`TooDeep`.
 
 >>> print(parse_tree("e(1).", Source("<input>", "e(1).")).data)
 start
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import lark
 
-from datalog.language.errors import DatalogError, Source, Span, SyntaxError_
+from datalog.language.errors import DatalogError, Source, Span, SyntaxError_, TooDeep
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -33,11 +34,25 @@ def lark_parser() -> lark.Lark:
                      maybe_placeholders=True, start=["start", "query", "updates"])
 
 
-def parse_tree(text: str, source: Source) -> lark.Tree:
+def parse_tree(text: str, source: Source, start: str = "start") -> lark.Tree:
     try:
-        return lark_parser().parse(text, start="start")
+        return lark_parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as exc:
         raise syntax_error(exc, source) from None
+
+
+def transform(transformer: lark.Transformer, tree: lark.Tree, too_deep: str):
+    """The AST that ``transformer`` (which has the ``source``) builds from ``tree``. A
+    DatalogError raised by one of its methods comes out as it is, not wrapped in lark's
+    VisitError; a tree too deep for Python's recursion is TooDeep(``too_deep``)."""
+    try:
+        return transformer.transform(tree)
+    except lark.exceptions.VisitError as exc:
+        if isinstance(exc.orig_exc, DatalogError):
+            raise exc.orig_exc from None
+        raise
+    except RecursionError:
+        raise TooDeep(too_deep, Span(transformer.source, 1, 1)) from None
 
 
 def syntax_error(exc: lark.exceptions.UnexpectedInput, source: Source) -> DatalogError:

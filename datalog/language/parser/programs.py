@@ -10,11 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import lark
-
 from datalog.language import ast
-from datalog.language.errors import DatalogError, Source, Span, SyntaxError_, TooDeep
-from datalog.language.parser.lalr import lark_parser, parse_tree, syntax_error
+from datalog.language.errors import Source, Span, SyntaxError_
+from datalog.language.parser.lalr import parse_tree, transform
 from datalog.language.parser.to_ast import ToAst, ToQuery
 
 _PRAGMA = re.compile(r"^\s*//\s*@(\w+)\s*(.*?)\s*$")
@@ -23,16 +21,9 @@ _PRAGMA = re.compile(r"^\s*//\s*@(\w+)\s*(.*?)\s*$")
 def parse(text: str, name: str = "<input>") -> ast.Program:
     """Parse a whole program; raises DatalogError(syntax_error) on bad text."""
     source = Source(name, text)
-    tree = parse_tree(text, source)
-    try:
-        program = ToAst(source).transform(tree)
-    except lark.exceptions.VisitError as exc:
-        if isinstance(exc.orig_exc, DatalogError):
-            raise exc.orig_exc from None
-        raise
-    except RecursionError:
-        raise TooDeep("the program nests expressions too deeply to parse; split the expression "
-                      "with intermediate variables", Span(source, 1, 1)) from None
+    program = transform(ToAst(source), parse_tree(text, source),
+                        "the program nests expressions too deeply to parse; split the expression "
+                        "with intermediate variables")
     return _attach_pragmas(program, text)
 
 
@@ -66,18 +57,7 @@ def parse_query(text: str, name: str = "<query>") -> tuple:
     ['(p(x), x > 1 ; q(x))']
     """
     source = Source(name, text)
-    try:
-        tree = lark_parser().parse(text, start="query")
-    except lark.exceptions.UnexpectedInput as exc:
-        raise syntax_error(exc, source) from None
-    try:
-        return ToQuery(source).transform(tree)
-    except lark.exceptions.VisitError as exc:
-        if isinstance(exc.orig_exc, DatalogError):
-            raise exc.orig_exc from None
-        raise
-    except RecursionError:
-        raise TooDeep("the query nests too deeply to parse", Span(source, 1, 1)) from None
+    return transform(ToQuery(source), parse_tree(text, source, "query"), "the query nests too deeply to parse")
 
 
 def _attach_pragmas(program: ast.Program, text: str) -> ast.Program:

@@ -11,8 +11,8 @@ import lark
 from lark import v_args
 
 from datalog.language import ast
-from datalog.language.errors import DatalogError, Source, Span, SyntaxError_, TooDeep
-from datalog.language.parser.lalr import lark_parser, syntax_error
+from datalog.language.errors import Source, Span, SyntaxError_
+from datalog.language.parser.lalr import lark_parser, syntax_error, transform
 from datalog.language.parser.to_ast import ToAst
 
 
@@ -42,14 +42,7 @@ def parse_updates(text: str, name: str = "<updates>") -> list[Batch]:
         if "DOT" in (getattr(exc, "expected", None) or ()) and "; expected" not in error.message:
             error.message += "; does the change before it end with '.'?"
         raise error from None
-    try:
-        items = _ToUpdates(source).transform(tree)
-    except lark.exceptions.VisitError as exc:
-        if isinstance(exc.orig_exc, DatalogError):
-            raise exc.orig_exc from None
-        raise
-    except RecursionError:
-        raise TooDeep("a change nests too deeply to parse", Span(source, 1, 1)) from None
+    items = transform(_ToUpdates(source), tree, "a change nests too deeply to parse")
     batches, current = [], Batch()
     for item in items:
         if isinstance(item, _Commit):
