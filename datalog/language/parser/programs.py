@@ -1,5 +1,6 @@
 """Programs, queries and atoms from text: the entry points :func:`parse` (with the ``// @pragma``
-comments that go with rules), :func:`parse_file`, :func:`parse_atom` and :func:`parse_query`.
+comments that go with rules), :func:`parse_file`, :func:`parse_atom` and :func:`parse_query`;
+:func:`read_file` is shared with updates files.
 
 >>> print(parse('// @order y, x\\np(x, y) :- e(x, y).').rules[0].pragma)
 (('order', 'y, x'),)
@@ -11,7 +12,7 @@ import re
 from pathlib import Path
 
 from datalog.language import ast
-from datalog.language.errors import Source, Span, SyntaxError_
+from datalog.language.errors import MissingInput, Source, Span, SyntaxError_
 from datalog.language.parser.lalr import parse_tree, transform
 from datalog.language.parser.to_ast import ToAst, ToQuery
 
@@ -28,14 +29,18 @@ def parse(text: str, name: str = "<input>") -> ast.Program:
 
 
 def parse_file(path: str | Path) -> ast.Program:
-    from datalog.language.errors import MissingInput
+    return parse(read_file(path, "program file"), str(path))
+
+
+def read_file(path: str | Path, what: str) -> str:
+    """The text of the file at ``path``, or MissingInput saying which ``what`` (such as
+    ``program file``) is missing or unreadable."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise MissingInput(f"program file {path} does not exist") from None
+        raise MissingInput(f"{what} {path} does not exist") from None
     except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
-        raise MissingInput(f"cannot read program file {path}: {exc}") from None
-    return parse(text, str(path))
+        raise MissingInput(f"cannot read {what} {path}: {exc}") from None
 
 
 def parse_atom(text: str, name: str = "<query>") -> ast.Atom:

@@ -13,6 +13,7 @@ from lark import v_args
 from datalog.language import ast
 from datalog.language.errors import Source, Span, SyntaxError_
 from datalog.language.parser.lalr import lark_parser, syntax_error, transform
+from datalog.language.parser.programs import read_file
 from datalog.language.parser.to_ast import ToAst
 
 
@@ -59,14 +60,7 @@ def parse_updates(text: str, name: str = "<updates>") -> list[Batch]:
 
 
 def parse_updates_file(path: str | Path) -> list[Batch]:
-    from datalog.language.errors import MissingInput
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MissingInput(f"updates file {path} does not exist") from None
-    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
-        raise MissingInput(f"cannot read updates file {path}: {exc}") from None
-    return parse_updates(text, str(path))
+    return parse_updates(read_file(path, "updates file"), str(path))
 
 
 class _Commit:
