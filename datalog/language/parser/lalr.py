@@ -35,6 +35,7 @@ def lark_parser() -> lark.Lark:
 
 
 def parse_tree(text: str, source: Source, start: str = "start") -> lark.Tree:
+    """lark's tree of ``text`` from the grammar's ``start`` symbol, or a SyntaxError_."""
     try:
         return lark_parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as exc:
@@ -56,6 +57,8 @@ def transform(transformer: lark.Transformer, tree: lark.Tree, too_deep: str):
 
 
 def syntax_error(exc: lark.exceptions.UnexpectedInput, source: Source) -> DatalogError:
+    """lark's ``exc`` as a SyntaxError_ spanning the unexpected token (or the end of the text),
+    with the tokens that could have come there when they are few."""
     line, column = getattr(exc, "line", 1), getattr(exc, "column", 1)
     if line is None or line < 1:
         line, column = _end_position(source.text)
