@@ -1,0 +1,84 @@
+"""Aggregates: ``count``, ``sum``, ``min``, ``max`` and ``mean`` over the assignments of a body,
+with Soufflé's choice of what is counted.
+
+>>> from datalog.language.parser import parse
+>>> from datalog.language.naive import evaluate
+>>> db = evaluate(parse('''
+...     e(1, "a"). e(1, "b"). e(2, "a"). f(1). f(2).
+...     n(x, c) :- f(x), c = count : { e(x, _) }.
+... '''))
+>>> sorted(db["n"])
+[(1, 2), (2, 1)]
+"""
+
+from __future__ import annotations
+
+from datalog.language import ast
+from datalog.language.ast import Aggregate, Atom, Disjunction, Variable, Wildcard
+from datalog.language.naive.nodes import dnf, walk
+from datalog.language.naive.values import Subst, number
+
+
+class NoValue(Exception):
+    """A term has no value (min, max or mean of nothing): the literal using it is false."""
+
+
+def aggregate(rule, agg: Aggregate, subst: Subst):
+    """``kind target : { body }`` for the variables of ``subst`` (those outside the aggregate);
+    ``rule`` is the :class:`RuleEvaluator` of the rule it is in, whose ``solve`` and ``eval``
+    find the body's assignments and the target's values.
+
+    The aggregate ranges over the distinct satisfying assignments of the body's
+    local variables (those not bound outside), as Soufflé's materialised body
+    relation does. Soufflé materialises only bodies with more than one atom, a
+    repeated variable in the atom, or a nested aggregate; a *simple* body (one atom)
+    is scanned tuple by tuple, so there each ``_`` of the atom counts as a local
+    variable of its own: ``count : { e(x, _) }`` is the number of e tuples with
+    first column x, while ``count : { e(x, _), f(x) }`` is 0 or 1.
+
+    count and sum of nothing are 0; min, max and mean of nothing have no value.
+    """
+    body = _name_wildcards(agg.body) if _simple(agg.body) else agg.body
+    chosen: dict[tuple, object] = {}  # local assignment -> target value
+    for conjunction in dnf(body):
+        for s in rule.solve(conjunction, subst):
+            local = tuple(sorted((k, v) for k, v in s.items() if k not in subst))
+            chosen[local] = None if agg.target is None else rule.eval(agg.target, s)
+    values = list(chosen.values())
+    if agg.kind == "count":
+        return len(values)
+    values = [number(v, agg.kind) for v in values]
+    if agg.kind == "sum":
+        return sum(values)
+    if not values:
+        raise NoValue
+    if agg.kind == "min":
+        return min(values)
+    if agg.kind == "max":
+        return max(values)
+    if agg.kind == "mean":
+        return sum(values) / len(values)
+    raise TypeError(f"unknown aggregate {agg.kind}")
+
+
+def _simple(body: tuple) -> bool:
+    """A body Soufflé scans directly: one atom (and filters), no repeated variable in it, no aggregate."""
+    atoms = tuple(lit for lit in body if isinstance(lit, Atom))
+    if any(isinstance(lit, Disjunction) for lit in body) or len(atoms) > 1:
+        return False
+    if any(isinstance(node, Aggregate) for node in walk(body)):
+        return False
+    names = [v.name for v in ast.variables(atoms)]
+    return len(names) == len(set(names))
+
+
+def _name_wildcards(body: tuple) -> tuple:
+    """Each ``_`` of the body's atom becomes its own variable (named so no program can clash)."""
+    counter = iter(range(1_000_000))
+
+    def rename(lit):
+        if not isinstance(lit, Atom):
+            return lit
+        args = tuple(Variable(f" _{next(counter)}") if isinstance(a, Wildcard) else a for a in lit.args)
+        return Atom(lit.relation, args, lit.span)
+    return tuple(rename(lit) for lit in body)

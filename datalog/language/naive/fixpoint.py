@@ -1,0 +1,111 @@
+"""A whole program: its strata (the strongly connected components of the dependency graph)
+in dependency order, each re-evaluated rule by rule until no rule derives a new tuple.
+
+>>> from datalog.language.parser import parse
+>>> [sorted(stratum) for stratum in stratify(parse("p(x) :- q(x), !r(x). r(x) :- s(x).").rules, [])]
+[['q'], ['s'], ['r'], ['p']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from datalog.language import ast
+from datalog.language.ast import Aggregate, Atom, Negation, Rule
+from datalog.language.errors import CyclicNegation
+from datalog.language.naive.nodes import children, split_disjunctions, walk
+from datalog.language.naive.rules import RuleEvaluator
+from datalog.language.naive.values import Database, Row
+
+
+def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Database:
+    """Every relation of ``program`` (and of ``edb``) -> its set of tuples."""
+    db: Database = {name: set() for name in _relations(program)}
+    for name, rows in (edb or {}).items():
+        db.setdefault(name, set()).update(tuple(row) for row in rows)
+    rules = [split for rule in program.rules for split in split_disjunctions(rule)]
+    for stratum in stratify(program.rules, list(db)):
+        _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db)
+    return db
+
+
+def _fixpoint(rules: list[Rule], stratum: set[str], db: Database) -> None:
+    """Re-evaluate every rule of the stratum on the whole database until nothing is new."""
+    evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
+    while True:
+        new: dict[str, set[Row]] = {name: set() for name in stratum}
+        for rule, ev in evaluators:
+            for subst in ev.solve(rule.body, {}):
+                for head in rule.heads:  # h1, h2 :- body.  gives the tuple to every head
+                    if head.relation in stratum:
+                        row = ev.head_row(head, subst)
+                        if row is not None and row not in db[head.relation]:
+                            new[head.relation].add(row)
+        if not any(new.values()):
+            return
+        for name, rows in new.items():
+            db[name] |= rows
+
+
+def _relations(program: ast.Program) -> list[str]:
+    names = {d.relation: None for d in program.declarations}
+    for node in walk(program.rules):
+        if isinstance(node, Atom):
+            names[node.relation] = None
+    return list(names)
+
+
+# ---------------------------------------------------------------- stratification
+
+def stratify(rules: list[Rule], relations: list[str]) -> list[set[str]]:
+    """The strongly connected components of the dependency graph, dependencies first.
+
+    ``p :- q`` is an edge p -> q; it is negative when q is under ``!`` or inside an
+    aggregate. A negative edge inside one component is cyclic negation.
+    """
+    edges: dict[str, set[str]] = {name: set() for name in relations}
+    negative: set[tuple[str, str]] = set()
+    for rule in rules:
+        for head in rule.heads:
+            for relation, is_negative in _dependencies(rule):
+                edges.setdefault(head.relation, set()).add(relation)
+                edges.setdefault(relation, set())
+                if is_negative:
+                    negative.add((head.relation, relation))
+    reach = {name: _reachable(name, edges) for name in edges}
+    component = {p: {p} | {q for q in reach[p] if p in reach[q]} for p in edges}
+    for p, q in sorted(negative):
+        if q in component[p]:
+            raise CyclicNegation(f"{p} depends on {q} through negation or aggregation, "
+                                 f"and {q} depends on {p}")
+    order: list[set[str]] = []
+    done: set[str] = set()
+    while len(done) < len(edges):  # the first component whose dependencies are all done
+        p = next(p for p in edges if p not in done and reach[p] <= done | component[p])
+        order.append(component[p])
+        done |= component[p]
+    return order
+
+
+def _reachable(start: str, edges: dict[str, set[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(edges[start])
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(edges.get(name, ()))
+    return seen
+
+
+def _dependencies(rule: Rule) -> Iterator[tuple[str, bool]]:
+    """(relation, negative) for each body atom; atoms under ``!`` or in an aggregate are negative."""
+    def visit(node, negative: bool):
+        if isinstance(node, Atom):
+            yield node.relation, negative
+        if isinstance(node, (Negation, Aggregate)):
+            negative = True
+        for child in children(node):
+            yield from visit(child, negative)
+    yield from visit(rule.body, False)
+    yield from visit(tuple(head.args for head in rule.heads), False)  # aggregates in a head

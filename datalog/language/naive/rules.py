@@ -1,0 +1,165 @@
+"""One rule: the substitutions that satisfy its body, found by nested loops over the database,
+and the head tuples they give.
+
+>>> from datalog.language.parser import parse
+>>> rule = parse("p(x, z) :- e(x, y), e(y, z), z != x.").rules[0]
+>>> evaluator = RuleEvaluator({"e": {(1, 2), (2, 3), (3, 1), (2, 1)}}, rule)
+>>> sorted(evaluator.head_row(rule.heads[0], s) for s in evaluator.solve(rule.body, {}))
+[(1, 3), (2, 1), (3, 2)]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from datalog.language import ast
+from datalog.language.ast import (Aggregate, Atom, BinaryOp, Comparison, Constant, Functor, Negate, Negation, Rule,
+                                  Variable, Wildcard)
+from datalog.language.errors import ArityMismatch, UnboundVariable
+from datalog.language.naive.aggregates import NoValue, aggregate
+from datalog.language.naive.nodes import children, walk
+from datalog.language.naive.values import Database, Row, Subst, arith, compare, functor, number
+
+
+class RuleEvaluator:
+    """Substitutions satisfying the body of one rule (without disjunctions) over ``db``."""
+
+    def __init__(self, db: Database, rule: Rule):
+        self.db = db
+        # aggregate (by id) -> its variables that also occur outside it (Soufflé's "injected")
+        everywhere = Counter(v.name for v in ast.variables((rule.heads, rule.body)))
+        self.injected: dict[int, frozenset[str]] = {}
+        for node in walk(rule):
+            if isinstance(node, Aggregate):
+                inside = Counter(v.name for v in ast.variables(node))
+                self.injected[id(node)] = frozenset(n for n in inside if everywhere[n] > inside[n])
+
+    def head_row(self, head: Atom, subst: Subst) -> Row | None:
+        try:
+            return tuple(self.eval(arg, subst) for arg in head.args)
+        except NoValue:
+            return None
+
+    # -- conjunctions ---------------------------------------------------------
+    def solve(self, literals: tuple, subst: Subst) -> Iterator[Subst]:
+        """Every extension of ``subst`` that satisfies all ``literals`` (a conjunction)."""
+        if not literals:
+            yield subst
+            return
+        i = self._pick(literals, subst)
+        rest = literals[:i] + literals[i + 1:]
+        try:
+            extensions = list(self._satisfy(literals[i], subst))
+        except NoValue:
+            return
+        for extended in extensions:
+            yield from self.solve(rest, extended)
+
+    def _pick(self, literals: tuple, subst: Subst) -> int:
+        """The literal to do next: atoms first, then filters and negations, then ``v = expr``.
+
+        Within a kind, source order. Filters go before bindings so that ``y != 0``
+        is checked before ``z = x / y`` is computed.
+        """
+        ranked = [(rank, i) for i, lit in enumerate(literals)
+                  if (rank := self._rank(lit, set(subst))) is not None]
+        if not ranked:
+            names = sorted({v.name for v in ast.variables(literals)} - subst.keys())
+            raise UnboundVariable(f"variables {', '.join(names)} are not bound by a positive atom "
+                                  f"in: {', '.join(map(str, literals))}")
+        return min(ranked)[1]
+
+    def _rank(self, literal, bound) -> int | None:
+        """0, 1, 2 for an atom, filter or binding that can be evaluated now; None if not yet."""
+        if isinstance(literal, Atom):
+            plain = {a.name for a in literal.args if isinstance(a, Variable)}
+            return 0 if all(isinstance(a, (Variable, Wildcard)) or self._computable(a, bound | plain)
+                            for a in literal.args) else None
+        if isinstance(literal, Negation):
+            return 1 if all(isinstance(a, Wildcard) or self._computable(a, bound)
+                            for a in literal.atom.args) else None
+        if isinstance(literal, Comparison):
+            if self._computable(literal.left, bound) and self._computable(literal.right, bound):
+                return 1
+            if literal.op == "=" and self._binding(literal, bound):
+                return 2
+            return None
+        raise TypeError(f"unexpected literal {literal!r}")  # disjunctions were split off
+
+    def _binding(self, comparison: Comparison, bound) -> tuple[str, ast.Term] | None:
+        """``v = expr`` (either way round) with v unbound and expr computable: (v, expr)."""
+        for var, expr in ((comparison.left, comparison.right), (comparison.right, comparison.left)):
+            if isinstance(var, Variable) and var.name not in bound and self._computable(expr, bound):
+                return var.name, expr
+        return None
+
+    def _computable(self, term, bound) -> bool:
+        if isinstance(term, Variable):
+            return term.name in bound
+        if isinstance(term, Wildcard):
+            return False
+        if isinstance(term, Aggregate):
+            return self.injected[id(term)] <= bound
+        return all(self._computable(child, bound) for child in children(term))
+
+    # -- literals -------------------------------------------------------------
+    def _satisfy(self, literal, subst: Subst) -> Iterator[Subst]:
+        if isinstance(literal, Atom):  # every tuple of the relation that unifies
+            for row in self.db.get(literal.relation, ()):
+                extended = self._match(literal, row, subst)
+                if extended is not None:
+                    yield extended
+        elif isinstance(literal, Negation):  # no tuple unifies
+            atom = literal.atom
+            if not any(self._match(atom, row, subst) is not None
+                       for row in self.db.get(atom.relation, ())):
+                yield subst
+        elif self._computable(literal.left, set(subst)) and \
+                self._computable(literal.right, set(subst)):  # a filter
+            if compare(literal.op, self.eval(literal.left, subst), self.eval(literal.right, subst)):
+                yield subst
+        else:  # v = expr binds v
+            name, expr = self._binding(literal, set(subst))
+            yield {**subst, name: self.eval(expr, subst)}
+
+    def _match(self, atom: Atom, row: Row, subst: Subst) -> Subst | None:
+        """``subst`` extended so that ``atom`` equals ``row``, or None."""
+        if len(row) != len(atom.args):
+            raise ArityMismatch(f"{atom.relation} has a tuple {row} of arity {len(row)}, "
+                                f"used with {len(atom.args)} arguments")
+        extended = dict(subst)
+        later = []  # expressions such as x + 1, once the plain variables are bound
+        for arg, value in zip(atom.args, row):
+            if isinstance(arg, Wildcard):
+                continue
+            if isinstance(arg, Variable) and arg.name not in extended:
+                extended[arg.name] = value
+            elif isinstance(arg, Variable):
+                if extended[arg.name] != value:
+                    return None
+            else:
+                later.append((arg, value))
+        if all(self.eval(arg, extended) == value for arg, value in later):
+            return extended
+        return None
+
+    # -- terms ----------------------------------------------------------------
+    def eval(self, term, subst: Subst):
+        if isinstance(term, Variable):
+            if term.name not in subst:
+                raise UnboundVariable(f"variable {term.name} is not bound by a positive atom")
+            return subst[term.name]
+        if isinstance(term, Constant):
+            return term.value
+        if isinstance(term, Wildcard):
+            raise UnboundVariable("_ has no value here")
+        if isinstance(term, BinaryOp):
+            return arith(term.op, self.eval(term.left, subst), self.eval(term.right, subst))
+        if isinstance(term, Negate):
+            return -number(self.eval(term.operand, subst), "unary -")
+        if isinstance(term, Functor):
+            return functor(term.name, [self.eval(arg, subst) for arg in term.args])
+        if isinstance(term, Aggregate):
+            return aggregate(self, term, subst)
+        raise TypeError(f"unexpected term {term!r}")

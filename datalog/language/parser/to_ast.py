@@ -1,0 +1,230 @@
+"""Grammar tree -> AST: :class:`ToAst` has one method per rule (or alias) of ``grammar.lark``,
+each returning the frozen dataclass of :mod:`datalog.language.ast` for it with its :class:`Span`;
+:class:`ToQuery` adds the ``query`` rule (the REPL's ``?- body.``).
+
+>>> from datalog.language.parser.lalr import parse_tree
+>>> source = Source("<input>", 'p(x) :- e(x, "a"), x > 2 * -1.')
+>>> rule = ToAst(source).transform(parse_tree(source.text, source)).rules[0]
+>>> print(rule, rule.body[1].span)
+p(x) :- e(x, "a"), x > (2 * -1). <input>:1:20
+>>> rule.body[1].right.right  # -1 is a constant, not the negation of 1
+Constant(value=-1)
+"""
+
+from __future__ import annotations
+
+import json
+
+from lark import Transformer, v_args
+
+from datalog.language import ast
+from datalog.language.errors import Source, Span, SyntaxError_
+
+
+@v_args(meta=True)
+class ToAst(Transformer):
+    """One method per grammar rule (or alias); each returns an AST node with its span."""
+
+    def __init__(self, source: Source):
+        super().__init__()
+        self.source = source
+
+    def _span(self, meta) -> Span | None:
+        if getattr(meta, "empty", True):
+            return None
+        return Span(self.source, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tok_span(self, tok) -> Span:
+        return Span(self.source, tok.line, tok.column, tok.end_line, tok.end_column)
+
+    # statements ------------------------------------------------------------
+    def start(self, meta, children):
+        flat = []
+        for child in children:
+            flat.extend(child if isinstance(child, list) else [child])
+        return ast.Program(tuple(flat))
+
+    def declaration(self, meta, children):
+        name, *rest = children
+        columns = tuple(c for c in rest if isinstance(c, ast.Column))  # qualifiers are dropped
+        return ast.Declaration(str(name), columns, self._span(meta))
+
+    def column(self, meta, children):
+        name, type_ = children
+        return ast.Column(str(name), str(type_), self._span(meta))
+
+    def type_declaration(self, meta, children):
+        name, base = children
+        return ast.TypeDeclaration(str(name), str(base), self._span(meta))
+
+    def directive(self, meta, children):
+        kind, relations = children
+        return [ast.Directive(kind, name, params, span) for name, params, span in relations]
+
+    def directive_kind(self, meta, children):
+        return str(children[0])[1:]
+
+    def relation_list(self, meta, children):
+        return children
+
+    def io_relation(self, meta, children):
+        name, *params = children
+        return str(name), tuple(p for p in params if p is not None), self._tok_span(name)
+
+    def param(self, meta, children):
+        key, value = children
+        text = _unquote(value, self._tok_span(value)) if value.type == "STRING" else str(value)
+        return str(key), text
+
+    def fact(self, meta, children):
+        return ast.Rule((children[0],), (), self._span(meta))
+
+    def rule(self, meta, children):
+        *heads, body = children
+        return ast.Rule(tuple(heads), _flatten_body(body, self._span(meta)), self._span(meta))
+
+    # bodies ----------------------------------------------------------------
+    def body(self, meta, children):
+        return tuple(children)  # alternatives, each a tuple of literals
+
+    def conjunction(self, meta, children):
+        return tuple(children)
+
+    def disjunction(self, meta, children):
+        (alternatives,) = children
+        if len(alternatives) == 1:
+            return _Group(alternatives[0])
+        return ast.Disjunction(alternatives, self._span(meta))
+
+    def atom(self, meta, children):
+        name, *args = children
+        args = tuple(a for a in args if a is not None)
+        return ast.Atom(str(name), args, self._span(meta))
+
+    def negation(self, meta, children):
+        return ast.Negation(children[0], self._span(meta))
+
+    def comparison(self, meta, children):
+        left, op, right = children
+        return ast.Comparison(op, left, right, self._span(meta))
+
+    def compare_op(self, meta, children):
+        return str(children[0])
+
+    # terms -----------------------------------------------------------------
+    def variable(self, meta, children):
+        tok = children[0]
+        if str(tok) == "_":
+            return ast.Wildcard(self._tok_span(tok))
+        return ast.Variable(str(tok), self._tok_span(tok))
+
+    def int_(self, meta, children):
+        text = str(children[0])
+        return ast.Constant(int(text, 16) if text.startswith("0x") else int(text), self._span(meta))
+
+    def float_(self, meta, children):
+        return ast.Constant(float(children[0]), self._span(meta))
+
+    def string(self, meta, children):
+        tok = children[0]
+        return ast.Constant(_unquote(tok, self._tok_span(tok)), self._tok_span(tok))
+
+    def _binary(self, op, meta, children):
+        left, right = children
+        return ast.BinaryOp(op, left, right, self._span(meta))
+
+    def add(self, meta, children):
+        return self._binary("+", meta, children)
+
+    def sub(self, meta, children):
+        return self._binary("-", meta, children)
+
+    def mul(self, meta, children):
+        return self._binary("*", meta, children)
+
+    def div(self, meta, children):
+        return self._binary("/", meta, children)
+
+    def mod(self, meta, children):
+        return self._binary("%", meta, children)
+
+    def pow(self, meta, children):
+        return self._binary("^", meta, children)
+
+    def negate(self, meta, children):
+        (operand,) = children
+        if isinstance(operand, ast.Constant) and not isinstance(operand.value, str):
+            return ast.Constant(-operand.value, self._span(meta))
+        return ast.Negate(operand, self._span(meta))
+
+    def functor(self, meta, children):
+        name, *args = children
+        return ast.Functor(name, tuple(a for a in args if a is not None), self._span(meta))
+
+    def functor_name(self, meta, children):
+        return str(children[0])
+
+    def aggregate(self, meta, children):
+        kind, target, body = children
+        if target is None and kind != "count":
+            raise SyntaxError_(f"{kind} needs an expression to aggregate, as in "
+                               f"`{kind} x : {{ r(x) }}`", self._span(meta))
+        if isinstance(body, ast.Atom):
+            literals = (body,)
+        else:
+            literals = _flatten_body(body, self._span(meta))
+        return ast.Aggregate(kind, target, literals, self._span(meta))
+
+    def aggregate_kind(self, meta, children):
+        return str(children[0])
+
+
+class _Group(tuple):
+    """A parenthesised conjunction without ``;``: spliced into the enclosing body."""
+
+
+def _flatten_body(alternatives, span) -> tuple:
+    """A body is a tuple of alternatives; one alternative is the plain conjunction."""
+    if len(alternatives) == 1:
+        return _splice(alternatives[0])
+    return (ast.Disjunction(tuple(_splice(a) for a in alternatives), span),)
+
+
+def _splice(literals) -> tuple:
+    out = []
+    for lit in literals:
+        out.extend(_splice(lit) if isinstance(lit, _Group) else [lit])
+    return tuple(out)
+
+
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'", "/": "/"}
+
+
+def _unquote(token, span: Span) -> str:
+    body = str(token)[1:-1]
+    if "\\" not in body:
+        return body
+    try:
+        return json.loads('"' + body + '"')
+    except json.JSONDecodeError:
+        pass
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body) and body[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+            continue
+        if ch == "\\":
+            raise SyntaxError_(f"unknown escape sequence in string {token}", span)
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@v_args(meta=True)
+class ToQuery(ToAst):
+    """A query's body, built as a rule body is."""
+
+    def query(self, meta, children):
+        return _flatten_body(children[0], self._span(meta))
