@@ -21,15 +21,13 @@ back as a tuple (keys, ``alpha`` prefixes and head tuples are tuples of scalars)
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections import Counter
 from functools import partial
 from itertools import count, repeat
 
-from datalog.language.errors import WorkspaceCorrupt
 from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
+from maintenance.persistence.records import LINKS, MALFORMED, bucket, count_rows, malformed, to_json, to_tuple
 from maintenance.rule import RuleMaintainer
 from maintenance.sensitivity import ON_DISK, Entry, SensitivityIndex
 from maintenance.stabbing import NEG, POS, LazyBlock, start_of
@@ -38,7 +36,6 @@ from maintenance.trace import LazyTraceNode, TraceNode
 
 
 PAGE = 256                 # trace nodes a page (format version 3)
-LINKS = 4096               # trace nodes' [parent, key] a page of the node index
 GROUPS = 64                # sensitivity groups a page, about
 COUNTS = 1024              # support counts a page, about
 BLOCKED = 1024             # a stored sensitivity group this large is read as a LazyBlock
@@ -72,11 +69,11 @@ def capture(m, paged: bool = True) -> list[dict] | None:
         elif type(rule) is ThetaRule:
             record.update(kind="theta", **_theta(rule.view))
         elif type(rule) is WholeRule:
-            record.update(kind="whole", derived=_counts(rule.derived))
+            record.update(kind="whole", derived=count_rows(rule.derived))
         else:
             return None
         rules.append(record)
-    support = {name: _counts(counts) for name, counts in m.support.items()}
+    support = {name: count_rows(counts) for name, counts in m.support.items()}
     counts = [0] * len(where_list)
     for (where, _), entries in groups.items():
         counts[where] += len(entries)
@@ -90,9 +87,9 @@ def capture(m, paged: bool = True) -> list[dict] | None:
     for name, rows in support.items():
         buckets = [[] for _ in range(max(1, -(-len(rows) // COUNTS)))]
         for row, n in rows:
-            buckets[_bucket(0, row, len(buckets))].append([row, n])
+            buckets[bucket(0, row, len(buckets))].append([row, n])
         support[name] = {"first": 1 + len(pages), "pages": len(buckets)}
-        pages.extend({"counts": bucket} for bucket in buckets)
+        pages.extend({"counts": part} for part in buckets)
     state["frames"] = len(pages)
     return [{"state": state}, *pages]
 
@@ -116,16 +113,16 @@ def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) 
         for k in node.keys or ():
             child = node.children[k]
             if isinstance(child, TraceNode):
-                kids.append([_json(k), ids[id(child)]])
+                kids.append([to_json(k), ids[id(child)]])
             else:
-                leaves.append([_json(k), list(child)])
+                leaves.append([to_json(k), list(child)])
         for entry in node.entries or ():
             where, eid, (_, lo, hi) = _where(entry, wheres, where_ids, where_list), next(eids), entry.region
             entries.append([eid, where, list(entry.alpha), entry.start, entry.end, lo, hi])
             groups.setdefault((where, entry.alpha), []).append([index, eid, i, entry.start, entry.end, lo, hi])
         total += len(entries)
         root = node.parent is None
-        records.append([None if root else ids[id(node.parent)], None if root else _json(node.key),
+        records.append([None if root else ids[id(node.parent)], None if root else to_json(node.key),
                         kids, leaves, entries])
     return records, total
 
@@ -140,7 +137,7 @@ def _where(entry, wheres, where_ids, where_list) -> int:
 
 
 def _group_pages(groups: dict) -> list[dict]:
-    """The groups hashed into pages of about :data:`GROUPS` (see :func:`_bucket`), each group's
+    """The groups hashed into pages of about :data:`GROUPS` (see :func:`~maintenance.persistence.records.bucket`), each group's
     rows by start (a large one is read as a block indexed in that order)."""
     pages = [[] for _ in range(max(1, -(-len(groups) // GROUPS)))]
     for (where, alpha), entries in groups.items():
@@ -148,7 +145,7 @@ def _group_pages(groups: dict) -> list[dict]:
             entries.sort(key=_start)
         except TypeError:                   # keys that do not compare: the reader sorts them
             pass
-        pages[_bucket(where, alpha, len(pages))].append([where, list(alpha), entries])
+        pages[bucket(where, alpha, len(pages))].append([where, list(alpha), entries])
     return [{"groups": page} for page in pages]
 
 
@@ -156,31 +153,12 @@ def _start(row: list):
     return start_of(row[3])
 
 
-def _bucket(where: int, alpha: tuple, pages: int) -> int:
-    """The page of group ``(where, alpha)``: a CRC-32 of its JSON text, numbers that Python holds
-    equal written alike (1 and 1.0, 0.0 and -0.0), so an equal ``alpha`` finds the same page."""
-    text = json.dumps([where, [_canonical(v) for v in alpha]], separators=(",", ":"))
-    return zlib.crc32(text.encode("ascii")) % pages
-
-
-def _canonical(value):
-    if type(value) is float and value.is_integer():
-        return int(value)
-    if type(value) is tuple:
-        return [_canonical(v) for v in value]
-    return value
-
-
-def _counts(counter) -> list:
-    return [[list(row), n] for row, n in counter.items()]
-
-
 def _theta(view) -> dict:
     """rho[n] of every node of the view's T-reduct (in ``reduct.nodes`` order), and the
     materialized projection of a §7 view."""
     if isinstance(view, TReduct):
-        return {"rho": [_counts(view.rho[n.id]) for n in view.nodes]}
-    return {"rho": [_counts(view.reduct.rho[n.id]) for n in view.reduct.nodes], "result": _counts(view.result)}
+        return {"rho": [count_rows(view.rho[n.id]) for n in view.nodes]}
+    return {"rho": [count_rows(view.reduct.rho[n.id]) for n in view.reduct.nodes], "result": count_rows(view.result)}
 
 
 def _trace(rule, wheres, where_ids, where_list) -> dict:
@@ -198,9 +176,9 @@ def _trace(rule, wheres, where_ids, where_list) -> dict:
         for key, child in children:
             if isinstance(child, TraceNode):
                 ids[id(child)] = len(nodes) + 1
-                nodes.append([ids[id(node)], _json(key)])
+                nodes.append([ids[id(node)], to_json(key)])
             else:
-                leaves.append([ids[id(node)], _json(key), list(child)])
+                leaves.append([ids[id(node)], to_json(key), list(child)])
         stack.extend(child for _, child in reversed(children) if isinstance(child, TraceNode))
     return {"nodes": nodes, "leaves": leaves, "entries": entries}
 
@@ -211,8 +189,8 @@ def restore(program, db, state: dict, where, frames=None) -> IncrementalMaintain
     the pages a version 3 state names. ``workspace_corrupt`` if the state does not fit."""
     try:
         return _restore(program, db, state, where, frames)
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        raise WorkspaceCorrupt(f"workspace file {where}: the maintainer record is malformed ({exc})") from None
+    except MALFORMED as exc:
+        raise malformed(where, exc) from None
 
 
 def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
@@ -232,7 +210,7 @@ def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
         if kind == "theta":
             _fill(rule.view, record)
         elif kind == "whole":
-            rule.derived = Counter({_tuple(row): n for row, n in record["derived"]})
+            rule.derived = Counter({to_tuple(row): n for row, n in record["derived"]})
         elif kind == "paged":
             if stored is None or rule.views:
                 raise ValueError(f"clause {record['clause']} is not maintained as a paged rule")
@@ -257,7 +235,7 @@ def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
                 raise ValueError("paged support counts without pages")
             m.support[name] = _StoredCounts(stored, rows["first"], rows["pages"])
         else:
-            m.support[name] = Counter({_tuple(row): n for row, n in rows})
+            m.support[name] = Counter({to_tuple(row): n for row, n in rows})
     m.virtualize()
     return m
 
@@ -330,9 +308,6 @@ class _Stored:
             raise ValueError(f"node {node} of rule {position} is not stored")
         return self.frame(first + node // self.page)["nodes"][node % self.page]
 
-    def _corrupt(self, exc) -> WorkspaceCorrupt:
-        return WorkspaceCorrupt(f"workspace file {self.where}: the maintainer record is malformed ({exc})")
-
     # -- trace nodes ------------------------------------------------------------------------
     def node(self, position: int, node: int) -> TraceNode:
         """Trace node ``node`` of the rule at ``position``, a shell until its record is needed;
@@ -349,7 +324,7 @@ class _Stored:
                 raise ValueError(f"node {node} of rule {position} has no parent before it")
             above = self.node(position, parent)
             found = self.nodes[position, node] = LazyTraceNode.shell(
-                above, _tuple(key), above.depth + 1, partial(self._load, position, node))
+                above, to_tuple(key), above.depth + 1, partial(self._load, position, node))
         return found
 
     def _load(self, position: int, number: int, node: TraceNode) -> tuple:
@@ -359,7 +334,7 @@ class _Stored:
             rule = self.rules[position][0]
             children, keys = {}, []
             for key, child in kids:
-                key = _tuple(key)
+                key = to_tuple(key)
                 if keys and not keys[-1] < key:
                     raise ValueError("trace children out of order")
                 shell = self.nodes.get((position, child))
@@ -371,7 +346,7 @@ class _Stored:
                 children[key] = shell
                 keys.append(key)
             for key, head in leaves:
-                key = _tuple(key)
+                key = to_tuple(key)
                 if keys and not keys[-1] < key:
                     raise ValueError("trace children out of order")
                 children[key] = tuple(head)
@@ -383,15 +358,15 @@ class _Stored:
                 if before is not None and (entry.region[1] is None or entry.region[1] < before):
                     raise ValueError("sensitivity entries out of order")
                 entries.append(entry)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise self._corrupt(exc) from None
+        except MALFORMED as exc:
+            raise malformed(self.where, exc) from None
         return (children or None), (keys or None), (entries or None)
 
     def _entry(self, rule, eid: int, where: int, alpha, start, end, node, lo, hi) -> Entry:
         entry = self.entries.get(eid)
         if entry is None:
-            entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), _tuple(start), _tuple(end),
-                                              (node, _tuple(lo), _tuple(hi)), rule)
+            entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), to_tuple(start), to_tuple(end),
+                                              (node, to_tuple(lo), to_tuple(hi)), rule)
             entry.slot = ON_DISK                                    # no group holds it yet
             placed = self.placed.get(eid)
             if placed is not None:                                  # its group is a LazyBlock
@@ -405,7 +380,7 @@ class _Stored:
     def _rows(self, where: int, alpha: tuple) -> list:
         """The stored rows of group ``(where, alpha)``: [rule position, entry id, node, start,
         end, lo, hi] each."""
-        page = self.frame(self.groups_first + _bucket(where, alpha, self.group_pages))["groups"]
+        page = self.frame(self.groups_first + bucket(where, alpha, self.group_pages))["groups"]
         for stored_where, stored_alpha, rows in page:
             if stored_where == where and tuple(stored_alpha) == alpha:
                 if len({row[1] for row in rows}) != len(rows):
@@ -425,8 +400,8 @@ class _Stored:
         """The live entries of group ``(where, alpha)`` of the paged rules."""
         try:
             return self._entries(where, alpha, self._rows(where, alpha))
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise self._corrupt(exc) from None
+        except MALFORMED as exc:
+            raise malformed(self.where, exc) from None
 
     def block(self, where: int, alpha: tuple) -> LazyBlock | None:
         """Group ``(where, alpha)`` as a block whose entries are made when a stab reaches them,
@@ -446,15 +421,15 @@ class _Stored:
                               partial(self._made, where, alpha, rows))
             self.placed.update(zip(eids, zip(repeat(block), count())))
             return block
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise self._corrupt(exc) from None
+        except MALFORMED as exc:
+            raise malformed(self.where, exc) from None
 
     def _made(self, where: int, alpha: tuple, rows: list, j: int) -> Entry:
         try:
             position, eid, node, start, end, lo, hi = rows[j]
             return self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise self._corrupt(exc) from None
+        except MALFORMED as exc:
+            raise malformed(self.where, exc) from None
 
     def alphas(self, where: int) -> list[tuple]:
         """Every stored group's ``alpha`` under ``where`` (every group page read once)."""
@@ -468,7 +443,7 @@ class _Stored:
 
 class _StoredCounts(Counter):
     """One relation's support counts whose pages are read when first needed: a row's page (see
-    :func:`_bucket`) the first time the row is looked up or set, every page before anything
+    :func:`~maintenance.persistence.records.bucket`) the first time the row is looked up or set, every page before anything
     reads them all (iteration, length, comparison, a copy)."""
 
     def __init__(self, stored: _Stored, first: int, pages: int):
@@ -479,7 +454,7 @@ class _StoredCounts(Counter):
         self._stored, self._first, self._pages, self._read = stored, first, pages, set()
 
     def _page(self, row) -> None:
-        page = _bucket(0, row, self._pages) if type(row) is tuple else None
+        page = bucket(0, row, self._pages) if type(row) is tuple else None
         if page is not None and page not in self._read:
             self._read_page(page)
 
@@ -487,11 +462,11 @@ class _StoredCounts(Counter):
         """Page ``page`` read whole or (malformed) not at all: a use after a failed read reads it
         again, rather than finding counts missing."""
         try:
-            counts = {_tuple(row): n for row, n in self._stored.frame(self._first + page)["counts"]}
+            counts = {to_tuple(row): n for row, n in self._stored.frame(self._first + page)["counts"]}
             if not all(type(n) is int and n > 0 for n in counts.values()):
                 raise ValueError("a support count is not a positive integer")
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise self._stored._corrupt(exc) from None
+        except MALFORMED as exc:
+            raise malformed(self._stored.where, exc) from None
         dict.update(self, counts)
         self._read.add(page)
 
@@ -527,7 +502,6 @@ class _StoredCounts(Counter):
     def clear(self) -> None:
         self._read.update(range(self._pages))
         dict.clear(self)
-
 
 
 def _reading_all(name: str):
@@ -572,9 +546,9 @@ def _contribution(head) -> tuple:
 def _fill(view, record) -> None:
     """A theta-join view's stored rho (its indexes filled as it is) and projection."""
     reduct = view if isinstance(view, TReduct) else view.reduct
-    reduct.restore([{_tuple(t): n for t, n in rows} for rows in record["rho"]])
+    reduct.restore([{to_tuple(t): n for t, n in rows} for rows in record["rho"]])
     if not isinstance(view, TReduct):
-        view.result = {_tuple(t): n for t, n in record["result"]}
+        view.result = {to_tuple(t): n for t, n in record["result"]}
 
 
 def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:
@@ -635,11 +609,3 @@ def _append_child(node: TraceNode, key, child) -> None:
         node.keys.append(key)
     else:
         raise ValueError("trace children out of order")
-
-
-def _json(value):
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _tuple(value):
-    return tuple(value) if type(value) is list else value
