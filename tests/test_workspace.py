@@ -89,8 +89,8 @@ def _work(stats: dict) -> dict:
 def _blocking(monkeypatch) -> None:
     """Every stored sensitivity group, however small, read as a LazyBlock (as groups of
     thousands of entries are)."""
-    from maintenance import persistence as wsstate
-    monkeypatch.setattr(wsstate, "BLOCKED", 0)
+    from maintenance.persistence import stored
+    monkeypatch.setattr(stored, "BLOCKED", 0)
 
 
 @pytest.mark.parametrize("mode", ["plain", "chunked", "blocks"])
@@ -301,13 +301,13 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
 def _blocked(rows):
     """Stored groups of ``rows`` or more read as LazyBlocks (None: the default); returns the
     function that puts the default back."""
-    from maintenance import persistence as wsstate
-    saved = wsstate.BLOCKED
+    from maintenance.persistence import stored
+    saved = stored.BLOCKED
     if rows is not None:
-        wsstate.BLOCKED = rows
+        stored.BLOCKED = rows
 
     def restore():
-        wsstate.BLOCKED = saved
+        stored.BLOCKED = saved
     return restore
 
 
