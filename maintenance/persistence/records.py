@@ -1,6 +1,6 @@
 """The encodings that writing and reading a maintainer file share: values as JSON data and back,
 support counts as rows, the page a sensitivity group or a support count is hashed to, the size
-of a node index page, and the error a malformed record is.
+of a node index page, and the error a malformed record raises.
 
 Values are JSON data; a JSON array is read back as a tuple (keys, ``alpha`` prefixes and head
 tuples are tuples of scalars).
@@ -14,13 +14,17 @@ import zlib
 from datalog.language.errors import WorkspaceCorrupt
 
 
-LINKS = 4096               # trace nodes' [parent, key] a page of the node index (not in the file: fixed)
+# Trace nodes' [parent, key] a page of the node index. The file does not record it: both
+# directions must agree, and changing it changes the format.
+LINKS = 4096
 
-MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)   # what a malformed record raises when read
+# What reading a malformed record raises: a key or an index missing, a value of the wrong type.
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 
 def malformed(where, exc) -> WorkspaceCorrupt:
-    """The error of the maintainer file ``where`` whose record raised ``exc`` (one of :data:`MALFORMED`)."""
+    """The error of the maintainer file ``where`` whose record raised ``exc`` (one of
+    :data:`MALFORMED`)."""
     return WorkspaceCorrupt(f"workspace file {where}: the maintainer record is malformed ({exc})")
 
 
