@@ -52,7 +52,7 @@ class IncrementalMaintainer:
     def __init__(self, program, db, drop_prefix: bool = True, build: bool = True):
         """``drop_prefix=False`` keeps the sensitivity indices the paper drops (for tests);
         ``build=False`` evaluates nothing: no rule is built (a stored maintainer is restored into
-        it, maintenance/persistence.py)."""
+        it, maintenance/persistence/)."""
         self.program, self.db, self.drop_prefix = program, db, drop_prefix
         self.registry = Registry()
         self.support: dict[str, Counter] = {name: Counter() for name in program.idb}

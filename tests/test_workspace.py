@@ -89,8 +89,8 @@ def _work(stats: dict) -> dict:
 def _blocking(monkeypatch) -> None:
     """Every stored sensitivity group, however small, read as a LazyBlock (as groups of
     thousands of entries are)."""
-    from maintenance import persistence as wsstate
-    monkeypatch.setattr(wsstate, "BLOCKED", 0)
+    from maintenance.persistence import stored
+    monkeypatch.setattr(stored, "BLOCKED", 0)
 
 
 @pytest.mark.parametrize("mode", ["plain", "chunked", "blocks"])
@@ -169,18 +169,18 @@ def test_paged_support_counts_act_as_a_counter(tmp_path_factory, data):
     """A restored relation's support counts read page by page (wsstate._StoredCounts, from a real
     maintainer file with small pages) against a Counter of the same counts, under random lookups,
     sets and deletions through the journal (as maintenance makes them), rollback, and whole reads."""
-    from maintenance import persistence as wsstate
     from maintenance.journal import Journal
+    from maintenance.persistence import capturing
     program = ".decl e(x: number, y: number)\n.decl t(x: number, z: number)\nt(x, z) :- e(x, y), e(y, z).\n"
     rows = data.draw(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=30))
     path = tmp_path_factory.mktemp("ws") / "ws"
     with Workspace.create(path, program) as ws:
         ws.engine.commit({"e": sorted(rows)}, {})
-        old, wsstate.COUNTS = wsstate.COUNTS, 4
+        old, capturing.COUNTS = capturing.COUNTS, 4
         try:
             ws.compact()
         finally:
-            wsstate.COUNTS = old
+            capturing.COUNTS = old
         model = Counter(ws.engine.maintainer.support["t"])
     with Workspace.open(path) as ws:
         counts, original = ws.engine.maintainer.support["t"], Counter(model)
@@ -301,13 +301,13 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
 def _blocked(rows):
     """Stored groups of ``rows`` or more read as LazyBlocks (None: the default); returns the
     function that puts the default back."""
-    from maintenance import persistence as wsstate
-    saved = wsstate.BLOCKED
+    from maintenance.persistence import stored
+    saved = stored.BLOCKED
     if rows is not None:
-        wsstate.BLOCKED = rows
+        stored.BLOCKED = rows
 
     def restore():
-        wsstate.BLOCKED = saved
+        stored.BLOCKED = saved
     return restore
 
 

@@ -1,0 +1,173 @@
+"""The maintainer rebuilt from its state record, nothing evaluated. Restoring constructs the rules
+without evaluating them and makes the trie indexes the LFTJ rules read (so that changes come as
+surgeries, as after a build), lazily: a node is built from its rows when a commit first reads it.
+A rule the state record holds whole -- every rule of format version 2; in version 3 an LFTJ
+rule that reads aggregates, a theta-join rule, a whole-rule fallback -- is rebuilt at once here;
+a paged rule's trace, the sensitivity groups and the support counts of version 3 are read from
+their pages when first needed (:mod:`maintenance.persistence.stored`,
+:mod:`maintenance.persistence.stored_counts`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from maintenance.gjt import TReduct
+from maintenance.incremental import IncrementalMaintainer, WholeRule
+from maintenance.persistence.records import MALFORMED, malformed, to_tuple
+from maintenance.persistence.stored import _Stored, _StoredGroups
+from maintenance.persistence.stored_counts import _StoredCounts
+from maintenance.sensitivity import Entry, SensitivityIndex
+from maintenance.theta_rule import ThetaRule
+from maintenance.trace import TraceNode
+
+
+def restore(program, db, state: dict, where, frames=None) -> IncrementalMaintainer:
+    """The maintainer of ``state`` for the planned ``program`` over its relations ``db``
+    (restored, nothing evaluated); ``frames`` (:class:`datalog.workspace.format.Frames`) holds
+    the pages a version 3 state names. ``workspace_corrupt`` if the state does not fit."""
+    try:
+        return _restore(program, db, state, where, frames)
+    except MALFORMED as exc:
+        raise malformed(where, exc) from None
+
+
+def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
+    m = IncrementalMaintainer(program, db, state["drop_prefix"], build=False)
+    clauses = program.clauses
+    wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
+    by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    stored = _Stored(frames, where, state, by_where) if "groups" in state else None
+    expected = {c.index for s in program.strata if not s.recursive for c in s.clauses if c.body}
+    groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
+    for position, record in enumerate(state["rules"]):
+        clause = clauses[record["clause"]]
+        rule = m.construct(clause, evaluate_views=False)
+        kind, built = record.get("kind", "rule"), {ThetaRule: "theta", WholeRule: "whole"}.get(type(rule), "rule")
+        if kind != built and (kind, built) != ("paged", "rule"):
+            raise ValueError(f"clause {record['clause']} is not maintained as a {kind} rule")
+        if kind == "theta":
+            _fill(rule.view, record)
+        elif kind == "whole":
+            rule.derived = Counter({to_tuple(row): n for row, n in record["derived"]})
+        elif kind == "paged":
+            if stored is None or rule.views:
+                raise ValueError(f"clause {record['clause']} is not maintained as a paged rule")
+            stored.attach(position, rule, record)
+            _index_tries(db, rule)
+        else:
+            _restore_rule(db, rule, record, wheres, m.registry, groups)
+        m.rules[clause.index] = rule
+    if set(m.rules) != expected:
+        raise ValueError("the rules do not match the program")
+    for (where, alpha), entries in groups.items():
+        by_where[where].load(alpha, entries)
+    if stored is not None:
+        for position, entries in enumerate(state["groups"]["counts"]):
+            by_where[position].keep_stored(_StoredGroups(stored, position), entries)
+    m.support = {name: Counter() for name in program.idb}
+    for name, rows in state["support"].items():
+        if name not in m.support:
+            raise ValueError(f"support counts of {name}, which is not derived")
+        if isinstance(rows, dict):
+            if stored is None:
+                raise ValueError("paged support counts without pages")
+            m.support[name] = _StoredCounts(stored, rows["first"], rows["pages"])
+        else:
+            m.support[name] = Counter({to_tuple(row): n for row, n in rows})
+    m.virtualize()
+    return m
+
+
+def _restore_rule(db, rule, record, wheres, registry, groups) -> None:
+    """An LFTJ rule's trace, and its aggregate views' traces and accumulators."""
+    views = record.get("views", [])
+    if len(views) != len(rule.views):
+        raise ValueError("the aggregate views do not match the rule")
+    _rebuild(rule, record, wheres, registry, groups, tuple)
+    for view, stored in zip(rule.views, views):
+        contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
+        view.fold(Counter(contributions), None)
+    _index_tries(db, rule)
+
+
+def _index_tries(db, rule) -> None:
+    """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries:
+    lazy ones (``Relation.lazy_index``), whose nodes are built when a commit first reads them."""
+    for one in [rule] + [view.rule for view in rule.views]:
+        for atom in one.plan.atoms:
+            db[atom.relation].lazy_index(atom.order)
+
+
+def _contribution(head) -> tuple:
+    """An aggregate body's leaf: (group, witness, value)."""
+    group, witness, value = head
+    return tuple(group), tuple(witness), value
+
+
+def _fill(view, record) -> None:
+    """A theta-join view's stored rho (its indexes filled as it is) and projection."""
+    reduct = view if isinstance(view, TReduct) else view.reduct
+    reduct.restore([{to_tuple(t): n for t, n in rows} for rows in record["rho"]])
+    if not isinstance(view, TReduct):
+        view.result = {to_tuple(t): n for t, n in record["result"]}
+
+
+def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:
+    """The rule's trace tree; its entries are attached to their nodes and collected in ``groups``
+    for the indexes (as ``Registry.add`` would file them one by one). :func:`capture` writes each
+    node's children in ascending key order and its entries in region order, so they are appended
+    as they come; an out-of-order file is refused (ValueError), not restored into a wrong tree.
+    Returns the leaves' heads (``head_of`` of each stored one). The entry loop calls no helper
+    per entry or value: it builds most of the trace's objects (1.2M entries at 1M EDB tuples)."""
+    nodes = [rule.root]
+    for parent, key in record["nodes"]:
+        above = nodes[parent]
+        if type(key) is list:
+            key = tuple(key)
+        node = TraceNode(above, key, above.depth + 1)
+        _append_child(above, key, node)
+        nodes.append(node)
+    heads = []
+    for node, key, head in record["leaves"]:
+        head = head_of(head)
+        _append_child(nodes[node], tuple(key) if type(key) is list else key, head)
+        heads.append(head)
+    indexes = registry.indexes
+    by_where = [indexes.get(key) or indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    for where, alpha, start, end, node, lo, hi in record["entries"]:
+        alpha, owner = tuple(alpha), nodes[node]
+        if type(start) is list:
+            start = tuple(start)
+        if type(end) is list:
+            end = tuple(end)
+        if type(lo) is list:
+            lo = tuple(lo)
+        if type(hi) is list:
+            hi = tuple(hi)
+        entry = Entry(by_where[where], alpha, start, end, (owner, lo, hi), rule)
+        entries = owner.entries
+        if entries is None:
+            owner.entries = [entry]
+        else:
+            before = entries[-1].region[1]             # region starts ascend (None: unbounded)
+            if before is not None and (lo is None or lo < before):
+                raise ValueError("sensitivity entries out of order")
+            entries.append(entry)
+        group = groups.get((where, alpha))
+        if group is None:
+            groups[where, alpha] = [entry]
+        else:
+            group.append(entry)
+    rule.intervals += len(record["entries"])
+    return heads
+
+
+def _append_child(node: TraceNode, key, child) -> None:
+    if node.children is None:
+        node.children, node.keys = {key: child}, [key]
+    elif node.keys[-1] < key:
+        node.children[key] = child
+        node.keys.append(key)
+    else:
+        raise ValueError("trace children out of order")
