@@ -3,16 +3,10 @@
 The package's top level is its public API:
 
 >>> from datalog import Engine
->>> engine = Engine.from_source('''
-...     .decl edge(a: number, b: number)
-...     path(x, y) :- edge(x, y).
-...     path(x, z) :- path(x, y), edge(y, z).
-... ''')
->>> engine.insert("edge", [(1, 2), (2, 3)])
->>> engine.run()
->>> engine.rows("path")
+>>> engine = Engine.from_source("e(1, 2). e(2, 3). p(x, y) :- e(x, y). p(x, z) :- p(x, y), e(y, z).")
+>>> engine.run(); engine.rows("p")
 [(1, 2), (1, 3), (2, 3)]
->>> sorted(engine.commit(retracts={"edge": [(2, 3)]})["path"].retracted)
+>>> sorted(engine.commit(retracts={"e": [(2, 3)]})["p"].retracted)
 [(1, 3), (2, 3)]
 
 =================  ============================================================================
