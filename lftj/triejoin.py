@@ -121,7 +121,7 @@ class Triejoin:
 
     def visit(self, d: int) -> bool:
         """Enumerate depth ``d``; True if some binding below succeeded."""
-        plan, nodes, binding, trace = self.plan, self.nodes, self.binding, self.trace
+        plan, nodes, binding = self.plan, self.nodes, self.binding
         parts = plan.participants[d]
         parents = [nodes[a] for a in parts]
         if d == self.tail:
@@ -141,20 +141,25 @@ class Triejoin:
                 continue
             if deepest:
                 self.emit(binding)
-            else:
-                if trace is not None:
-                    trace.open(key)
-                below = self.visit(d + 1)
-                if trace is not None:
-                    trace.up()
-                if not below:
+            elif self.trace is None:
+                if not self.visit(d + 1):
                     continue
+            elif not self._traced(d, key):
+                continue
             found = True
             if existential:                             # short-circuit: one witness is enough
                 break
         for a, parent in zip(parts, parents):           # up: back to this level's parents
             nodes[a] = parent
         return found
+
+    def _traced(self, d: int, key) -> bool:
+        """The depth below ``key``, the trace told: ``open(key)``, the visit, ``up()``."""
+        trace = self.trace
+        trace.open(key)
+        below = self.visit(d + 1)
+        trace.up()
+        return below
 
     def _bulk_last(self, d: int, parents) -> bool:
         """The last depth without checks: hand all its keys to the emitter at once."""
