@@ -18,7 +18,6 @@ Lookup's reads its index), and the plan its head function ``binding -> tuple``.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from typing import Callable
 
 from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
@@ -31,51 +30,50 @@ COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator
            ">": operator.gt, ">=": operator.ge}
 
 
-@dataclass(frozen=True)
 class CompiledAtom:
-    """An AtomPlan with ``prefix``: binding -> the key of each constant (or parameter) level."""
+    """An AtomPlan with ``prefix``: binding -> the key of each constant (or parameter) level.
+    (The plan's fields are copied into slots: the triejoin reads them at every run.)"""
 
-    plan: AtomPlan
-    prefix: tuple[Callable, ...]
+    __slots__ = ("plan", "prefix", "relation", "order", "depths", "atom")
 
-    relation = property(lambda self: self.plan.relation)
-    order = property(lambda self: self.plan.order)
-    depths = property(lambda self: self.plan.depths)
-    atom = property(lambda self: self.plan.atom)
+    def __init__(self, plan: AtomPlan, prefix: tuple[Callable, ...]):
+        self.plan, self.prefix = plan, prefix
+        self.relation, self.order, self.depths, self.atom = plan.relation, plan.order, plan.depths, plan.atom
 
 
-@dataclass(frozen=True)
 class CompiledFilter:
     """A Filter with ``make``: (relations) -> check(binding) -> bool; a Lookup's ``path``:
     binding -> the key of each looked-up level."""
 
-    filter: Filter
-    make: Callable
-    path: tuple[Callable, ...] | None = None
+    __slots__ = ("filter", "make", "path", "depth", "literal")
 
-    depth = property(lambda self: self.filter.depth)
-    literal = property(lambda self: self.filter.literal)
+    def __init__(self, filter_: Filter, make: Callable, path: tuple[Callable, ...] | None = None):
+        self.filter, self.make, self.path = filter_, make, path
+        self.depth, self.literal = filter_.depth, filter_.literal
 
 
-@dataclass(frozen=True)
 class CompiledPlan:
     """A RulePlan with closures: its atoms' prefixes, its filters' checks, its ``head``
     (binding -> head tuple) and ``head_slots`` (the head as slots, when it is just variables
-    of columns that need no conversion)."""
+    of columns that need no conversion); and, per depth, the atoms that join there
+    (``participants``) and those that repeat a variable bound there (``repeats``). Nothing in
+    it changes after compiling."""
 
-    plan: RulePlan
-    atoms: tuple[CompiledAtom, ...]
-    filters: tuple[CompiledFilter, ...]
-    head: Callable | None
-    head_slots: list[int] | None
+    __slots__ = ("plan", "atoms", "filters", "head", "head_slots", "clause", "index", "variable_order", "slots",
+                 "needed", "depth", "backend", "participants", "repeats")
 
-    clause = property(lambda self: self.plan.clause)
-    index = property(lambda self: self.plan.index)
-    variable_order = property(lambda self: self.plan.variable_order)
-    slots = property(lambda self: self.plan.slots)
-    needed = property(lambda self: self.plan.needed)
-    depth = property(lambda self: self.plan.depth)
-    backend = property(lambda self: self.plan.backend)
+    def __init__(self, plan: RulePlan, atoms: tuple[CompiledAtom, ...], filters: tuple[CompiledFilter, ...],
+                 head: Callable | None, head_slots: list[int] | None):
+        self.plan, self.atoms, self.filters, self.head, self.head_slots = plan, atoms, filters, head, head_slots
+        self.clause, self.index, self.variable_order = plan.clause, plan.index, plan.variable_order
+        self.slots, self.needed, self.depth, self.backend = plan.slots, plan.needed, plan.depth, plan.backend
+        self.participants: list[list[int]] = [[] for _ in range(plan.depth)]
+        self.repeats: list[list[int]] = [[] for _ in range(plan.depth)]
+        for a, atom in enumerate(plan.atoms):
+            previous = None
+            for d in atom.depths:
+                (self.repeats if d == previous else self.participants)[d].append(a)
+                previous = d
 
 
 def compile_plan(plan: RulePlan, head: Callable | None = None) -> CompiledPlan:

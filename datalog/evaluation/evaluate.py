@@ -23,17 +23,10 @@ def join_plan(plan, db, add_many=None) -> JoinPlan:
     """The triejoin of a compiled plan over the relations ``db``: which atoms join at each
     depth, which repeat a variable, and the checks of the filters placed there."""
     depth = plan.depth
-    participants = [[] for _ in range(depth)]
-    repeats = [[] for _ in range(depth)]
-    for a, atom in enumerate(plan.atoms):
-        previous = None
-        for d in atom.depths:
-            (repeats if d == previous else participants)[d].append(a)
-            previous = d
     checks = [[] for _ in range(depth + 1)]
     for f in plan.filters:
         checks[f.depth + 1].append(f.make(db))
-    joined = JoinPlan(depth, participants, repeats, checks, plan.needed, len(plan.slots))
+    joined = JoinPlan(depth, plan.participants, plan.repeats, checks, plan.needed, len(plan.slots))
     if add_many is not None:                       # the head collects into a set: emit in bulk
         joined.emit_last = bulk_emitter(plan, add_many)
         tail = product_tail(joined)
