@@ -294,7 +294,7 @@ def _delta_first(ctx, plan: CompiledPlan, a: int) -> tuple[CompiledPlan, int]:
     """The clause planned with atom ``a``'s variables first, and that atom's position in the
     new plan: the delta is small, so the triejoin starts from it, not from a full relation.
     (Measured: a big win here; for from-scratch semi-naive rounds, whose deltas are large,
-    the same change made Andersen 1.8x slower, so ``Engine._fixpoint`` keeps its orders.)"""
+    the same change made Andersen 1.8x slower, so ``datalog.evaluation.fixpoint`` keeps its orders.)"""
     def make():
         atom = plan.atoms[a].atom
         order = list(dict.fromkeys(t.name for t in atom.args if isinstance(t, ast.Variable)))

@@ -4,8 +4,8 @@ A relation that no rule reads, derived by a single rule routed to the theta-join
 (and by no fact or ``.input``), need not be stored: its rows are enumerated from the
 T-reduct (in bulk, maintenance/gjt/bulk.py) whenever ``engine.rows``, ``.output``, ``query``
 or ``.printsize`` ask (``query``, and ``ask`` of one atom with comparisons, filter it as it
-streams: ``stored`` is False, see ``Engine._scan``). :meth:`IncrementalMaintainer._virtualize` puts one in ``engine.db`` in place of the
-materialized relation when the view tells the multiplicity of each head tuple:
+streams: ``stored`` is False, see datalog/engine/answers.py). :meth:`IncrementalMaintainer.virtualize`
+puts one in place of the materialized relation (the engine serves it through ``Engine.adopt``) when the view tells the multiplicity of each head tuple:
 
 * a full query (the head holds every variable of the GCQ: no wildcard, no constant column,
   no projection): each head tuple is one assignment, so its multiplicity is 0 or 1 and a

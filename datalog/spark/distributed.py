@@ -11,7 +11,7 @@ session and uses its RDD methods).
   atoms' sources: a binding fixes v1, so every row it joins lies in v1's partition and each answer
   is found in one partition only. A rule with no variable at all (``t(n) :- n = count : {...}.``)
   runs once, in the partition of a marker record.
-* **Recursive strata** run semi-naive rounds as ``Engine._fixpoint`` does: each recursive atom
+* **Recursive strata** run semi-naive rounds as ``datalog.evaluation.fixpoint`` does: each recursive atom
   position of each rule reads the previous round's new tuples (``recent``), the other atoms the
   full relations, and a rule whose looked-up relation grew is evaluated in full. A round is
   one job: the partitioned joins of all these variants, then ``distinct``; the driver, which holds
@@ -121,7 +121,7 @@ def _evaluate_level(engine, spark, strata: list[Stratum], partitions: int, progr
 
 
 class _Recursion:
-    """A recursive stratum's rules, split as ``Engine._fixpoint`` splits them: base rules (no atom
+    """A recursive stratum's rules, split as ``datalog.evaluation.fixpoint`` splits them: base rules (no atom
     or lookup of the stratum) and the others, with their recursive atom positions and lookups."""
 
     def __init__(self, engine, stratum: Stratum):
