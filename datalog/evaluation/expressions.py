@@ -3,6 +3,10 @@
 Arithmetic follows Soufflé: integer ``/`` truncates toward zero, ``%`` takes
 the sign of the dividend, division by zero is a ``division_by_zero`` error and
 a failed conversion an ``invalid_conversion`` error, each naming the rule.
+Numbers are those of :mod:`datalog.language.numbers`: an integer result beyond
+the signed 64-bit range is ``number_out_of_range`` (Soufflé's C++ would wrap),
+floats follow IEEE 754 (``inf + 1`` is ``inf``) except that a NaN result
+(``inf - inf``, ``inf * 0``) is ``invalid_arithmetic``, each at the operation.
 
 >>> from datalog.language.parser import parse
 >>> term = parse('p(x) :- q(x), x = -7 / 2 + 7 % -3.').rules[0].body[1].right
@@ -14,8 +18,9 @@ from __future__ import annotations
 
 import math
 
-from datalog.language import ast
-from datalog.language.errors import DivisionByZero, InvalidConversion, Span
+from datalog.language import ast, numbers
+from datalog.language.errors import DivisionByZero, InvalidArithmetic, InvalidConversion, NumberOutOfRange, Span
+from datalog.language.numbers import INT_MAX, INT_MIN
 
 
 def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = None):
@@ -29,7 +34,12 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
         return lambda b: b[slot]
     if isinstance(term, ast.Negate):
         inner = compile_term(term.operand, slots, rule, span)
-        return lambda b: -inner(b)
+        settle = _settler("-", rule, span)
+
+        def negate(b):
+            value = -inner(b)
+            return value if INT_MIN <= value <= INT_MAX else settle(value, 0, inner(b))
+        return negate
     if isinstance(term, ast.BinaryOp):
         left = compile_term(term.left, slots, rule, span)
         right = compile_term(term.right, slots, rule, span)
@@ -43,6 +53,15 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
 
 
 def _binary(op: str, rule: str, span):
+    settle = _settler(op, rule, span)
+
+    def checked(fn):
+        def apply(a, b):
+            value = fn(a, b)
+            # the common case, one comparison: an int in range, or a float no larger (NaN fails it)
+            return value if INT_MIN <= value <= INT_MAX else settle(value, a, b)
+        return apply
+
     def div(a, b):
         if b == 0:
             raise DivisionByZero(f"division by zero in a rule for {rule} ({a} / {b})", span)
@@ -55,33 +74,75 @@ def _binary(op: str, rule: str, span):
         if b == 0:
             raise DivisionByZero(f"modulo by zero in a rule for {rule} ({a} % {b})", span)
         if isinstance(a, float) or isinstance(b, float):
-            return math.fmod(a, b)
+            return math.fmod(a, b) if math.isfinite(a) else math.nan     # fmod(inf, b) is NaN
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
 
     def power(a, b):
-        if isinstance(a, int) and isinstance(b, int) and b < 0:   # integer result, truncated
-            if a == 0:
-                raise DivisionByZero(f"0 ^ {b} in a rule for {rule}", span)
-            return int(1 / a ** -b) if abs(a) == 1 else 0
-        return a ** b
+        if isinstance(a, int) and isinstance(b, int):
+            if b < 0:                                   # integer result, truncated
+                if a == 0:
+                    raise DivisionByZero(f"0 ^ {b} in a rule for {rule}", span)
+                return int(1 / a ** -b) if abs(a) == 1 else 0
+            if abs(a) > 1 and b >= 64:                  # at least 2^64: out of range, not computed
+                settle(2 ** 64, a, b)
+            return a ** b
+        return _float_power(a, b, rule, span)
 
-    return {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-            "/": div, "%": mod, "^": power}[op]
+    return {"+": checked(lambda a, b: a + b), "-": checked(lambda a, b: a - b),
+            "*": checked(lambda a, b: a * b), "/": checked(div), "%": checked(mod),
+            "^": checked(power)}[op]
+
+
+def _settler(op: str, rule: str, span):
+    """The slow path of an operation's result ``value`` of ``a op b``: a float that is not NaN
+    (inf, or finite beyond the integer range) is the result; an int there is out of range."""
+    def settle(value, a, b):
+        if isinstance(value, float):
+            if value == value:
+                return value
+            raise InvalidArithmetic(f"{_show(a, op, b)} is not a number (NaN) in a rule for {rule}", span)
+        raise NumberOutOfRange(f"{_show(a, op, b)} is beyond {numbers.RANGE} in a rule for {rule}", span)
+    return settle
+
+
+def _show(a, op: str, b) -> str:
+    if op == "-" and a == 0 and not isinstance(a, float):      # unary minus
+        return f"-({numbers.describe(b)})"
+    return f"{numbers.describe(a)} {op} {numbers.describe(b)}"
+
+
+def _float_power(a, b, rule: str, span) -> float:
+    """``a ^ b`` with a float operand, as IEEE 754's pow: an overflow is ±inf, a negative base
+    with a fractional exponent is NaN (Python's ``**`` would give a complex number)."""
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        odd = float(b).is_integer() and int(b) % 2 == 1
+        return -math.inf if a < 0 and odd else math.inf
+    except ValueError:                                  # 0 ^ negative, or negative ^ fraction
+        if a == 0:
+            raise DivisionByZero(f"{a} ^ {b} in a rule for {rule}", span) from None
+        return math.nan
 
 
 def _functor(name: str, rule: str, span):
     def to_number(s):
-        try:
-            return int(s.strip(), 10)
-        except ValueError:
-            raise InvalidConversion(f'to_number("{s}") in a rule for {rule}: not an integer', span) from None
+        value = numbers.parse_int(s, prefixed=False)
+        if value is not None:
+            return value
+        if numbers.int_syntax(s):
+            raise NumberOutOfRange(f'to_number("{_clip(s)}") in a rule for {rule}: beyond {numbers.RANGE}', span)
+        raise InvalidConversion(f'to_number("{_clip(s)}") in a rule for {rule}: not an integer', span)
 
     def to_float(x):
-        try:
-            return float(x)
-        except ValueError:
-            raise InvalidConversion(f'to_float("{x}") in a rule for {rule}: not a number', span) from None
+        if not isinstance(x, str):
+            return float(x)                 # a 64-bit integer always has a nearest double
+        value = numbers.parse_float(x)
+        if value is None:
+            raise InvalidConversion(f'to_float("{_clip(x)}") in a rule for {rule}: {numbers.float_problem(x)}',
+                                    span)
+        return value
 
     def substr(s, start, length):
         if start < 0 or length < 0 or start > len(s):
@@ -92,3 +153,8 @@ def _functor(name: str, rule: str, span):
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": to_number,
             "to_string": lambda x: repr(x) if isinstance(x, float) else str(x), "to_float": to_float,
             "min": lambda *a: min(a), "max": lambda *a: max(a)}[name]
+
+
+def _clip(text: str) -> str:
+    """A string argument for a message, shortened if long."""
+    return text if len(text) <= 40 else f"{text[:37]}..."
