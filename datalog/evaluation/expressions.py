@@ -131,18 +131,9 @@ def _functor(name: str, rule: str, span):
         value = numbers.parse_int(s, prefixed=False)
         if value is not None:
             return value
-        if numbers.int_syntax(s):
+        if numbers.int_syntax(s, prefixed=False):
             raise NumberOutOfRange(f'to_number("{_clip(s)}") in a rule for {rule}: beyond {numbers.RANGE}', span)
         raise InvalidConversion(f'to_number("{_clip(s)}") in a rule for {rule}: not an integer', span)
-
-    def to_float(x):
-        if not isinstance(x, str):
-            return float(x)                 # a 64-bit integer always has a nearest double
-        value = numbers.parse_float(x)
-        if value is None:
-            raise InvalidConversion(f'to_float("{_clip(x)}") in a rule for {rule}: {numbers.float_problem(x)}',
-                                    span)
-        return value
 
     def substr(s, start, length):
         if start < 0 or length < 0 or start > len(s):
@@ -151,7 +142,7 @@ def _functor(name: str, rule: str, span):
         return s[start:start + length]
 
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": to_number,
-            "to_string": lambda x: repr(x) if isinstance(x, float) else str(x), "to_float": to_float,
+            "to_string": lambda x: repr(x) if isinstance(x, float) else str(x), "to_float": float,
             "min": lambda *a: min(a), "max": lambda *a: max(a)}[name]
 
 

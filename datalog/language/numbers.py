@@ -63,9 +63,9 @@ def parse_int(text: str, prefixed: bool = True) -> int | None:
     return value if in_range(value) else None
 
 
-def int_syntax(text: str) -> bool:
+def int_syntax(text: str, prefixed: bool = True) -> bool:
     """Whether ``text`` is spelled as an integer (in range or not)."""
-    return _INT.fullmatch(text.strip()) is not None
+    return (_INT if prefixed else _DECIMAL).fullmatch(text.strip()) is not None
 
 
 def parse_float(text: str) -> float | None:
