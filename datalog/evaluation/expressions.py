@@ -34,15 +34,12 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
         return lambda b: b[slot]
     if isinstance(term, ast.Negate):
         inner = compile_term(term.operand, slots, rule, span)
-        settle = _settler("-", rule, span)
-
-        def negate(b):
-            value = -inner(b)
-            return value if INT_MIN <= value <= INT_MAX else settle(value, 0, inner(b))
-        return negate
+        return _negate(inner, _settler("-", rule, span))
     if isinstance(term, ast.BinaryOp):
         left = compile_term(term.left, slots, rule, span)
         right = compile_term(term.right, slots, rule, span)
+        if term.op in _FUSED:
+            return _FUSED[term.op](left, right, _settler(term.op, rule, span))
         op = _binary(term.op, rule, span)
         return lambda b: op(left(b), right(b))
     if isinstance(term, ast.Functor):
@@ -52,29 +49,60 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
     raise TypeError(f"cannot compile {term!r}")  # aggregates are planned, not compiled here
 
 
-def _binary(op: str, rule: str, span):
-    settle = _settler(op, rule, span)
+def _negate(inner, settle, lo=INT_MIN, hi=INT_MAX):
+    def negate(b):
+        value = -inner(b)
+        return value if lo <= value <= hi else settle(value, 0, inner(b))
+    return negate
 
-    def checked(fn):
-        def apply(a, b):
-            value = fn(a, b)
-            # the common case, one comparison: an int in range, or a float no larger (NaN fails it)
-            return value if INT_MIN <= value <= INT_MAX else settle(value, a, b)
-        return apply
+
+def _fused_add(left, right, settle, lo=INT_MIN, hi=INT_MAX):
+    def add(b):
+        value = left(b) + right(b)
+        return value if lo <= value <= hi else settle(value, left(b), right(b))
+    return add
+
+
+def _fused_sub(left, right, settle, lo=INT_MIN, hi=INT_MAX):
+    def sub(b):
+        value = left(b) - right(b)
+        return value if lo <= value <= hi else settle(value, left(b), right(b))
+    return sub
+
+
+def _fused_mul(left, right, settle, lo=INT_MIN, hi=INT_MAX):
+    def mul(b):
+        value = left(b) * right(b)
+        return value if lo <= value <= hi else settle(value, left(b), right(b))
+    return mul
+
+
+# + - * are the common operations: one closure each computes and checks (no call of an operator
+# function); the range check is a chained comparison that an int in range or a float no larger
+# passes, and NaN fails. The slow path evaluates the operands again (terms are pure) for the message.
+_FUSED = {"+": _fused_add, "-": _fused_sub, "*": _fused_mul}
+
+
+def _binary(op: str, rule: str, span):
+    # Each operation checks its result with one chained comparison, as the fused ones do.
+    settle = _settler(op, rule, span)
 
     def div(a, b):
         if b == 0:
             raise DivisionByZero(f"division by zero in a rule for {rule} ({a} / {b})", span)
         if isinstance(a, float) or isinstance(b, float):
-            return a / b
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
+            value = a / b
+        else:
+            q = abs(a) // abs(b)
+            value = q if (a >= 0) == (b >= 0) else -q
+        return value if INT_MIN <= value <= INT_MAX else settle(value, a, b)
 
     def mod(a, b):
         if b == 0:
             raise DivisionByZero(f"modulo by zero in a rule for {rule} ({a} % {b})", span)
         if isinstance(a, float) or isinstance(b, float):
-            return math.fmod(a, b) if math.isfinite(a) else math.nan     # fmod(inf, b) is NaN
+            value = math.fmod(a, b) if math.isfinite(a) else math.nan     # fmod(inf, b) is NaN
+            return value if value == value else settle(value, a, b)
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
 
@@ -86,12 +114,12 @@ def _binary(op: str, rule: str, span):
                 return int(1 / a ** -b) if abs(a) == 1 else 0
             if abs(a) > 1 and b >= 64:                  # at least 2^64: out of range, not computed
                 settle(2 ** 64, a, b)
-            return a ** b
-        return _float_power(a, b, rule, span)
+            value = a ** b
+        else:
+            value = _float_power(a, b, rule, span)
+        return value if INT_MIN <= value <= INT_MAX else settle(value, a, b)
 
-    return {"+": checked(lambda a, b: a + b), "-": checked(lambda a, b: a - b),
-            "*": checked(lambda a, b: a * b), "/": checked(div), "%": checked(mod),
-            "^": checked(power)}[op]
+    return {"/": div, "%": mod, "^": power}[op]
 
 
 def _settler(op: str, rule: str, span):
