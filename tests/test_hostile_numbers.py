@@ -404,3 +404,17 @@ def test_repl_big_integer_failures_have_codes(tmp_path):
         assert position in result.stderr
     assert result.returncode == 1
     assert result.stdout.endswith("e +1\nx\n-\n5\n1 row\n"), result.stdout   # the session went on, unharmed
+
+
+# ---------------------------------------------------------------- Spark sources: the same refusal
+
+def test_a_spark_source_with_nan_is_refused_and_loads_nothing(spark, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    pq.write_table(pa.table({"x": [1.5, math.nan]}), tmp_path / "nan.parquet")
+    pq.write_table(pa.table({"x": [1.5, math.inf]}), tmp_path / "inf.parquet")
+    program = ".decl f(x: float)\n.input f(IO=spark, path=\"{}\", format=parquet)\ng(x) :- f(x).\n"
+    with pytest.raises(DatalogError) as info:
+        Engine.from_source(program.format(tmp_path / "nan.parquet")).run()
+    assert info.value.code == "bad_fact_file" and "NaN" in info.value.message
+    assert rows_of(program.format(tmp_path / "inf.parquet"), name="g") == [(1.5,), (math.inf,)]
