@@ -63,6 +63,22 @@ def parse_int(text: str, prefixed: bool = True) -> int | None:
     return value if in_range(value) else None
 
 
+_SHORT = re.compile(r"-?[0-9]{1,18}", re.ASCII)     # at most 18 digits: always within the range
+
+
+def parse_ints(texts: list[str]) -> list[int] | None:
+    """:func:`parse_int` of every text, None if one is not an integer within the range; the
+    common plain decimals go through int() in bulk.
+
+    >>> parse_ints(["1", "-20", "0x10"]), parse_ints(["1", "x"])
+    ([1, -20, 16], None)
+    """
+    if all(map(_SHORT.fullmatch, texts)):
+        return list(map(int, texts))
+    values = [parse_int(t) for t in texts]
+    return None if None in values else values
+
+
 def int_syntax(text: str, prefixed: bool = True) -> bool:
     """Whether ``text`` is spelled as an integer (in range or not)."""
     return (_INT if prefixed else _DECIMAL).fullmatch(text.strip()) is not None

@@ -135,22 +135,13 @@ def _field(text: str, type_: str, source, number, line, index, delimiter):
                       Span(source, number, column, number, column + max(len(text), 1)))
 
 
-def _parse_int(text: str) -> int:
-    """An ``auto`` column's value as an integer; ValueError if it is not one within the range."""
-    value = numbers.parse_int(text)
-    if value is None:
-        raise ValueError(text)
-    return value
-
-
 def _settle_auto_columns(rows, types):
     """An ``auto`` column holds numbers if every value is an integer, else symbols."""
     for i, t in enumerate(types):
         if t != AUTO or not rows:
             continue
-        try:
-            values = [_parse_int(r[i]) for r in rows]
-        except ValueError:
+        values = numbers.parse_ints([r[i] for r in rows])
+        if values is None:
             continue
         rows = [r[:i] + (v,) + r[i + 1:] for r, v in zip(rows, values)]
     return rows
