@@ -418,3 +418,14 @@ def test_a_spark_source_with_nan_is_refused_and_loads_nothing(spark, tmp_path):
         Engine.from_source(program.format(tmp_path / "nan.parquet")).run()
     assert info.value.code == "bad_fact_file" and "NaN" in info.value.message
     assert rows_of(program.format(tmp_path / "inf.parquet"), name="g") == [(1.5,), (math.inf,)]
+
+
+def test_repl_row_counts_are_checked_not_converted_blindly(tmp_path):
+    """`.limit` and `.facts R N` took str.isdigit() text to int(): 5,000 digits or '²' was an
+    "internal error ... ValueError"; now a bad_command like any malformed argument."""
+    script = (".decl e(x: number)\n+e(1).\n"
+              f".limit {'9' * 5000}\n.limit \u00b2\n.facts e \u0661\n.limit 99999999999999999999\n.limit 2\n")
+    result = cli(["repl"], tmp_path, stdin=script)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert result.stderr.count("error[bad_command]") == 4, result.stderr
+    assert result.stdout.endswith("showing at most 2 rows\n"), result.stdout
