@@ -429,3 +429,18 @@ def test_repl_row_counts_are_checked_not_converted_blindly(tmp_path):
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     assert result.stderr.count("error[bad_command]") == 4, result.stderr
     assert result.stdout.endswith("showing at most 2 rows\n"), result.stdout
+
+
+def test_an_overflowing_commit_to_a_workspace_is_refused_and_changes_nothing(tmp_path):
+    (tmp_path / "prog.dl").write_text(".decl f(x: number)\n.input f\n.decl s(x: number)\n"
+                                      "s(n) :- n = sum x : { f(x) }.\n.output s\n")
+    (tmp_path / "f.facts").write_text(f"{INT_MAX}\n")
+    (tmp_path / "sum.dl").write_text("+f(1).\ncommit.\n")
+    (tmp_path / "huge.dl").write_text("+f(1).\ncommit.\n+f(99999999999999999999).\ncommit.\n")
+    assert cli(["init", "ws", "prog.dl", "-F", "."], tmp_path).returncode == 0
+    assert "error[number_out_of_range]" in failure(cli(["update", "ws", "sum.dl"], tmp_path), "number_out_of_range")
+    assert "huge.dl:3:4" in failure(cli(["update", "ws", "huge.dl"], tmp_path), "number_out_of_range")
+    result = cli(["query", "ws", "s(x)"], tmp_path)
+    assert result.stdout.split() == [str(INT_MAX)], result.stdout + result.stderr
+    result = cli(["query", "ws", "f(x)"], tmp_path)
+    assert result.stdout.split() == [str(INT_MAX)], result.stdout + result.stderr
