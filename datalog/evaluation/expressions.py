@@ -52,7 +52,7 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
 def _negate(inner, settle, lo=INT_MIN, hi=INT_MAX):
     def negate(b):
         value = -inner(b)
-        return value if lo <= value <= hi else settle(value, 0, inner(b))
+        return value if lo <= value <= hi else settle(value, None, inner(b))
     return negate
 
 
@@ -135,7 +135,7 @@ def _settler(op: str, rule: str, span):
 
 
 def _show(a, op: str, b) -> str:
-    if op == "-" and a == 0 and not isinstance(a, float):      # unary minus
+    if a is None:                                               # unary minus
         return f"-({numbers.describe(b)})"
     return f"{numbers.describe(a)} {op} {numbers.describe(b)}"
 
