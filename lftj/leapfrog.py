@@ -12,6 +12,10 @@ all of them hold, ascending. Implementations, interchangeable in
     :func:`hash_intersect_unordered` the same keys in no order, for a consumer that collects
     into a set.
 
+Keys must be totally ordered: a NaN (unequal to itself) would make a seek land where it started
+and the loop never end. The engine never lets one in (``datalog.language.numbers``: NaN is refused
+by every reader and is an error as a result); lftj itself does not pay a check per key.
+
 >>> from lftj.trie import build
 >>> a, b = build([(1,), (3,), (5,), (7,)], (0,)), build([(3,), (4,), (7,)], (0,))
 >>> list(leapfrog_intersect([a, b])), hash_intersect([a, b])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from datalog.evaluation.aggregates import NO_VALUE
+from datalog.evaluation.aggregates import NO_VALUE, settle
 from datalog.evaluation.compile import COMPARE, compile_plan
 from datalog.evaluation.expressions import compile_term
 from datalog.language import ast
@@ -62,7 +62,7 @@ class AggregateView:
         # contribution(group, witness, value) :- body.   one per satisfying assignment
         plan = compile_plan(plan, head=lambda b: (tuple(b[s] for s in groups), tuple(b[:depth]),
                                                   target(b) if target else None))
-        self.kind, self.name = agg.kind, name
+        self.kind, self.name, self.aggregate, self.rule_name = agg.kind, name, agg, clause.head.relation
         self.minmax = MinMaxAggregate(agg.kind) if agg.kind in ("min", "max") else None
         self.accumulators: dict[tuple, object] = {}
         self.rule = RuleMaintainer(clause, plan, db, registry, drop_prefix)
@@ -80,7 +80,7 @@ class AggregateView:
         if acc is None:
             return 0 if self.kind in ("count", "sum") else NO_VALUE
         v = acc.value()
-        return NO_VALUE if v is None else v
+        return NO_VALUE if v is None else settle(v, self.aggregate, self.rule_name)
 
     def fold(self, contributions: Counter, journal) -> set:
         """Apply signed contributions; return the groups whose value changed."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from datalog.language import numbers
 from datalog.language.errors import BadCommand, DatalogError, MissingInput, TransactionState
 from datalog.sources.files import format_value
 from datalog.cli.report import summary
@@ -59,12 +60,12 @@ def _load(session, args, statement) -> str:
 
 
 def _facts(session, args, statement) -> str:
-    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
+    if len(args) not in (1, 2) or (len(args) == 2 and _count(args[1]) is None):
         raise BadCommand("usage: .facts RELATION [LIMIT]", statement.span())
     rows = session.engine.relation(args[0], statement.span()).sorted_rows()
     info = session.engine.schema[args[0]]
     headers = info.column_names or [f"c{i + 1}" for i in range(info.arity)]
-    return limited(headers, rows, int(args[1]) if len(args) == 2 else session.limit)
+    return limited(headers, rows, _count(args[1]) if len(args) == 2 else session.limit)
 
 
 def _explain(session, args, statement) -> str:
@@ -116,11 +117,18 @@ def _timing(session, args, statement) -> str:
 
 
 def _limit(session, args, statement) -> str:
-    value = _one(args, ".limit N", statement)
-    if not value.isdigit() or int(value) < 1:
+    value = _count(_one(args, ".limit N", statement))
+    if value is None or value < 1:
         raise BadCommand("usage: .limit N (a positive number of rows)", statement.span())
-    session.limit = int(value)
+    session.limit = value
     return f"showing at most {session.limit} rows"
+
+
+def _count(text: str) -> int | None:
+    """A row count: ASCII digits within the number range (str.isdigit() also takes '²' and
+    Arabic-Indic digits, and int() of 5,000 digits raises), else None."""
+    value = numbers.parse_int(text, prefixed=False)
+    return value if value is not None and value >= 0 and text.strip() == text and text[:1].isdigit() else None
 
 
 def _open(session, args, statement) -> str:

@@ -1,7 +1,8 @@
 """Admission of a row into a relation: its arity, its column types, and its values as the relation stores them.
 
 A value fits a column of its own type, a column still typed ``auto``, and a ``float`` column if it is a
-number (stored as a float).
+number (stored as a float). Integers beyond the signed 64-bit range and NaN are no values of the
+engine (:mod:`datalog.language.numbers`): ``number_out_of_range``.
 
 >>> from datalog.language.types import RelationInfo
 >>> info = RelationInfo("r", 2, ["float", "symbol"])
@@ -17,7 +18,8 @@ datalog.language.errors.TypeMismatch: error[type_mismatch]: r expects a symbol, 
 
 from __future__ import annotations
 
-from datalog.language.errors import ArityMismatch, TypeMismatch
+from datalog.language import numbers
+from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
 from datalog.language.types import AUTO, RelationInfo, convert, value_type
 
 
@@ -29,6 +31,10 @@ def admit(info: RelationInfo, row: tuple, span=None) -> tuple:
     column = misfit(info, row)
     if column is not None:
         raise TypeMismatch(f"{info.name} expects a {info.types[column]}, got {row[column]!r}", span)
+    for i, value in enumerate(row):
+        problem = numbers.value_problem(value)
+        if problem is not None:
+            raise NumberOutOfRange(f"{info.name} column {i + 1}: {problem}", span)
     return tuple(convert(v, t) for v, t in zip(row, info.types))
 
 

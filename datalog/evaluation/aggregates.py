@@ -5,6 +5,10 @@ plans run by triejoin with the group as their parameters, and the targets of the
 satisfying assignments are reduced: ``count`` and ``sum`` of nothing are 0; ``min``, ``max``
 and ``mean`` of nothing are :data:`NO_VALUE`, which makes the reading filter fail. A body
 with several alternatives ranges over the distinct assignments of its named variables.
+Sums follow :mod:`datalog.language.numbers`: an integer sum beyond the signed 64-bit range is
+``number_out_of_range``; a float sum is IEEE 754's correctly rounded one (``inf`` if one
+contribution is ``inf`` or the exact sum passes the largest double), and ``invalid_arithmetic``
+where IEEE's is NaN (``inf`` and ``-inf`` both contribute), at the aggregate.
 (Incremental maintenance keeps aggregates per group instead: :mod:`maintenance.aggregate`.)
 
 >>> reduce("sum", [1, 2.5], False), reduce("min", [], False), reduce("count", [(1, 1), (1, 1)], True)
@@ -14,8 +18,11 @@ with several alternatives ranges over the distinct assignments of its named vari
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from datalog.evaluation.evaluate import run_plan
+from datalog.language import numbers
+from datalog.language.errors import InvalidArithmetic, NumberOutOfRange
 
 
 class _NoValue:
@@ -29,7 +36,7 @@ class _NoValue:
 NO_VALUE = _NoValue()   # min/max/mean of nothing: the literal fails
 
 
-def aggregate_value(agg, bodies: list, targets: list, outer_slots: list[int]):
+def aggregate_value(agg, bodies: list, targets: list, outer_slots: list[int], rule: str = "?"):
     """(relations) -> (binding -> the aggregate's value for the binding's group); ``bodies``
     are the compiled plans of ``agg``'s alternatives, ``targets`` their target functions."""
     kind, outer, distinct = agg.aggregate.kind, agg.outer, agg.distinct
@@ -47,7 +54,7 @@ def aggregate_value(agg, bodies: list, targets: list, outer_slots: list[int]):
                         params[body.slots[name]] = v
                     local = list(range(body.depth)) + list(range(body.depth + len(outer), len(body.slots)))
                     run_plan(body, db, _collector(rows, local, target, distinct), binding=params)
-                memo[key] = reduce(kind, rows, distinct)
+                memo[key] = settle(reduce(kind, rows, distinct), agg.aggregate, rule)
             return memo[key]
         return value
     return make
@@ -62,18 +69,52 @@ def _collector(rows: list, local_slots, target, distinct: bool):
 
 
 def reduce(kind: str, rows: list, distinct: bool):
-    """The aggregate of the contributions ``rows`` (with ``distinct``: (assignment, value) pairs)."""
+    """The aggregate of the contributions ``rows`` (with ``distinct``: (assignment, value) pairs);
+    NaN or an int beyond the range where that is the exact result (:func:`settle` refuses them)."""
     if distinct:
         rows = [value for _, value in dict.fromkeys(rows)]
     if kind == "count":
         return len(rows)
-    if kind == "sum":       # exact: math.fsum of the contributions, as maintenance keeps it
-        return math.fsum(rows) if any(isinstance(r, float) for r in rows) else sum(rows)
+    if kind == "sum":       # exact: correctly rounded as math.fsum, as maintenance keeps it
+        return exact_sum(rows)
     if not rows:
         return NO_VALUE
     if kind == "min":
         return min(rows)
     if kind == "max":
         return max(rows)
-    total = math.fsum(rows) if any(isinstance(r, float) for r in rows) else sum(rows)
-    return total / len(rows)   # mean
+    return exact_sum(rows) / len(rows)   # mean
+
+
+def exact_sum(rows: list):
+    """The exact int sum of ints; of floats, the double nearest the exact sum (IEEE 754: ``inf``
+    past the largest double, NaN for ``inf`` and ``-inf`` together).
+
+    >>> exact_sum([1e308, 1e308, -1e308]), exact_sum([math.inf, 1.0]), exact_sum([math.inf, -math.inf])
+    (1e+308, inf, nan)
+    """
+    if not any(isinstance(r, float) for r in rows):
+        return sum(rows)
+    try:
+        return math.fsum(rows)
+    except ValueError:                  # inf + -inf
+        return math.nan
+    except OverflowError:               # the partial sums of finite values passed the largest double
+        exact = sum(map(Fraction, rows))
+        try:
+            return float(exact)
+        except OverflowError:
+            return math.inf if exact > 0 else -math.inf
+
+
+def settle(value, aggregate, rule: str):
+    """``value`` of ``aggregate`` (an ast.Aggregate) if it is a value of the engine, else the
+    coded error at the aggregate."""
+    problem = numbers.value_problem(value)
+    if problem is None:
+        return value
+    kind = aggregate.kind
+    if isinstance(value, float):
+        raise InvalidArithmetic(f"the {kind} in a rule for {rule} is not a number (NaN: inf and -inf "
+                                f"both contribute)", aggregate.span)
+    raise NumberOutOfRange(f"the {kind} in a rule for {rule}: {problem}", aggregate.span)

@@ -185,7 +185,7 @@ def _value(value, plan: RulePlan, rule: str, span):
         bodies = [compile_plan(body) for body in value.bodies]
         targets = [compile_term(agg.target, body.slots, rule, agg.span) if agg.target is not None else None
                    for body in bodies]
-        return aggregate_value(value, bodies, targets, [plan.slots[n] for n in value.outer])
+        return aggregate_value(value, bodies, targets, [plan.slots[n] for n in value.outer], rule)
     fn = compile_term(value, plan.slots, rule, span)
     return lambda db: fn
 

@@ -1,8 +1,11 @@
 """Fact files in and output files out, in Soufflé's text format.
 
-Input: ``.input r`` reads ``<facts_dir>/r.facts`` (or ``filename=``), one row
-per line, fields separated by a tab (or ``delimiter=``). Numbers are decimal
-integers, floats use Python's syntax, symbols are the raw text.
+Input: ``.input r`` reads ``<facts_dir>/r.facts`` (or ``filename=``), UTF-8 (a
+byte-order mark at its start is dropped), one row per line, fields separated by a
+tab (or ``delimiter=``). Numbers are read as Soufflé reads them, ASCII only
+(:mod:`datalog.language.numbers`): integers ``[-+]?digits`` or ``0x``/``0b``
+prefixed within the signed 64-bit range, floats decimal with an optional
+exponent or ``inf``; never ``nan``. Symbols are the raw text.
 Output: ``.output r`` writes ``<out_dir>/r.csv`` (or ``filename=``), the same
 format, rows in ascending order; the file is written to a temporary name and
 renamed, so a reader never sees half a file.
@@ -15,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from datalog.language import ast
+from datalog.language import ast, numbers
 from datalog.language.errors import BadFactFile, MissingInput, OutputError, Source, Span
 from datalog.language.types import AUTO
 
@@ -28,25 +31,45 @@ def input_path(directive: ast.Directive, facts_dir: str | Path) -> Path:
 def read_facts(path: Path, types: list[str], delimiter: str = "\t", directive=None) -> list[tuple]:
     """Parse a fact file; a malformed row is a ``bad_fact_file`` error naming file:line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         span = directive.span if directive else None
         raise MissingInput(f"input file {path} for relation "
                            f"{directive.relation if directive else '?'} does not exist", span) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+    except (IsADirectoryError, PermissionError) as exc:
         raise MissingInput(f"cannot read input file {path}: {exc}") from None
+    text = _decode(data, path)
     rows = _read_fast(text, types, delimiter)
     if rows is not None:
         return _settle_auto_columns(rows, types)
     return _read_careful(text, types, delimiter, path)
 
 
+def _decode(data: bytes, path: Path) -> str:
+    """The text of a fact file: UTF-8 without its byte-order mark; invalid UTF-8 is a
+    ``bad_fact_file`` error at the line and column of the first bad byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        column = len(data[start:exc.start].decode("utf-8", "replace")) + 1
+        source = Source(str(path), data.decode("utf-8", "replace"))
+        raise BadFactFile(f"invalid UTF-8 (byte 0x{data[exc.start]:02x}): fact files are UTF-8 text",
+                          Span(source, line, column, line, column + 1)) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def _read_fast(text: str, types: list[str], delimiter: str) -> list[tuple] | None:
-    """The common case in bulk; None if any row is unusual (then the careful reader reports it)."""
+    """The common case in bulk; None if any row is unusual (then the careful reader reports it).
+    Python's int() also takes what a fact file must not hold (non-ASCII digits, values beyond 64
+    bits): a file with numbers is fast only if it is ASCII and its numbers are in range."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     if any(t not in ("number", "symbol", "auto") for t in types) or "\r" in text or "_" in text:
+        return None
+    if "number" in types and not text.isascii():
         return None
     try:
         if types == ["number", "number"]:
@@ -67,7 +90,15 @@ def _read_fast(text: str, types: list[str], delimiter: str) -> list[tuple] | Non
         return None
     if any(line.strip() != line for line in lines) and "number" in types:
         return None
+    if not _in_range(rows, [i for i, t in enumerate(types) if t == "number"]):
+        return None
     return rows
+
+
+def _in_range(rows: list[tuple], columns: list[int]) -> bool:
+    """Whether every integer of ``columns`` is within the signed 64-bit range."""
+    return all(numbers.in_range(min(r[i] for r in rows)) and numbers.in_range(max(r[i] for r in rows))
+               for i in columns) if rows else True
 
 
 def _read_careful(text: str, types: list[str], delimiter: str, path: Path) -> list[tuple]:
@@ -91,23 +122,17 @@ def _read_careful(text: str, types: list[str], delimiter: str, path: Path) -> li
 def _field(text: str, type_: str, source, number, line, index, delimiter):
     if type_ == "symbol" or type_ == AUTO:
         return text
+    value = numbers.parse_int(text) if type_ == "number" else numbers.parse_float(text)
+    if value is not None:
+        return value
     column = sum(len(f) + len(delimiter) for f in line.split(delimiter)[:index]) + 1
-    try:
-        if type_ == "number":
-            return _parse_int(text)
-        return float(text)
-    except ValueError:
-        raise BadFactFile(f"field {index + 1} is {text!r}, not a {type_}",
-                          Span(source, number, column, number, column + max(len(text), 1))) from None
-
-
-def _parse_int(text: str) -> int:
-    text = text.strip()
-    if "_" in text:
-        raise ValueError(text)
-    if text.lower().startswith(("0x", "-0x")):
-        return int(text, 16)
-    return int(text, 10)
+    if type_ == "number":
+        why = f"beyond {numbers.RANGE}" if numbers.int_syntax(text) else "not a number"
+    else:
+        why = numbers.float_problem(text)
+    shown = text if len(text) <= 40 else f"{text[:37]}..."
+    raise BadFactFile(f"field {index + 1} is {shown!r}, {why}",
+                      Span(source, number, column, number, column + max(len(text), 1)))
 
 
 def _settle_auto_columns(rows, types):
@@ -115,9 +140,8 @@ def _settle_auto_columns(rows, types):
     for i, t in enumerate(types):
         if t != AUTO or not rows:
             continue
-        try:
-            values = [_parse_int(r[i]) for r in rows]
-        except ValueError:
+        values = numbers.parse_ints([r[i] for r in rows])
+        if values is None:
             continue
         rows = [r[:i] + (v,) + r[i + 1:] for r, v in zip(rows, values)]
     return rows

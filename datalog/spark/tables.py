@@ -20,12 +20,13 @@ from typing import Callable, Iterable
 
 from datalog.language import ast
 from datalog.language.checks import check_spark_directive
-from datalog.language.errors import MissingInput, TypeMismatch
+from datalog.language.errors import BadFactFile, MissingInput, TypeMismatch
 from datalog.language.types import AUTO
 from datalog.spark.session import first_line, guard
 
 try:                                            # without them session() is spark_unavailable first
     import pyarrow as pa
+    import pyarrow.compute as pc
     from pyspark.errors import AnalysisException
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
@@ -138,6 +139,9 @@ def _python_values(column) -> list:
     values = column.to_pylist()
     if column.null_count:
         raise TypeMismatch("a Spark source has NULL values, which Datalog relations cannot hold")
+    if pa.types.is_floating(column.type) and pc.any(pc.is_nan(column)).as_py():
+        raise BadFactFile("a Spark source has NaN in a float column, which Datalog relations cannot hold "
+                          "(NaN has no place in the order of a relation's values)")
     return values
 
 

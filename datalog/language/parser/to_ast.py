@@ -17,8 +17,8 @@ import json
 
 from lark import Transformer, v_args
 
-from datalog.language import ast
-from datalog.language.errors import Source, Span, SyntaxError_
+from datalog.language import ast, numbers
+from datalog.language.errors import NumberOutOfRange, Source, Span, SyntaxError_
 
 
 @v_args(meta=True)
@@ -120,10 +120,18 @@ class ToAst(Transformer):
 
     def int_(self, meta, children):
         text = str(children[0])
-        return ast.Constant(int(text, 16) if text.startswith("0x") else int(text), self._span(meta))
+        value = numbers.parse_int(text)
+        if value is None:       # checked before int() is called: a huge literal costs nothing
+            raise NumberOutOfRange(f"the integer {_clip(text)} is beyond {numbers.RANGE} "
+                                   f"({numbers.INT_MIN} .. {numbers.INT_MAX})", self._span(meta))
+        return ast.Constant(value, self._span(meta))
 
     def float_(self, meta, children):
-        return ast.Constant(float(children[0]), self._span(meta))
+        text = str(children[0])
+        value = numbers.parse_float(text)
+        if value is None:
+            raise NumberOutOfRange(f"the float {_clip(text)} is beyond the largest double", self._span(meta))
+        return ast.Constant(value, self._span(meta))
 
     def string(self, meta, children):
         tok = children[0]
@@ -177,6 +185,10 @@ class ToAst(Transformer):
 
     def aggregate_kind(self, meta, children):
         return str(children[0])
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 30 else f"{text[:12]}...{text[-12:]} ({len(text)} digits)"
 
 
 class _Group(tuple):

@@ -1,0 +1,129 @@
+"""The engine's numbers: signed 64-bit integers and IEEE 754 doubles without NaN.
+
+``number`` (and ``unsigned``, which is a ``number`` here) holds the integers of Soufflé built
+with ``-DRAM_DOMAIN_SIZE=64``: ``-2^63 .. 2^63 - 1``. Where Soufflé's C++ silently wraps, this
+engine stops: a literal, a fact, an inserted value or an arithmetic result outside the range is
+a ``number_out_of_range`` error at its position, so every answer it gives is the one Soufflé
+gives whenever Soufflé does not overflow. (Checking the bound also keeps ``2 ^ 40000000000``
+and a 5,000-digit literal from costing memory or time: nothing beyond 64 bits is ever built.)
+
+``float`` holds IEEE 754 doubles, ``inf`` and ``-inf`` included, with IEEE's arithmetic
+(``1e308 * 10`` is ``inf``, ``inf + 1`` is ``inf``). NaN is not a value: its ``NaN != NaN``
+would break the total order that sorted relations and the leapfrog join rely on (a join on a
+NaN key never advances), and ``nan``/``NaN`` would be rows that print alike. So a fact file,
+an updates file, an insert or a Spark source holding NaN is refused (``bad_fact_file``,
+``type_mismatch``), and an operation whose IEEE result is NaN (``inf - inf``, ``inf * 0``,
+``inf / inf``, ``sum`` over ``inf`` and ``-inf``) is an ``invalid_arithmetic`` error at the rule.
+
+Text is read as Soufflé reads it, in ASCII only: integers ``[-+]?digits``, ``0x``/``0b``
+prefixed; floats decimal with an optional exponent, or ``inf``/``infinity``. Python's own
+``int()``/``float()`` would also take ``1_0``, Arabic-Indic digits and ``nan``.
+
+>>> parse_int("-0x1f"), parse_int("1_0"), parse_int("\u0661\u0662"), parse_int(str(2 ** 63))
+(-31, None, None, None)
+>>> parse_float("2.5e3"), parse_float("-Inf"), parse_float("nan"), parse_float("1e400")
+(2500.0, -inf, None, None)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+INT_MIN = -2 ** 63
+INT_MAX = 2 ** 63 - 1
+RANGE = "the signed 64-bit range"
+
+_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)", re.ASCII)
+_DECIMAL = re.compile(r"[-+]?[0-9]+", re.ASCII)
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re.ASCII)
+_INFINITY = re.compile(r"[-+]?(?:inf|infinity)", re.ASCII | re.IGNORECASE)
+_NAN = re.compile(r"[-+]?nan", re.ASCII | re.IGNORECASE)
+_DIGITS = 64        # more digits than any 64-bit integer has, even in binary: out of range unparsed
+
+
+def in_range(value: int) -> bool:
+    return INT_MIN <= value <= INT_MAX
+
+
+def parse_int(text: str, prefixed: bool = True) -> int | None:
+    """The integer ``text`` spells (surrounding blanks allowed; ``0x``/``0b`` unless not
+    ``prefixed``), None if it is not an integer or is beyond the range (tell them apart with
+    :func:`int_syntax`)."""
+    text = text.strip()
+    if not (_INT if prefixed else _DECIMAL).fullmatch(text):
+        return None
+    body = text.lstrip("+-")
+    base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}.get(body[:2], 10)
+    digits = (body[2:] if base != 10 else body).lstrip("0") or "0"
+    if len(digits) > _DIGITS:
+        return None
+    value = int(digits, base)
+    value = -value if text.startswith("-") else value
+    return value if in_range(value) else None
+
+
+_SHORT = re.compile(r"-?[0-9]{1,18}", re.ASCII)     # at most 18 digits: always within the range
+
+
+def parse_ints(texts: list[str]) -> list[int] | None:
+    """:func:`parse_int` of every text, None if one is not an integer within the range; the
+    common plain decimals go through int() in bulk.
+
+    >>> parse_ints(["1", "-20", "0x10"]), parse_ints(["1", "x"])
+    ([1, -20, 16], None)
+    """
+    if all(map(_SHORT.fullmatch, texts)):
+        return list(map(int, texts))
+    values = [parse_int(t) for t in texts]
+    return None if None in values else values
+
+
+def int_syntax(text: str, prefixed: bool = True) -> bool:
+    """Whether ``text`` is spelled as an integer (in range or not)."""
+    return (_INT if prefixed else _DECIMAL).fullmatch(text.strip()) is not None
+
+
+def parse_float(text: str) -> float | None:
+    """The double ``text`` spells (an integer too), None if it is not a float, is NaN or a
+    finite decimal beyond the largest double."""
+    text = text.strip()
+    if _INFINITY.fullmatch(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if not _FLOAT.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def float_problem(text: str) -> str:
+    """Why :func:`parse_float` refused ``text``: a phrase for an error message."""
+    text = text.strip()
+    if _NAN.fullmatch(text):
+        return "not a value: NaN is refused (it has no place in the order of a relation's values)"
+    if _FLOAT.fullmatch(text):
+        return "beyond the largest double"
+    return "not a float"
+
+
+def value_problem(value) -> str | None:
+    """What makes ``value`` (from an insert, a source, a computation) no value of this engine:
+    an integer beyond the range or a NaN; None if it is one."""
+    if isinstance(value, float):
+        return "NaN is not a value" if value != value else None
+    if isinstance(value, int) and not in_range(value):
+        return f"{_short(value)} is beyond {RANGE}"
+    return None
+
+
+def _short(value: int) -> str:
+    """An integer for a message: its digits when few, else its size (str() of a huge int is slow
+    and, past 4,300 digits, raises)."""
+    if value.bit_length() <= 200:
+        return str(value)
+    return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+
+
+def describe(value) -> str:
+    """``value`` for an error message, whatever its size."""
+    return _short(value) if isinstance(value, int) else repr(value)
