@@ -31,10 +31,10 @@ def read(path: Path, seq: int) -> tuple | None:
     if not path.exists():
         return None
     frames = wsfile.read_frames(path, "maintainer")
-    if frames.header.get("seq") != seq:
-        raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
+    if type(frames.header.get("seq")) is not int or frames.header["seq"] != seq:
+        raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')!r}")
     state = frames.record(0).get("state") if len(frames) else None
-    if not isinstance(state, dict) or len(frames) != 1 + state.get("frames", 0):
+    if not isinstance(state, dict) or type(state.get("frames", 0)) is not int or len(frames) != 1 + state.get("frames", 0):
         raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
     return state, path, frames
 

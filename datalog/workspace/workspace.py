@@ -34,6 +34,7 @@ from datalog.workspace import log as wslog
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
+from datalog.workspace import validate as wsvalidate
 from datalog.workspace.blocks import program_of           # program_of, source_snapshot: only
 from datalog.workspace.engine import WorkspaceEngine        # re-exported (__all__), as before
 from datalog.workspace.lock import lock_holder
@@ -183,9 +184,13 @@ class Workspace:
         log's changes are set arithmetic on the relations and the maintainer is built at the first
         commit."""
         log, snap = wslog.read_committed(self.path)
+        where = self.path / SNAPSHOT
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
-        first, self.blocks, tables, ordered = wssnapshot.contents(snap, self.path / SNAPSHOT)
-        self.sources = wssources.chains(first.get("sources", {}), self.path / SNAPSHOT)
+        first, self.blocks = wssnapshot.program_record(snap, where)
+        engine = wsengine.unfilled(self.blocks, options, where)
+        columns = wsvalidate.Columns(engine.schema)
+        tables, ordered = wssnapshot.tables(snap, where, first, columns)
+        self.sources = wssources.chains(first.get("sources", {}), where)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
@@ -193,12 +198,12 @@ class Workspace:
         if stored is not None:                           # counted with the snapshot, as _snapshot does
             self.snapshot_bytes += stored[2].valid_length
         if stored is None:
-            for name in wslog.replay(self._logged(log), tables, self.path):
+            for name in wslog.replay(self._logged(log), tables, self.path, columns):
                 ordered.pop(name, None)
-            return wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        engine = wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        engine.adopt(wsstate.restore(engine.planned(), engine.db, *stored))
-        wslog.replay_through(engine, self._logged(log), self.path)
+            return wsengine.fill(engine, tables, where, ordered, columns)
+        wsengine.fill(engine, tables, where, ordered, columns)
+        engine.adopt(wsstate.restore(engine.planned(), engine.db, *stored, columns))
+        wslog.replay_through(engine, self._logged(log), self.path, columns, stored[1])
         return engine
 
     def _logged(self, log: wsfile.Contents):

@@ -33,8 +33,9 @@ class _Stored:
 
     CACHED = 64
 
-    def __init__(self, frames, where, state: dict, by_where: list):
+    def __init__(self, frames, where, state: dict, by_where: list, rows=None):
         self.frames, self.where, self.by_where = frames, where, by_where
+        self.rows = rows                             # checks stored rows (restore's ``rows``)
         self.page = state["page"]
         self.groups_first, self.group_pages = state["groups"]["first"], state["groups"]["pages"]
         self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
