@@ -8,6 +8,7 @@ from pathlib import Path
 
 from datalog.engine.engine import Engine
 from datalog.language.errors import BadBlock, DatalogError, WorkspaceCorrupt
+from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace.blocks import program_of
 from datalog.workspace.snapshot import SnapshotRows
 from lftj.relation import LazyRelation, Relation
@@ -40,7 +41,8 @@ class WorkspaceEngine(Engine):
         if not self.evaluated:
             self.run()
         changes = pending_changes(pending, self.db)
-        delta = super().apply(pending)
+        with wsmaintainer.guarded(self, workspace.restored):
+            delta = super().apply(pending)
         idb = self.idb
         try:                                          # every commit gets a number, empty ones too
             workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
