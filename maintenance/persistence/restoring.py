@@ -60,7 +60,7 @@ def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMainta
             stored.attach(position, rule, record)
             _index_tries(db, rule)
         else:
-            _restore_rule(db, rule, record, wheres, m.registry, groups)
+            _restore_rule(db, rule, record, wheres, m.registry, groups, rows, where)
         m.rules[clause.index] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
@@ -83,12 +83,15 @@ def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMainta
     return m
 
 
-def _restore_rule(db, rule, record, wheres, registry, groups) -> None:
-    """An LFTJ rule's trace, and its aggregate views' traces and accumulators."""
+def _restore_rule(db, rule, record, wheres, registry, groups, rows=None, where=None) -> None:
+    """An LFTJ rule's trace (its leaves' heads, with ``rows``, checked to be rows of its head
+    relation), and its aggregate views' traces and accumulators."""
     views = record.get("views", [])
     if len(views) != len(rule.views):
         raise ValueError("the aggregate views do not match the rule")
-    _rebuild(rule, record, wheres, registry, groups, tuple)
+    heads = _rebuild(rule, record, wheres, registry, groups, tuple)
+    if rows is not None:
+        rows.check_rows(rule.head_relation, heads, where, f"the trace of clause {record['clause']}")
     for view, stored in zip(rule.views, views):
         contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
         view.fold(Counter(contributions), None)

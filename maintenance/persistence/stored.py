@@ -116,6 +116,9 @@ class _Stored:
                     raise ValueError("trace children out of order")
                 children[key] = tuple(head)
                 keys.append(key)
+            if leaves and self.rows is not None:          # heads become rows of the head relation
+                self.rows.check_rows(rule.head_relation, [children[k] for k in keys[len(kids):]], self.where,
+                                     f"trace node {number} of rule {position}")
             entries = []
             for eid, where, alpha, start, end, lo, hi in stored:
                 entry = self._entry(rule, eid, where, alpha, start, end, node, lo, hi)
