@@ -45,8 +45,12 @@ COMPRESSION = "zlib"                # the one compression a header may name
 SIZED = 4                           # from this version a compressed payload starts with its JSON's size
 ZLIB, ZLIB_SIZED = "zlib", "zlib-sized"     # how a file's payloads are compressed (_check_header)
 _SIZE = 8                           # bytes of that size
-DEFLATE_RATIO = 1032                # deflate's largest expansion (258-byte matches of 2 bits): a bound for
-                                    # older payloads, and for a declared size
+INFLATION = 512                     # the most a payload may expand: the writer's level 1 expands at most
+                                    # 229x (zlib 1.2.13, on the most compressible input), deflate at most
+                                    # 1032x (level 9): a payload claiming more was not written by a writer
+                                    # of this format (a bound for older payloads, and for a declared size)
+SLACK = 1 << 16                     # ... plus this (short payloads)
+STEP = 1 << 15                      # compressed bytes inflated at a time (so at most ~16 MB before a refusal)
 
 
 def encode(record: dict, compressed: bool = False) -> bytes:
@@ -190,21 +194,29 @@ def _decoded(payload: bytes, offset: int, path: str, compressed=None) -> dict:
 
 
 def _inflated(payload: bytes, offset: int, path: str, sized: bool) -> bytes:
-    """``payload`` inflated, never to more than it declares (``sized``) or than deflate can
-    expand it: a payload that would inflate further is refused before it does."""
-    limit = DEFLATE_RATIO * len(payload) + 1024
+    """``payload`` inflated, never to more than it declares (``sized``) nor, at any point, to more
+    than :data:`INFLATION` times the bytes consumed so far (plus :data:`SLACK`): a payload that
+    would inflate further is refused before it does, having inflated a few MB at most."""
+    limit = INFLATION * len(payload) + SLACK
     if sized:
         declared = int.from_bytes(payload[:_SIZE], "big")
         if len(payload) < _SIZE or declared > limit:
             raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} declares "
                                    f"{declared} bytes, more than it can hold")
         payload, limit = payload[_SIZE:], declared
-    inflater = zlib.decompressobj()
-    out = inflater.decompress(payload, limit + 1)
-    if len(out) > limit or not inflater.eof or inflater.unused_data or (sized and len(out) != limit):
-        raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} does not inflate to "
-                               f"the {'size it declares' if sized else 'size deflate allows'}")
-    return out
+    inflater, parts, produced, view = zlib.decompressobj(), [], 0, memoryview(payload)
+    for start in range(0, len(payload), STEP):
+        allowed = min(limit, INFLATION * (start + STEP) + SLACK) - produced
+        part = inflater.decompress(view[start:start + STEP], allowed + 1)
+        produced += len(part)
+        if len(part) > allowed or inflater.unconsumed_tail:
+            break
+        parts.append(part)
+    else:
+        if inflater.eof and not inflater.unused_data and (produced == limit or not sized):
+            return b"".join(parts)
+    raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} does not inflate to "
+                           f"the {'size it declares' if sized else 'size a writer of this format writes'}")
 
 
 def _frame(data: bytes, offset: int, path: str, compressed=None):

@@ -20,7 +20,8 @@ MAINTAINER = "maintainer"           # maintainer.<seq>
 # What a restored maintainer raises when its file lied in a way that reading it could not see
 # (a trace key of another type than its column's, a support count missing for a stored row):
 # it fails while maintaining, not while reading.
-LIED = (TypeError, ValueError, KeyError, IndexError, AttributeError, AssertionError, RecursionError)
+LIED = (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError, AssertionError,
+        RecursionError)
 
 
 def file_of(path: Path, seq: int) -> Path:
@@ -40,7 +41,8 @@ def read(path: Path, seq: int) -> tuple | None:
     if type(frames.header.get("seq")) is not int or frames.header["seq"] != seq:
         raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')!r}")
     state = frames.record(0).get("state") if len(frames) else None
-    if not isinstance(state, dict) or type(state.get("frames", 0)) is not int or len(frames) != 1 + state.get("frames", 0):
+    pages = state.get("frames", 0) if isinstance(state, dict) else None
+    if type(pages) is not int or len(frames) != 1 + pages:
         raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
     return state, path, frames
 

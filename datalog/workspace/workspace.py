@@ -5,8 +5,9 @@ This module is the :class:`Workspace`, which orchestrates the package's other mo
 writer lock (``lock``), the commit log (``log``), the snapshot (``snapshot``) and the stored
 maintainer beside it (``maintainer``), the program's blocks (``blocks``), the Spark directory
 (``sources``) and the engine that logs its commits (``engine``); records are framed by
-``format`` and rows packed by ``rows``. It decides when each file is written: create, open,
-commit, compact, addblock, removeblock.
+``format`` and rows packed by ``rows``; every value read is checked by ``validate``, and
+``verify`` compares the stored state with a recomputation. It decides when each file is written:
+create, open, commit, compact, addblock, removeblock.
 
 >>> import tempfile
 >>> path = tempfile.mkdtemp() + "/ws"

@@ -18,8 +18,9 @@ from datalog.language.errors import WorkspaceCorrupt
 # directions must agree, and changing it changes the format.
 LINKS = 4096
 
-# What reading a malformed record raises: a key or an index missing, a value of the wrong type.
-MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+# What reading a malformed record raises: a key or an index missing, a value of the wrong type
+# (a page count of 0: ZeroDivisionError).
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError)
 
 
 def malformed(where, exc) -> WorkspaceCorrupt:

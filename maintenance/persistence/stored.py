@@ -38,6 +38,10 @@ class _Stored:
         self.rows = rows                             # checks stored rows (restore's ``rows``)
         self.page = state["page"]
         self.groups_first, self.group_pages = state["groups"]["first"], state["groups"]["pages"]
+        if not (type(self.page) is int and self.page >= 1 and type(self.groups_first) is int
+                and type(self.group_pages) is int and self.group_pages >= 1 and self.groups_first >= 1
+                and self.groups_first + self.group_pages <= len(frames)):
+            raise ValueError("the page size or the group pages are not those of the file")
         self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
         self.links: dict[int, int] = {}              # position -> the first page of its node index
         self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
