@@ -80,7 +80,7 @@ def _rows_record(records, relation: str) -> dict:
     return records[_directory(records)[relation]["first"]]
 
 
-WRONG = ["x", None, 1.5, [1], {"a": 1}, True, 2.0]
+WRONG = ["x", None, 1.5, [1], {"a": 1}, True, 2.0, 2 ** 63, -2 ** 63 - 1]
 
 
 # ---------------------------------------------------------------- values of the wrong type
@@ -116,8 +116,12 @@ def test_a_float_in_a_float_column_and_symbols_in_a_symbol_column_are_fine(tmp_p
         ws.engine.commit(inserts={"r": [(2.5, "b"), (-0.0, "")]})
     with Workspace.open(path) as ws:
         assert ws.engine.rows("q") == [("",), ("a",), ("b",)]
+    saved = (path / LOG).read_bytes()
     _forge(path, LOG, lambda h, records: records[-1]["insert"]["r"]["values"].__setitem__(0, 2))
     _corrupt(path, "column 1 of r", "not a float")            # the writer stores 2.0, never 2
+    (path / LOG).write_bytes(saved)
+    _forge(path, LOG, lambda h, records: records[-1]["insert"]["r"]["values"].__setitem__(0, float("nan")))
+    _corrupt(path, "column 1 of r", "without NaN")
 
 
 def test_mixed_types_in_an_auto_column_are_corrupt(tmp_path):

@@ -27,6 +27,8 @@ from datalog.language.errors import WorkspaceCorrupt
 from datalog.language.types import AUTO
 
 KINDS = {int: "number", float: "float", str: "symbol"}     # a JSON value's Python type -> column type
+INT_MIN, INT_MAX = -2 ** 63, 2 ** 63 - 1    # the engine's numbers (signed 64-bit; floats without NaN):
+                                            # what it never stores is not read either
 PLURAL = {"number": "numbers", "float": "floats", "symbol": "symbols"}
 LAST_TIME = 253402300799            # 9999-12-31T23:59:59Z: the last second time.gmtime can show
 
@@ -74,11 +76,14 @@ class Columns:
         if len(set(expected)) == 1 and expected[0] is not None:      # one type: one pass over the block
             kinds = set(map(type, values))
             if not kinds or (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[0]):
-                return
+                if _in_range(values, expected[0]):
+                    return
         for column in range(arity):
-            kinds = set(map(type, values[column::arity]))
-            if kinds and not (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[column]):
-                self._misfit(name, column, values[column::arity], declared[column], where, record)
+            column_values = values[column::arity]
+            kinds = set(map(type, column_values))
+            if kinds and not (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[column]
+                              and _in_range(column_values, expected[column])):
+                self._misfit(name, column, column_values, declared[column], where, record)
 
     def _misfit(self, name: str, column: int, values: list, declared: str, where, record: str) -> None:
         """The column's first value that does not fit (or, in an ``auto`` column, the first of
@@ -90,6 +95,9 @@ class Columns:
                 raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, not a number, float or symbol")
             if declared != AUTO and kind != declared:
                 raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, not a {declared}")
+            if not _in_range([value], kind):
+                raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, which is no {kind} of the engine's "
+                                       f"(signed 64-bit integers, floats without NaN)")
             if declared == AUTO:
                 settled = self.settled.setdefault((name, column), kind)
                 if kind != settled:
@@ -106,6 +114,15 @@ class Columns:
                                        f"{name} (arity {arity})")
             flat.extend(row)
         self.check(name, flat, arity, where, record)
+
+
+def _in_range(values: list, kind: str) -> bool:
+    """Numbers within the signed 64-bit range, floats not NaN (one or two passes in C)."""
+    if kind == "number":
+        return INT_MIN <= min(values) and max(values) <= INT_MAX
+    if kind == "float":
+        return not any(map(math.isnan, values))
+    return True
 
 
 def _shown(value) -> str:
