@@ -75,9 +75,10 @@ class Columns:
         expected = [self.settled.get((name, c)) if t == AUTO else t for c, t in enumerate(declared)]
         if len(set(expected)) == 1 and expected[0] is not None:      # one type: one pass over the block
             kinds = set(map(type, values))
-            if not kinds or (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[0]):
-                if _in_range(values, expected[0]):
-                    return
+            if not kinds:
+                return
+            if len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[0] and _in_range(values, expected[0]):
+                return
         for column in range(arity):
             column_values = values[column::arity]
             kinds = set(map(type, column_values))
@@ -139,7 +140,7 @@ def sequence(value, where, what: str) -> int:
 
 def moment(value, where, what: str) -> float:
     """A commit's time: Unix seconds that a date can show (0 up to the year 9999)."""
-    if type(value) not in (int, float) or not (math.isfinite(value) and 0 <= value <= LAST_TIME):
+    if type(value) not in (int, float) or not 0 <= value <= LAST_TIME:      # (NaN compares false)
         raise WorkspaceCorrupt(f"workspace file {where}: {what} is {_shown(value)}, not a time")
     return value
 
