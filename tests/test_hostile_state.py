@@ -164,7 +164,8 @@ def test_header_field_of_the_wrong_type_is_corrupt(tmp_path, name, field, value)
     _corrupt(path, str(path / name))
 
 
-@pytest.mark.parametrize("field, value", [("time", "x"), ("time", None), ("time", -5), ("time", 10 ** 400), ("seq", "5"),
+@pytest.mark.parametrize("field, value", [("time", "x"), ("time", None), ("time", -5), ("time", 10 ** 400),
+                                          ("seq", "5"),
                                           ("seq", True), ("insert", []), ("sources", {"e": "../x"})])
 def test_log_record_field_of_the_wrong_type_is_corrupt(tmp_path, field, value):
     path = _workspace(tmp_path / "ws")
