@@ -165,8 +165,7 @@ def test_header_field_of_the_wrong_type_is_corrupt(tmp_path, name, field, value)
 
 
 @pytest.mark.parametrize("field, value", [("time", "x"), ("time", None), ("time", -5), ("time", 10 ** 400),
-                                          ("seq", "5"),
-                                          ("seq", True), ("insert", []), ("sources", {"e": "../x"})])
+                                          ("seq", "5"), ("seq", True), ("insert", []), ("sources", {"e": "../x"})])
 def test_log_record_field_of_the_wrong_type_is_corrupt(tmp_path, field, value):
     path = _workspace(tmp_path / "ws")
     _forge(path, LOG, lambda header, records: records[-1].__setitem__(field, value))
