@@ -1,4 +1,4 @@
-"""``datalog init | refresh | update | query | export | status | addblock | removeblock | compact``: the
+"""``datalog init | refresh | update | query | export | status | verify | addblock | removeblock | compact``: the
 workspace commands (:mod:`datalog.workspace.workspace`). Errors print their diagnostic and exit 1, as
 for ``datalog run``.
 """
@@ -54,6 +54,10 @@ def add_commands(sub) -> None:
     status = sub.add_parser("status", help="program blocks, relation sizes, last commit, size on disk")
     status.add_argument("workspace")
     status.set_defaults(func=_status)
+    verify = sub.add_parser("verify", help="recompute every relation from the stored EDB and program and "
+                                           "compare with what is stored (exit 1 on a difference)")
+    verify.add_argument("workspace")
+    verify.set_defaults(func=_verify)
     add = sub.add_parser("addblock", help="add a named block of rules and relations to a workspace")
     add.add_argument("workspace")
     add.add_argument("block")
@@ -146,6 +150,22 @@ def _status(args) -> int:
               f"during a commit); it was never acknowledged and is ignored")
     for name, size in info["sizes"].items():
         print(f"{name}\t{size}\t{'idb' if name in info['idb'] else 'edb'}")
+    return 0
+
+
+def _verify(args) -> int:
+    """Every difference on a line of its own; exit 0 when there is none, 1 otherwise."""
+    with _workspace().open(args.workspace, readonly=True) as ws:
+        differences = ws.verify()
+        sizes = ws.status()["sizes"]
+    for difference in differences:
+        print(f"{args.workspace}: {difference}")
+    if differences:
+        print(f"{args.workspace}: {len(differences)} difference{'s' * (len(differences) != 1)} from a "
+              f"recomputation at commit {ws.seq}", file=sys.stderr)
+        return 1
+    print(f"verified {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples at commit {ws.seq} "
+          f"equal a recomputation")
     return 0
 
 

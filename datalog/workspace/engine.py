@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from datalog.engine.engine import Engine
-from datalog.language.errors import BadBlock, WorkspaceCorrupt
+from datalog.language.errors import BadBlock, DatalogError, WorkspaceCorrupt
+from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace.blocks import program_of
 from datalog.workspace.snapshot import SnapshotRows
 from lftj.relation import LazyRelation, Relation
@@ -40,7 +41,8 @@ class WorkspaceEngine(Engine):
         if not self.evaluated:
             self.run()
         changes = pending_changes(pending, self.db)
-        delta = super().apply(pending)
+        with wsmaintainer.guarded(self, workspace.restored):
+            delta = super().apply(pending)
         idb = self.idb
         try:                                          # every commit gets a number, empty ones too
             workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
@@ -65,7 +67,24 @@ def restored(blocks: list[dict], tables: dict[str, set], options: dict, where: P
              ordered: dict[str, list] | None = None) -> WorkspaceEngine:
     """An engine for ``blocks`` whose every relation holds what ``tables`` says: nothing evaluated.
     ``ordered``: the rows of some of them as lists in stored order (``Relation.presorted``)."""
-    engine = WorkspaceEngine(program_of(blocks), None, **options)
+    return fill(WorkspaceEngine(program_of(blocks), None, **options), tables, where, ordered)
+
+
+def unfilled(blocks: list[dict], options: dict, where: Path) -> WorkspaceEngine:
+    """An engine for the stored program ``blocks``, its relations still empty (:func:`fill`); a
+    stored program that does not check is ``workspace_corrupt`` (the engine that wrote it had
+    checked it)."""
+    try:
+        return WorkspaceEngine(program_of(blocks), None, **options)
+    except DatalogError as exc:
+        raise WorkspaceCorrupt(f"workspace file {where}: its program does not check: {exc.message}") from None
+
+
+def fill(engine: WorkspaceEngine, tables: dict[str, set], where: Path, ordered: dict[str, list] | None = None,
+         columns=None) -> WorkspaceEngine:
+    """``engine`` (:func:`unfilled`) with every relation holding what ``tables`` says, nothing
+    evaluated; ``columns`` (:class:`datalog.workspace.validate.Columns`, which checked the rows)
+    then takes the types the engine settled from them."""
     for name, rows in tables.items():
         if name not in engine.db:
             raise WorkspaceCorrupt(f"workspace file {where} holds rows of {name}, which its program "
@@ -74,7 +93,12 @@ def restored(blocks: list[dict], tables: dict[str, set], options: dict, where: P
         if arity is not None and arity != engine.db[name].arity:         # one arity per relation:
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
                                    f"{engine.db[name].arity}")             # checked by rows.add
-    _fill(engine, {n: tables.get(n, set()) for n in engine.db}, True)
+    try:
+        _fill(engine, {n: tables.get(n, set()) for n in engine.db}, True)
+    except DatalogError as exc:                     # the rows' types do not fit the program
+        raise WorkspaceCorrupt(f"workspace file {where}: {exc.message}") from None
+    if columns is not None:
+        columns.settle(engine.schema, where)
     for name, rows in (ordered or {}).items():
         engine.db[name].presorted = rows
     return engine

@@ -7,7 +7,10 @@ header ``{"format": "datalog-workspace", "kind": ..., "version": V, ...}``; it i
 its version checked before anything else (later versions keep this first frame as it is).
 A header with ``"compression": "zlib"`` says that every payload after it is that JSON
 compressed by zlib (RFC 1950; level 1 when written: snapshots and maintainer files, whose
-JSON compresses about 3.5x); the checksum covers the payload as stored.
+JSON compresses about 3.5x), preceded (from snapshot and maintainer version 4) by the JSON's
+length as 8 bytes big-endian: a payload is inflated to at most that many bytes, so a forged one
+that inflates far more (a "zip bomb") is refused without being inflated; the checksum covers the
+payload as stored.
 Each kind of file has its own version (:data:`VERSIONS`); an engine reads its versions and
 older ones.
 Nothing read is executed: payloads are JSON data.
@@ -33,18 +36,28 @@ from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
 
 FORMAT = "datalog-workspace"
 VERSION = 1                         # of every kind of file not in VERSIONS
-VERSIONS = {"maintainer": 3,        # 2: aggregate views, theta-join and whole-rule records; 3: pages
-            "snapshot": 3,            # 2: Spark sources name chains; 3: a directory of the relations
+VERSIONS = {"maintainer": 4,        # 2: aggregate views, theta-join and whole-rule records; 3: pages
+            "snapshot": 4,            # 2: Spark sources name chains; 3: a directory of the relations
             "log": 2}                 # 2: Spark sources name chains of snapshot versions
+                                      # (maintainer, snapshot 4: compressed payloads declare their size)
 _FRAME = struct.Struct(">III")
 COMPRESSION = "zlib"                # the one compression a header may name
+SIZED = 4                           # from this version a compressed payload starts with its JSON's size
+ZLIB, ZLIB_SIZED = "zlib", "zlib-sized"     # how a file's payloads are compressed (_check_header)
+_SIZE = 8                           # bytes of that size
+INFLATION = 512                     # the most a payload may expand: the writer's level 1 expands at most
+                                    # 229x (zlib 1.2.13, on the most compressible input), deflate at most
+                                    # 1032x (level 9): a payload claiming more was not written by a writer
+                                    # of this format (a bound for older payloads, and for a declared size)
+SLACK = 1 << 16                     # ... plus this (short payloads)
+STEP = 1 << 15                      # compressed bytes inflated at a time (so at most ~16 MB before a refusal)
 
 
 def encode(record: dict, compressed: bool = False) -> bytes:
     """One frame: length, CRC-32, JSON payload (compressed by zlib if ``compressed``)."""
     payload = json.dumps(record, separators=(",", ":")).encode("ascii")
     if compressed:
-        payload = zlib.compress(payload, 1)
+        payload = len(payload).to_bytes(_SIZE, "big") + zlib.compress(payload, 1)
     length = len(payload)
     return _FRAME.pack(length, zlib.crc32(length.to_bytes(4, "big")), zlib.crc32(payload)) + payload
 
@@ -85,7 +98,7 @@ def _read_bytes(path: str | Path) -> bytes:
         raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
 
 
-def _header(data: bytes, path: str, kind: str) -> tuple[dict, int, bool]:
+def _header(data: bytes, path: str, kind: str) -> tuple[dict, int, str | None]:
     """The header record, where the next frame starts, and whether the payloads after it are
     compressed; a header of another kind or a newer version is refused."""
     first, offset = _frame(data, 0, path)
@@ -112,7 +125,7 @@ def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
 def int_field(record: dict, key: str, where) -> int:
     """``record[key]``, which must be an integer (a sequence number)."""
     value = record.get(key)
-    if not isinstance(value, int):
+    if type(value) is not int:
         raise WorkspaceCorrupt(f"workspace file {where}: a record has no {key} number")
     return value
 
@@ -166,19 +179,47 @@ def _checked(data: bytes, offset: int, path: str):
     return start, end
 
 
-def _decoded(payload: bytes, offset: int, path: str, compressed: bool = False) -> dict:
+def _decoded(payload: bytes, offset: int, path: str, compressed=None) -> dict:
+    """The record of ``payload``; ``compressed``: None, :data:`ZLIB` or :data:`ZLIB_SIZED` (zlib
+    after the declared size of the JSON)."""
     try:
         if compressed:
-            payload = zlib.decompress(payload)
+            payload = _inflated(payload, offset, path, compressed == ZLIB_SIZED)
         record = json.loads(payload.decode("ascii"))
-    except (zlib.error, UnicodeDecodeError, ValueError):
+    except (zlib.error, UnicodeDecodeError, ValueError, RecursionError):
         raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not valid data") from None
     if not isinstance(record, dict):
         raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} is not an object")
     return record
 
 
-def _frame(data: bytes, offset: int, path: str, compressed: bool = False):
+def _inflated(payload: bytes, offset: int, path: str, sized: bool) -> bytes:
+    """``payload`` inflated, never to more than it declares (``sized``) nor, at any point, to more
+    than :data:`INFLATION` times the bytes consumed so far (plus :data:`SLACK`): a payload that
+    would inflate further is refused before it does, having inflated a few MB at most."""
+    limit = INFLATION * len(payload) + SLACK
+    if sized:
+        declared = int.from_bytes(payload[:_SIZE], "big")
+        if len(payload) < _SIZE or declared > limit:
+            raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} declares "
+                                   f"{declared} bytes, more than it can hold")
+        payload, limit = payload[_SIZE:], declared
+    inflater, parts, produced, view = zlib.decompressobj(), [], 0, memoryview(payload)
+    for start in range(0, len(payload), STEP):
+        allowed = min(limit, INFLATION * (start + STEP) + SLACK) - produced
+        part = inflater.decompress(view[start:start + STEP], allowed + 1)
+        produced += len(part)
+        if len(part) > allowed or inflater.unconsumed_tail:
+            break
+        parts.append(part)
+    else:
+        if inflater.eof and not inflater.unused_data and (produced == limit or not sized):
+            return b"".join(parts)
+    raise WorkspaceCorrupt(f"workspace file {path}: the record at byte {offset} does not inflate to "
+                           f"the {'size it declares' if sized else 'size a writer of this format writes'}")
+
+
+def _frame(data: bytes, offset: int, path: str, compressed=None):
     """The record at ``offset`` and where the next starts; ``(None, None)`` for an incomplete frame
     (a torn append). A frame whose length field fails its checksum is corrupt, not torn, so a
     flipped length byte is never mistaken for the end of the file."""
@@ -189,12 +230,13 @@ def _frame(data: bytes, offset: int, path: str, compressed: bool = False):
     return _decoded(data[start:end], offset, path, compressed), end
 
 
-def _check_header(first: dict, path: str, kind: str) -> bool:
-    """Refuse a header of another kind or a newer version; whether its payloads are compressed."""
+def _check_header(first: dict, path: str, kind: str):
+    """Refuse a header of another kind or a newer version; whether its payloads are compressed
+    (None, :data:`ZLIB`, or :data:`ZLIB_SIZED`: compressed after their declared size)."""
     if first.get("format") != FORMAT or first.get("kind") != kind:
         raise WorkspaceCorrupt(f"workspace file {path} does not start with a {kind} header")
     version = first.get("version")
-    if not isinstance(version, int):
+    if type(version) is not int:
         raise WorkspaceCorrupt(f"workspace file {path} has no format version")
     if version > version_of(kind):
         raise WorkspaceVersion(f"workspace file {path} has format version {version}; this engine reads "
@@ -203,7 +245,9 @@ def _check_header(first: dict, path: str, kind: str) -> bool:
     if compression not in (None, COMPRESSION):
         raise WorkspaceVersion(f"workspace file {path} is compressed by {compression!r}; this engine reads "
                                f"{COMPRESSION!r} only: use a newer datalog")
-    return compression == COMPRESSION
+    if compression != COMPRESSION:
+        return None
+    return ZLIB_SIZED if version >= SIZED else ZLIB
 
 
 def write_file(path: str | Path, kind: str, extra: dict, records) -> int:

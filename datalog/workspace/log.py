@@ -14,10 +14,10 @@ from pathlib import Path
 
 from datalog.language.errors import WorkspaceCorrupt
 from datalog.workspace import format as wsfile
-from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import rows as wsrows
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
+from datalog.workspace import validate as wsvalidate
 from datalog.workspace.snapshot import SNAPSHOT, SnapshotRows
 from maintenance.delta import Delta
 
@@ -69,7 +69,9 @@ def read_committed(path: Path) -> tuple[wsfile.Contents, wsfile.Frames]:
     for _ in range(10):
         log = read(path)
         snap = wssnapshot.read(path)
-        if wsfile.int_field(snap.header, "seq", path / SNAPSHOT) >= wsfile.int_field(log.header, "base", path / LOG):
+        seq = wsvalidate.sequence(snap.header.get("seq"), path / SNAPSHOT, "the header's seq")
+        wsvalidate.moment(snap.header.get("time", 0.0), path / SNAPSHOT, "the header's time")
+        if seq >= wsvalidate.sequence(log.header.get("base"), path / LOG, "the header's base"):
             break
     else:
         raise WorkspaceCorrupt(f"workspace file {path / LOG} starts after its snapshot "
@@ -81,59 +83,63 @@ def records_after(log: wsfile.Contents, seq: int, path: Path, sources: dict[str,
     """The log's records after commit ``seq`` (the snapshot's), checked to be consecutive; the
     Spark source chains a record names join ``sources`` when it is reached."""
     where = path / LOG
-    for record in log.records:
-        number = wsfile.int_field(record, "seq", where)
+    for i, record in enumerate(log.records):
+        number = wsvalidate.sequence(record.get("seq"), where, f"the seq of record {i + 1}")
         if number <= seq:
             continue
         if number != seq + 1:
             raise WorkspaceCorrupt(f"workspace file {where}: commit {seq + 1} is missing (found {number})")
+        wsvalidate.moment(record.get("time"), where, f"the time of commit {number}")
         seq = number
         sources.update(wssources.chains(record.get("sources", {}), where))
         yield record
 
 
 # ------------------------------------------------------------ replaying
-def replay(records, tables: dict[str, set], path: Path) -> set[str]:
+def replay(records, tables: dict[str, set], path: Path, columns) -> set[str]:
     """The changes of ``records`` (:func:`records_after`) applied to the relations' rows as set
-    arithmetic; returns the relations changed."""
+    arithmetic, every row checked against ``columns`` (:class:`datalog.workspace.validate.Columns`);
+    returns the relations changed."""
     where, changed = path / LOG, set()
     for record in records:
-        for name, rows in _rows_of(record, "retract", where):
+        for name, rows in _rows_of(record, "retract", where, columns):
             _as_set(tables, name).difference_update(rows)
             changed.add(name)
-        for name, rows in _rows_of(record, "insert", where):
+        for name, rows in _rows_of(record, "insert", where, columns):
             _as_set(tables, name)
             wsrows.add(tables, name, rows, where)
             changed.add(name)
     return changed
 
 
-def replay_through(engine, records, path: Path) -> None:
-    """Maintain each commit of ``records`` (:func:`records_after`) through the restored
-    maintainer of ``engine``; its derived changes must be the logged ones."""
+def replay_through(engine, records, path: Path, columns, maintainer: Path) -> None:
+    """Maintain each commit of ``records`` (:func:`records_after`) through the maintainer of
+    ``engine`` restored from the file ``maintainer``; its derived changes must be the logged
+    ones. Rows are checked against ``columns`` as for :func:`replay`."""
     where, idb = path / LOG, engine.idb
     for record in records:
-        changes = {**{n: (rows, set()) for n, rows in _rows_of(record, "insert", where)}}
-        for name, rows in _rows_of(record, "retract", where):
+        changes = {**{n: (rows, set()) for n, rows in _rows_of(record, "insert", where, columns)}}
+        for name, rows in _rows_of(record, "retract", where, columns):
             changes[name] = (changes.get(name, (set(), set()))[0], rows)
         pending = {n: {**{r: -1 for r in erased}, **{r: +1 for r in inserted}}
                    for n, (inserted, erased) in changes.items() if n not in idb}
         delta = engine.apply(pending)
         got = {n: (c.inserted, c.retracted) for n, c in delta.items() if n in idb and c}
         logged = {n: c for n, c in changes.items() if n in idb and (c[0] or c[1])}
-        if got != logged:                       # (names the file of the commit before this one)
+        if got != logged:
             raise WorkspaceCorrupt(f"workspace file {where}: commit {record['seq']} maintained "
-                                   f"from {wsmaintainer.file_of(path, record['seq'] - 1)} differs from the logged one")
+                                   f"from {maintainer} differs from the logged one")
 
 
-def _rows_of(record: dict, key: str, where: Path):
+def _rows_of(record: dict, key: str, where: Path, columns):
     changes = record.get(key, {})
+    commit = f"commit {record.get('seq')}"
     if not isinstance(changes, dict):
-        raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
+        raise WorkspaceCorrupt(f"workspace file {where}: {commit} is malformed")
     for name, packed in changes.items():
         if not isinstance(packed, dict):
-            raise WorkspaceCorrupt(f"workspace file {where}: commit {record.get('seq')} is malformed")
-        yield name, wsrows.unpack(packed, where)
+            raise WorkspaceCorrupt(f"workspace file {where}: {commit} is malformed")
+        yield name, wsrows.unpack(packed, where, columns, name, commit)
 
 
 def _as_set(tables: dict, name: str) -> set:

@@ -8,6 +8,7 @@ compaction cut short), never read, and deleted by the next snapshot."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from datalog.language.errors import WorkspaceCorrupt
@@ -15,6 +16,12 @@ from datalog.workspace import format as wsfile
 from maintenance import persistence as wsstate
 
 MAINTAINER = "maintainer"           # maintainer.<seq>
+
+# What a restored maintainer raises when its file lied in a way that reading it could not see
+# (a trace key of another type than its column's, a support count missing for a stored row):
+# it fails while maintaining, not while reading.
+LIED = (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError, AssertionError,
+        RecursionError)
 
 
 def file_of(path: Path, seq: int) -> Path:
@@ -31,12 +38,32 @@ def read(path: Path, seq: int) -> tuple | None:
     if not path.exists():
         return None
     frames = wsfile.read_frames(path, "maintainer")
-    if frames.header.get("seq") != seq:
-        raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')}")
+    if type(frames.header.get("seq")) is not int or frames.header["seq"] != seq:
+        raise WorkspaceCorrupt(f"workspace file {path} belongs to commit {frames.header.get('seq')!r}")
     state = frames.record(0).get("state") if len(frames) else None
-    if not isinstance(state, dict) or len(frames) != 1 + state.get("frames", 0):
+    pages = state.get("frames", 0) if isinstance(state, dict) else None
+    if type(pages) is not int or len(frames) != 1 + pages:
         raise WorkspaceCorrupt(f"workspace file {path} is incomplete")    # pages of version 3 missing
     return state, path, frames
+
+
+def guarded(engine, restored: tuple | None):
+    """A context in which what the maintainer restored from a file (``restored``: the maintainer
+    and its file) raises because of that file (:data:`LIED`) is ``workspace_corrupt`` naming the
+    file; nothing for a maintainer built in this process."""
+    if restored is None or engine.maintainer is not restored[0]:
+        return nullcontext()
+    return _lied(restored[1])
+
+
+@contextmanager
+def _lied(path: Path):
+    try:
+        yield
+    except LIED as exc:
+        raise WorkspaceCorrupt(f"workspace file {path}: the maintainer restored from it fails "
+                               f"({type(exc).__name__}: {exc}): it is damaged or forged (it is derived "
+                               f"data: deleted, the next writer rebuilds it)") from None
 
 
 def save(path: Path, seq: int, engine) -> int:

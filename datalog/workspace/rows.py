@@ -19,16 +19,20 @@ def pack(rows, arity: int | None = None) -> dict:
     return {"arity": arity, "count": len(rows), "values": list(chain.from_iterable(rows))}
 
 
-def unpack(packed: dict, where) -> set[tuple]:
-    return set(unpack_list(packed, where))
+def unpack(packed: dict, where, columns=None, name: str | None = None, record: str = "a record") -> set[tuple]:
+    return set(unpack_list(packed, where, columns, name, record))
 
 
-def unpack_list(packed: dict, where) -> list[tuple]:
-    """The rows of :func:`pack`, in their stored order."""
+def unpack_list(packed: dict, where, columns=None, name: str | None = None, record: str = "a record") -> list[tuple]:
+    """The rows of :func:`pack`, in their stored order; with ``columns``
+    (:class:`datalog.workspace.validate.Columns`) checked to be rows of relation ``name``
+    (``record`` names the record in the error)."""
     arity, count, values = packed.get("arity"), packed.get("count"), packed.get("values")
-    if not (isinstance(arity, int) and isinstance(count, int) and isinstance(values, list)
+    if not (type(arity) is int and type(count) is int and isinstance(values, list)
             and arity >= 0 and 0 <= count and len(values) == arity * count and (arity or count <= 1)):
-        raise WorkspaceCorrupt(f"workspace file {where}: a block of rows is malformed")
+        raise WorkspaceCorrupt(f"workspace file {where}: {record}: a block of rows is malformed")
+    if columns is not None:
+        columns.check(name, values, arity, where, record)
     if arity == 0:
         return [()] if count else []
     return list(zip(*[iter(values)] * arity))

@@ -5,8 +5,9 @@ This module is the :class:`Workspace`, which orchestrates the package's other mo
 writer lock (``lock``), the commit log (``log``), the snapshot (``snapshot``) and the stored
 maintainer beside it (``maintainer``), the program's blocks (``blocks``), the Spark directory
 (``sources``) and the engine that logs its commits (``engine``); records are framed by
-``format`` and rows packed by ``rows``. It decides when each file is written: create, open,
-commit, compact, addblock, removeblock.
+``format`` and rows packed by ``rows``; every value read is checked by ``validate``, and
+``verify`` compares the stored state with a recomputation. It decides when each file is written:
+create, open, commit, compact, addblock, removeblock.
 
 >>> import tempfile
 >>> path = tempfile.mkdtemp() + "/ws"
@@ -34,6 +35,8 @@ from datalog.workspace import log as wslog
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace import snapshot as wssnapshot
 from datalog.workspace import sources as wssources
+from datalog.workspace import validate as wsvalidate
+from datalog.workspace import verify as wsverify
 from datalog.workspace.blocks import program_of           # program_of, source_snapshot: only
 from datalog.workspace.engine import WorkspaceEngine        # re-exported (__all__), as before
 from datalog.workspace.lock import lock_holder
@@ -75,6 +78,7 @@ class Workspace:
         self.sources: dict[str, str] = {}       # Spark source -> its snapshot under spark/ (refresh)
         self._next_sources: dict[str, str] | None = None
         self._before_log = None
+        self.restored = None                    # (maintainer, its file): the one restored at open
 
     # ------------------------------------------------------------ create / open / close
     @classmethod
@@ -177,28 +181,34 @@ class Workspace:
             raise WorkspaceReadOnly(f"workspace {self.path} is open for reading (or closed): it cannot commit")
 
     # ------------------------------------------------------------ reading the state
-    def _read_state(self, options: dict) -> WorkspaceEngine:
-        """The engine of the last commit. A writer with a stored maintainer (``maintainer`` of the
-        snapshot's commit) restores it and maintains the log's commits through it; otherwise the
-        log's changes are set arithmetic on the relations and the maintainer is built at the first
-        commit."""
+    def _read_state(self, options: dict, maintainer: bool | None = None) -> WorkspaceEngine:
+        """The engine of the last commit. A writer (or with ``maintainer``) with a stored
+        maintainer (``maintainer`` of the snapshot's commit) restores it and maintains the log's
+        commits through it; otherwise the log's changes are set arithmetic on the relations and
+        the maintainer is built at the first commit."""
         log, snap = wslog.read_committed(self.path)
+        where = self.path / SNAPSHOT
         self.seq, self.when = snap.header["seq"], snap.header.get("time", 0.0)
-        first, self.blocks, tables, ordered = wssnapshot.contents(snap, self.path / SNAPSHOT)
-        self.sources = wssources.chains(first.get("sources", {}), self.path / SNAPSHOT)
+        first, self.blocks = wssnapshot.program_record(snap, where)
+        engine = wsengine.unfilled(self.blocks, options, where)
+        columns = wsvalidate.Columns(engine.schema)
+        tables, ordered = wssnapshot.tables(snap, where, first, columns)
+        self.sources = wssources.chains(first.get("sources", {}), where)
         self.snapshot_seq = self.seq
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
-        stored = wsmaintainer.read(self.path, self.seq) if self.writer else None
+        stored = wsmaintainer.read(self.path, self.seq) if (self.writer if maintainer is None else maintainer) else None
         if stored is not None:                           # counted with the snapshot, as _snapshot does
             self.snapshot_bytes += stored[2].valid_length
         if stored is None:
-            for name in wslog.replay(self._logged(log), tables, self.path):
+            for name in wslog.replay(self._logged(log), tables, self.path, columns):
                 ordered.pop(name, None)
-            return wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        engine = wsengine.restored(self.blocks, tables, options, self.path / SNAPSHOT, ordered)
-        engine.adopt(wsstate.restore(engine.planned(), engine.db, *stored))
-        wslog.replay_through(engine, self._logged(log), self.path)
+            return wsengine.fill(engine, tables, where, ordered, columns)
+        wsengine.fill(engine, tables, where, ordered, columns)
+        engine.adopt(wsstate.restore(engine.planned(), engine.db, *stored, columns))
+        self.restored = (engine.maintainer, stored[1])
+        with wsmaintainer.guarded(engine, self.restored):
+            wslog.replay_through(engine, self._logged(log), self.path, columns, stored[1])
         return engine
 
     def _logged(self, log: wsfile.Contents):
@@ -241,7 +251,8 @@ class Workspace:
         self._snapshot()
 
     def _snapshot(self, then_reset_log: bool = True) -> None:
-        extra = wsmaintainer.save(self.path, self.seq, self.engine)     # compaction pays for both files
+        with wsmaintainer.guarded(self.engine, self.restored):         # (capturing reads every page)
+            extra = wsmaintainer.save(self.path, self.seq, self.engine)  # compaction pays for both files
         self.snapshot_bytes = extra + wssnapshot.write(self.path, self.seq, self.when, self.blocks, self.sources,
                                                        self.engine)
         self.snapshot_seq = self.seq
@@ -337,6 +348,35 @@ class Workspace:
             self._reset_log()                         # the old log's records are all in the snapshot
         except OSError:
             pass
+
+    # ------------------------------------------------------------ verify
+    def verify(self) -> list[wsverify.Difference]:
+        """The differences between what the workspace stores and a recomputation (``datalog
+        verify``): the stored program evaluated from scratch over the stored EDB, compared with
+        every stored relation; the stored maintainer (if any) restored and brought through the
+        log as a writer would (without the lock: nothing is written), its support counts compared
+        with those of a maintainer built over the recomputation. Empty: the workspace holds what
+        its program derives from its EDB."""
+        engine = self.engine
+        edb = {n: set(engine.db[n].tuples) for n in set(engine.db) - engine.idb}
+        recomputed = wsengine.build(self.blocks, edb, {"intersect": engine.intersect,
+                                                       "maintenance": engine.maintenance})
+        differences = wsverify.rows(engine, recomputed)
+        if not wsmaintainer.file_of(self.path, self.snapshot_seq).exists() or engine.maintenance != "incremental":
+            return differences
+        probe = Workspace(self.path, [], 0, 0.0, writer=False)
+        try:
+            with paused_gc():
+                maintained = probe._read_state({"intersect": engine.intersect}, maintainer=True).maintainer
+        except WorkspaceCorrupt as exc:
+            return differences + [wsverify.failed(exc)]
+        if maintained is None or probe.seq != self.seq:             # a writer committed since we opened
+            raise WorkspaceCorrupt(f"workspace {self.path} changed while it was verified: verify again")
+        recomputed.commit()                                         # builds its maintainer
+        try:
+            return differences + wsverify.support(maintained, recomputed.maintainer)
+        except WorkspaceCorrupt as exc:                             # a support count page that lies
+            return differences + [wsverify.failed(exc)]
 
     # ------------------------------------------------------------ status
     def status(self) -> dict:

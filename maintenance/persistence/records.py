@@ -18,8 +18,9 @@ from datalog.language.errors import WorkspaceCorrupt
 # directions must agree, and changing it changes the format.
 LINKS = 4096
 
-# What reading a malformed record raises: a key or an index missing, a value of the wrong type.
-MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+# What reading a malformed record raises: a key or an index missing, a value of the wrong type
+# (a page count of 0: ZeroDivisionError).
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError)
 
 
 def malformed(where, exc) -> WorkspaceCorrupt:
@@ -47,6 +48,23 @@ def _canonical(value):
 def count_rows(counter) -> list:
     """Counts (support counts, derived rows, rho) as ``[[row, count], ...]``."""
     return [[list(row), n] for row, n in counter.items()]
+
+
+def read_counts(pairs, name: str, rows, where, what: str) -> dict:
+    """Counts stored by :func:`count_rows` read back: each a positive integer (a support count,
+    a multiplicity), each row with ``rows`` (the workspace's checker of stored values, e.g.
+    :class:`datalog.workspace.validate.Columns`; None: not checked) a row of relation ``name``;
+    ValueError (:data:`MALFORMED`) otherwise."""
+    if type(pairs) is not list:
+        raise ValueError(f"{what} are not a list")
+    counts = {}
+    for row, n in pairs:
+        if type(n) is not int or n <= 0:
+            raise ValueError(f"{what}: {n!r} is not a positive integer")
+        counts[to_tuple(row)] = n
+    if rows is not None:
+        rows.check_rows(name, counts, where, what)
+    return counts
 
 
 def to_json(value):

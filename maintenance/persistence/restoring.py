@@ -14,7 +14,7 @@ from collections import Counter
 
 from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
-from maintenance.persistence.records import MALFORMED, malformed, to_tuple
+from maintenance.persistence.records import MALFORMED, malformed, read_counts, to_tuple
 from maintenance.persistence.stored import _Stored, _StoredGroups
 from maintenance.persistence.stored_counts import _StoredCounts
 from maintenance.sensitivity import Entry, SensitivityIndex
@@ -22,22 +22,25 @@ from maintenance.theta_rule import ThetaRule
 from maintenance.trace import TraceNode
 
 
-def restore(program, db, state: dict, where, frames=None) -> IncrementalMaintainer:
+def restore(program, db, state: dict, where, frames=None, rows=None) -> IncrementalMaintainer:
     """The maintainer of ``state`` for the planned ``program`` over its relations ``db``
     (restored, nothing evaluated); ``frames`` (:class:`datalog.workspace.format.Frames`) holds
-    the pages a version 3 state names. ``workspace_corrupt`` if the state does not fit."""
+    the pages a version 3 state names; ``rows`` checks stored rows against their relation's
+    columns (``rows.check_rows(name, rows, where, what)``, raising ``workspace_corrupt``: the
+    workspace's :class:`datalog.workspace.validate.Columns`). ``workspace_corrupt`` if the state
+    does not fit."""
     try:
-        return _restore(program, db, state, where, frames)
+        return _restore(program, db, state, where, frames, rows)
     except MALFORMED as exc:
         raise malformed(where, exc) from None
 
 
-def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
+def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMaintainer:
     m = IncrementalMaintainer(program, db, state["drop_prefix"], build=False)
     clauses = program.clauses
     wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
     by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
-    stored = _Stored(frames, where, state, by_where) if "groups" in state else None
+    stored = _Stored(frames, where, state, by_where, rows) if "groups" in state else None
     expected = {c.index for s in program.strata if not s.recursive for c in s.clauses if c.body}
     groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
     for position, record in enumerate(state["rules"]):
@@ -49,14 +52,15 @@ def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
         if kind == "theta":
             _fill(rule.view, record)
         elif kind == "whole":
-            rule.derived = Counter({to_tuple(row): n for row, n in record["derived"]})
+            rule.derived = Counter(read_counts(record["derived"], clause.head.relation, rows, where,
+                                               f"the rows clause {record['clause']} derived"))
         elif kind == "paged":
             if stored is None or rule.views:
                 raise ValueError(f"clause {record['clause']} is not maintained as a paged rule")
             stored.attach(position, rule, record)
             _index_tries(db, rule)
         else:
-            _restore_rule(db, rule, record, wheres, m.registry, groups)
+            _restore_rule(db, rule, record, wheres, m.registry, groups, rows, where)
         m.rules[clause.index] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
@@ -66,25 +70,28 @@ def _restore(program, db, state: dict, where, frames) -> IncrementalMaintainer:
         for position, entries in enumerate(state["groups"]["counts"]):
             by_where[position].keep_stored(_StoredGroups(stored, position), entries)
     m.support = {name: Counter() for name in program.idb}
-    for name, rows in state["support"].items():
+    for name, counts in state["support"].items():
         if name not in m.support:
             raise ValueError(f"support counts of {name}, which is not derived")
-        if isinstance(rows, dict):
+        if isinstance(counts, dict):
             if stored is None:
                 raise ValueError("paged support counts without pages")
-            m.support[name] = _StoredCounts(stored, rows["first"], rows["pages"])
+            m.support[name] = _StoredCounts(stored, counts["first"], counts["pages"], name)
         else:
-            m.support[name] = Counter({to_tuple(row): n for row, n in rows})
+            m.support[name] = Counter(read_counts(counts, name, rows, where, f"the support counts of {name}"))
     m.virtualize()
     return m
 
 
-def _restore_rule(db, rule, record, wheres, registry, groups) -> None:
-    """An LFTJ rule's trace, and its aggregate views' traces and accumulators."""
+def _restore_rule(db, rule, record, wheres, registry, groups, rows=None, where=None) -> None:
+    """An LFTJ rule's trace (its leaves' heads, with ``rows``, checked to be rows of its head
+    relation), and its aggregate views' traces and accumulators."""
     views = record.get("views", [])
     if len(views) != len(rule.views):
         raise ValueError("the aggregate views do not match the rule")
-    _rebuild(rule, record, wheres, registry, groups, tuple)
+    heads = _rebuild(rule, record, wheres, registry, groups, tuple)
+    if rows is not None:
+        rows.check_rows(rule.head_relation, heads, where, f"the trace of clause {record['clause']}")
     for view, stored in zip(rule.views, views):
         contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
         view.fold(Counter(contributions), None)
@@ -108,9 +115,18 @@ def _contribution(head) -> tuple:
 def _fill(view, record) -> None:
     """A theta-join view's stored rho (its indexes filled as it is) and projection."""
     reduct = view if isinstance(view, TReduct) else view.reduct
-    reduct.restore([{to_tuple(t): n for t, n in rows} for rows in record["rho"]])
+    reduct.restore([{to_tuple(t): n for t, n in _multiplicities(rows)} for rows in record["rho"]])
     if not isinstance(view, TReduct):
-        view.result = {to_tuple(t): n for t, n in record["result"]}
+        view.result = {to_tuple(t): n for t, n in _multiplicities(record["result"])}
+
+
+def _multiplicities(pairs):
+    """Stored ``[tuple, multiplicity]`` pairs: each multiplicity a positive integer, each tuple
+    a list (ValueError otherwise)."""
+    for t, n in pairs:
+        if type(n) is not int or n <= 0 or type(t) is not list:
+            raise ValueError(f"{n!r} is not the multiplicity of a tuple")
+        yield t, n
 
 
 def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:

@@ -33,10 +33,15 @@ class _Stored:
 
     CACHED = 64
 
-    def __init__(self, frames, where, state: dict, by_where: list):
+    def __init__(self, frames, where, state: dict, by_where: list, rows=None):
         self.frames, self.where, self.by_where = frames, where, by_where
+        self.rows = rows                             # checks stored rows (restore's ``rows``)
         self.page = state["page"]
         self.groups_first, self.group_pages = state["groups"]["first"], state["groups"]["pages"]
+        if not (type(self.page) is int and self.page >= 1 and type(self.groups_first) is int
+                and type(self.group_pages) is int and self.group_pages >= 1 and self.groups_first >= 1
+                and self.groups_first + self.group_pages <= len(frames)):
+            raise ValueError("the page size or the group pages are not those of the file")
         self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
         self.links: dict[int, int] = {}              # position -> the first page of its node index
         self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
@@ -115,6 +120,9 @@ class _Stored:
                     raise ValueError("trace children out of order")
                 children[key] = tuple(head)
                 keys.append(key)
+            if leaves and self.rows is not None:          # heads become rows of the head relation
+                self.rows.check_rows(rule.head_relation, [children[k] for k in keys[len(kids):]], self.where,
+                                     f"trace node {number} of rule {position}")
             entries = []
             for eid, where, alpha, start, end, lo, hi in stored:
                 entry = self._entry(rule, eid, where, alpha, start, end, node, lo, hi)

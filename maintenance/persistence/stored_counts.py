@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from maintenance.persistence.records import MALFORMED, bucket, malformed, to_tuple
+from maintenance.persistence.records import MALFORMED, bucket, malformed, read_counts
 from maintenance.persistence.stored import _Stored
 
 
@@ -19,12 +19,13 @@ class _StoredCounts(Counter):
     is looked up, set or removed only once its page is in ``_read`` (so that a stored count never
     overwrites a newer one), and a page is read whole or (malformed) not at all."""
 
-    def __init__(self, stored: _Stored, first: int, pages: int):
+    def __init__(self, stored: _Stored, first: int, pages: int, name: str = ""):
         dict.__init__(self)                 # (Counter's would update: read every page)
         if not (type(first) is int and type(pages) is int and pages >= 1
                 and 0 < first and first + pages <= len(stored.frames)):
             raise ValueError("support count pages are not in the file")
         self._stored, self._first, self._pages, self._read = stored, first, pages, set()
+        self._name = name
 
     def _page(self, row) -> None:
         page = bucket(0, row, self._pages) if type(row) is tuple else None
@@ -35,9 +36,8 @@ class _StoredCounts(Counter):
         """Page ``page`` read whole or (malformed) not at all: a use after a failed read reads it
         again, rather than finding counts missing."""
         try:
-            counts = {to_tuple(row): n for row, n in self._stored.frame(self._first + page)["counts"]}
-            if not all(type(n) is int and n > 0 for n in counts.values()):
-                raise ValueError("a support count is not a positive integer")
+            counts = read_counts(self._stored.frame(self._first + page)["counts"], self._name, self._stored.rows,
+                                 self._stored.where, f"the support counts of {self._name}, page {page}")
         except MALFORMED as exc:
             raise malformed(self._stored.where, exc) from None
         dict.update(self, counts)
