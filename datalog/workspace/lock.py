@@ -36,16 +36,17 @@ def acquire(path: Path) -> int:
     try:
         os.ftruncate(fd, 0)                      # this regular file of the workspace, locked
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except OSError as exc:
-        os.close(fd)
-        raise wsfile.io_error(path / LOCK, "write", exc) from None
+    except OSError:
+        pass                                     # a full disk: the pid only names the holder in messages
     return fd
 
 
 def release(fd: int) -> None:
     """Empty the lock file and close it, which releases the lock."""
-    os.ftruncate(fd, 0)
-    os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
 
 
 def lock_holder(path: Path) -> int | None:
