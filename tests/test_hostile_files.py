@@ -397,6 +397,19 @@ def test_a_full_disk_while_writing_a_snapshot_changes_nothing(tmp_path, monkeypa
         Workspace.create(tmp_path / "ws2", PROGRAM).close()               # an init cut short is redone
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_standard_output_on_a_full_device_is_a_coded_error(tmp_path):
+    """/dev/full: every write fails with ENOSPC, a real full disk under stdout."""
+    (tmp_path / "p.dl").write_text(PROGRAM)
+    committed(tmp_path / "ws", 1)
+    for args in [("run", "p.dl", "-D", "-"), ("query", "ws", "path(1, X)"), ("status", "ws")]:
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([sys.executable, "-m", "datalog", *args], stdout=full, stderr=subprocess.PIPE,
+                                    text=True, cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert result.returncode == 1 and "error[io_error]" in result.stderr and "No space left" in result.stderr
+        assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr
+
+
 # ---------------------------------------------------------------- real permissions
 
 def _unprivileged() -> list[str]:

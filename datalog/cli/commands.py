@@ -18,7 +18,7 @@ import time
 
 from datalog.engine.engine import Engine
 from datalog.engine.updates import read_updates
-from datalog.language.errors import DatalogError
+from datalog.language.errors import DatalogError, IOFault
 from datalog.sources.files import write_outputs
 from datalog.cli.options import add_path_option, add_spark_options, clear_progress_line, progress_line, spark_options
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
@@ -32,7 +32,9 @@ JOINS = ["hash", "leapfrog", "probe"]          # probe: the old name of hash
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()                       # a full disk under stdout is reported here, not at exit
+        return status
     except DatalogError as err:
         print(err.render(), file=sys.stderr)
         return 1
@@ -44,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except RecursionError:
         print("error[too_deep]: the rule nesting is too deep to evaluate", file=sys.stderr)
+        return 1
+    except OSError as exc:                       # the workspace's and output files' are coded where they
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())       # happen: this is stdout's
+        where = f": {exc.filename}" if exc.filename else ""
+        print(IOFault(f"reading or writing failed{where}: {exc.strerror or exc}").render(), file=sys.stderr)
         return 1
 
 

@@ -120,6 +120,8 @@ WorkspaceExists = _error("WorkspaceExists", "workspace_exists", "init into a dir
 WorkspaceIO = _error("WorkspaceIO", "workspace_io", "A workspace file could not be read or written: a full disk, a "
                      "read-only file system, no permission, a missing directory. Nothing acknowledged is lost: "
                      "a commit whose record was not written is undone.")
+IOFault = _error("IOFault", "io_error", "Reading or writing failed outside a workspace's and the output files "
+                 "(each coded where it happens): standard output on a full disk, for one.")
 WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit through a workspace opened for reading.")
 SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
