@@ -454,6 +454,9 @@ def test_unwritable_directories_are_coded_errors(tmp_path, restore_modes):
         entry.chmod(0o444)                               # all read-only: a reader only
     refused(datalog("update", "ws", "upd", cwd=tmp_path, prefix=as_user), "workspace_io", "ws/lock")
     ok(datalog("query", "ws", "path(1, X)", cwd=tmp_path, prefix=as_user))
+    (tmp_path / "ws").chmod(0o000)
+    refused(datalog("query", "ws", "path(1, X)", cwd=tmp_path, prefix=as_user), "workspace_io", "ws",
+            "Permission denied")
     (tmp_path / "ws").chmod(0o755)
     for entry in (tmp_path / "ws").iterdir():
         entry.chmod(0o644)

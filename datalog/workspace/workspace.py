@@ -147,6 +147,7 @@ class Workspace:
         non-recursive rules)."""
         path = Path(path)
         if not os.path.lexists(path / SNAPSHOT) and not os.path.lexists(path / LOG):
+            _check_listable(path)                   # a directory we may not read is not "missing"
             raise WorkspaceMissing(f"{path} is not a workspace (no {path / SNAPSHOT}); create one "
                                    f"with datalog init")
         wssources.check_directory(path)
@@ -415,6 +416,16 @@ def _refuse_existing(path: Path) -> None:
         if not empty:
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
+
+
+def _check_listable(path: Path) -> None:
+    """``workspace_io`` if ``path`` is a directory that cannot be read (no permission)."""
+    try:
+        os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        raise WorkspaceIO(f"cannot read the workspace directory {path}: {exc.strerror or exc}") from None
 
 
 def _drop_temporaries(path: Path) -> None:
