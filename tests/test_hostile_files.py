@@ -468,15 +468,17 @@ def test_unwritable_directories_are_coded_errors(tmp_path, restore_modes):
 
 def _namespaced(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
     """Run ``script`` (bash) in a private mount namespace where ``$M`` is a fresh 320 KB tmpfs; it
-    vanishes with the namespace. Skipped where mounting is not permitted."""
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {tmp_path}"],
+    vanishes with the namespace. A user gets one in a user namespace (``-r``), where the kernel
+    allows it; skipped where mounting is not permitted."""
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-r", "-m"]
+    probe = subprocess.run([*unshare, "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {tmp_path}"],
                            capture_output=True) if shutil.which("unshare") else None
     if probe is None or probe.returncode != 0:
         pytest.skip("no private mount namespace here (unshare -m and mount need privileges)")
     mount = tmp_path / "m"
     mount.mkdir()
     env = {**os.environ, "M": str(mount), "PY": sys.executable, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(["unshare", "-m", "bash", "-c", "set -u; mount -t tmpfs -o size=320k tmpfs $M\n" + script],
+    return subprocess.run([*unshare, "bash", "-c", "set -u; mount -t tmpfs -o size=320k tmpfs $M\n" + script],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
 
 

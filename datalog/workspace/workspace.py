@@ -392,7 +392,7 @@ class Workspace:
 
     # ------------------------------------------------------------ status
     def status(self) -> dict:
-        sizes = [f.lstat() for f in self.path.rglob("*")]              # spark/ snapshots too; no link
+        sizes = [s for s in map(_lstat, self.path.rglob("*")) if s]      # spark/ snapshots too; no link
         return {"path": str(self.path), "blocks": [(b["name"], b["source"]) for b in self.blocks],
                 "sizes": {n: len(self.engine.db[n]) for n in self.engine.relations()},
                 "idb": sorted(self.engine.idb), "last_commit": self.seq, "time": self.when,
@@ -416,6 +416,15 @@ def _refuse_existing(path: Path) -> None:
         if not empty:
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
+
+
+def _lstat(path: Path):
+    """The entry's own status (a link's, not its target's); None if it is gone (a writer's
+    compaction replaced it meanwhile)."""
+    try:
+        return path.lstat()
+    except OSError:
+        return None
 
 
 def _check_listable(path: Path) -> None:
