@@ -130,19 +130,20 @@ def test_a_planted_temporary_name_fails_the_write_and_is_not_followed(tmp_path, 
     assert_holds(tmp_path / "ws", 1)
 
 
-@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "dangling"])
 def test_a_link_at_the_lock_is_refused_and_its_target_kept(tmp_path, kind):
-    """Defect: a symlink at ws/lock made update truncate its target to 0 bytes."""
+    """Defect: a symlink at ws/lock made update truncate its target to 0 bytes (and a dangling one
+    made it create its target)."""
     committed(tmp_path / "ws", 1)
-    target = victim(tmp_path)
+    target = victim(tmp_path) if kind != "dangling" else tmp_path / "created-elsewhere"
     (tmp_path / "ws" / "lock").unlink()
-    if kind == "symlink":
-        (tmp_path / "ws" / "lock").symlink_to(target)
-    else:
+    if kind == "hardlink":
         os.link(target, tmp_path / "ws" / "lock")
+    else:
+        (tmp_path / "ws" / "lock").symlink_to(target)
     (tmp_path / "upd").write_text(updates([2]))
     refused(datalog("update", tmp_path / "ws", tmp_path / "upd"), "workspace_corrupt", tmp_path / "ws" / "lock")
-    assert target.read_text() == VICTIM
+    assert target.read_text() == VICTIM if kind != "dangling" else not target.exists()
     ok(datalog("query", tmp_path / "ws", "path(1, X)"))               # readers take no lock
     (tmp_path / "ws" / "lock").unlink()
     assert_holds(tmp_path / "ws", 1)
