@@ -18,9 +18,9 @@ import time
 
 from datalog.engine.engine import Engine
 from datalog.engine.updates import read_updates
-from datalog.language.errors import DatalogError
-from datalog.sources.files import write_output
-from datalog.cli.options import add_spark_options, clear_progress_line, progress_line, spark_options
+from datalog.language.errors import DatalogError, IOFault
+from datalog.sources.files import write_outputs
+from datalog.cli.options import add_path_option, add_spark_options, clear_progress_line, progress_line, spark_options
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
 from datalog.spark.distributed import run_on_spark
 from datalog.cli.tables import stats_table
@@ -32,7 +32,9 @@ JOINS = ["hash", "leapfrog", "probe"]          # probe: the old name of hash
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()                       # a full disk under stdout is reported here, not at exit
+        return status
     except DatalogError as err:
         print(err.render(), file=sys.stderr)
         return 1
@@ -44,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except RecursionError:
         print("error[too_deep]: the rule nesting is too deep to evaluate", file=sys.stderr)
+        return 1
+    except OSError as exc:                       # the workspace's and output files' are coded where they
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())       # happen: this is stdout's
+        where = f": {exc.filename}" if exc.filename else ""
+        print(IOFault(f"reading or writing failed{where}: {exc.strerror or exc}").render(), file=sys.stderr)
         return 1
 
 
@@ -69,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
                      help="evaluate in this process (default) or each stratum on Spark")
     add_spark_options(run)
+    add_path_option(run)
     run.set_defaults(func=_run)
     chk = sub.add_parser("check", help="parse and check a program without evaluating it")
     chk.add_argument("program")
@@ -82,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("-F", "--fact-dir", default=".", help="with --maintenance: directory of .facts files")
     exp.add_argument("--updates", metavar="FILE", help="with --maintenance: the updates file to apply "
                                                       "(implies --maintenance)")
+    add_path_option(exp)
     exp.set_defaults(func=_explain)
     repl = sub.add_parser("repl", help="interactive session: rules, facts, changes, queries, transactions "
                                        "(reads statements from stdin when it is not a terminal)")
@@ -94,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="how changes are maintained (default incremental)")
     repl.add_argument("--echo", action="store_true",
                       help="with piped input: print each statement after a prompt before its result")
+    add_path_option(repl)
     repl.set_defaults(func=_repl)
     from datalog.cli.workspace import add_commands     # init, update, query, ... (issue 5)
     add_commands(sub)
@@ -103,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args) -> int:
     started = time.perf_counter()
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
-                              spark=spark_options(args))
+                              spark=spark_options(args), allow_paths=args.allow_paths)
     batches = read_updates(engine, args.updates) if args.updates else None
     progress = progress_line()
     if args.engine == "spark":
@@ -141,7 +151,7 @@ def _explain(args) -> int:
         print(Engine.from_file(args.program).explain())
         return 0
     strategy = args.maintenance or "incremental"
-    engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy)
+    engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths)
     batches = read_updates(engine, args.updates) if args.updates else []
     engine.run()
     applied, status = apply_and_report(engine, batches, batch_summary)
@@ -158,10 +168,10 @@ def _explain(args) -> int:
 
 
 def _rewrite_output_files(engine: Engine, out_dir: str) -> None:
-    """The final state into the ``.output`` files (``IO=stdout`` ones are not printed again)."""
-    for directive in engine.checked.directives("output"):
-        if directive.io == "file":
-            write_output(directive, engine.rows(directive.relation), out_dir)
+    """The final state into the ``.output`` files, all or none (``IO=stdout`` ones are not printed
+    again)."""
+    files = [d for d in engine.checked.directives("output") if d.io == "file"]
+    write_outputs(files, engine.rows, out_dir, engine.allow_paths)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""What the commands share on the command line: the Spark options (``--master``, ``--conf``) and the
-progress line on stderr."""
+"""What the commands share on the command line: the Spark options (``--master``, ``--conf``),
+``--allow-paths`` and the progress line on stderr."""
 
 from __future__ import annotations
 
@@ -14,6 +14,15 @@ def add_spark_options(parser) -> None:
                                          "or $SPARK_MASTER)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting, e.g. --conf spark.driver.memory=8g (repeatable)")
+
+
+def add_path_option(parser) -> None:
+    """``--allow-paths`` on a command that reads ``.input`` or writes ``.output`` files: the one way
+    to let a program's ``filename`` lead out of ``-F``/``-D`` (a program or a stored workspace
+    cannot allow it: :mod:`datalog.sources.paths`)."""
+    parser.add_argument("--allow-paths", action="store_true",
+                        help="let .input/.output filenames lead out of -F/-D (absolute paths, .., symlinks "
+                             "out), as Souffle allows; refused by default")
 
 
 def spark_options(args) -> dict:

@@ -13,8 +13,8 @@ from datalog.engine.updates import read_updates
 from datalog.language import ast
 from datalog.language.errors import MissingInput
 from datalog.language.parser import parse_query
-from datalog.sources.files import format_rows, write_output
-from datalog.cli.options import add_spark_options, clear_progress_line, progress_line, spark_options
+from datalog.sources.files import format_rows, write_outputs
+from datalog.cli.options import add_path_option, add_spark_options, clear_progress_line, progress_line, spark_options
 from datalog.cli.report import apply_and_report, delta_printer
 
 
@@ -32,6 +32,7 @@ def add_commands(sub) -> None:
     init.add_argument("program")
     init.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
     add_spark_options(init)
+    add_path_option(init)
     init.set_defaults(func=_init)
     refresh = sub.add_parser("refresh", help="apply what changed in the Spark sources since the last "
                                              "load, then write the Spark outputs")
@@ -50,6 +51,7 @@ def add_commands(sub) -> None:
     export = sub.add_parser("export", help="write the .output relations (all relations if none)")
     export.add_argument("workspace")
     export.add_argument("-D", "--output-dir", default=".", help="directory for .csv outputs; - for stdout")
+    add_path_option(export)
     export.set_defaults(func=_export)
     status = sub.add_parser("status", help="program blocks, relation sizes, last commit, size on disk")
     status.add_argument("workspace")
@@ -63,6 +65,7 @@ def add_commands(sub) -> None:
     add.add_argument("block")
     add.add_argument("--name", help="the block's name (default: the file name without .dl)")
     add.add_argument("-F", "--fact-dir", default=".", help="directory of the block's .facts inputs")
+    add_path_option(add)
     add.set_defaults(func=_addblock)
     remove = sub.add_parser("removeblock", help="remove a named block and what only it derived")
     remove.add_argument("workspace")
@@ -85,7 +88,7 @@ def _read_text(path: str, what: str) -> str:
 def _init(args) -> int:
     text = _read_text(args.program, "program")
     with _workspace().create(args.workspace, text, args.fact_dir, source=args.program,
-                             spark=spark_options(args)) as ws:
+                             spark=spark_options(args), allow_paths=args.allow_paths) as ws:
         sizes = ws.status()["sizes"]
     print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
     return 0
@@ -122,15 +125,16 @@ def _query(args) -> int:
 
 
 def _export(args) -> int:
-    with _workspace().open(args.workspace, readonly=True) as ws:
+    """The stored program's ``.output`` files (its filenames held to ``-D`` unless ``--allow-paths``),
+    or every relation's, all or none."""
+    with _workspace().open(args.workspace, readonly=True, allow_paths=args.allow_paths) as ws:
         engine = ws.engine
         if engine.checked.directives("output"):
             for line in engine.write_outputs(args.output_dir):
                 print(line)
             return 0
-        for name in engine.relations():
-            directive = ast.Directive("output", name)
-            write_output(directive, engine.rows(name), args.output_dir)
+        write_outputs([ast.Directive("output", name) for name in engine.relations()], engine.rows,
+                      args.output_dir)
     return 0
 
 
@@ -172,7 +176,7 @@ def _verify(args) -> int:
 def _addblock(args) -> int:
     text = _read_text(args.block, "block")
     name = args.name or Path(args.block).stem
-    with _workspace().open(args.workspace) as ws:
+    with _workspace().open(args.workspace, allow_paths=args.allow_paths) as ws:
         delta = ws.addblock(name, text, source=args.block, facts_dir=args.fact_dir)
     _print_changes(f"added block {name}", delta)
     return 0

@@ -57,11 +57,12 @@ class Engine:
     nothing evaluated), ``insert`` EDB facts, ``run`` (loads ``.input`` files once, then
     evaluates every stratum), then read with ``rows`` / ``query`` / ``ask``, change with
     ``transaction`` / ``commit`` (the IDB relations are maintained), grow with ``extend``, write
-    with ``write_outputs``. Invariant after ``run``: every IDB relation holds what evaluating the
+    with ``write_outputs``. ``.input``/``.output`` files stay under the fact and output directories
+    unless ``allow_paths`` (the user's choice: :mod:`datalog.sources.paths`). Invariant after ``run``: every IDB relation holds what evaluating the
     program from scratch over the EDB relations would give."""
 
     def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "hash",
-                 maintenance: str = "incremental", spark: dict | None = None):
+                 maintenance: str = "incremental", spark: dict | None = None, allow_paths: bool = False):
         self.program = program
         self.checked: Checked = analyse(program)            # rewrite, check, stratify
         self.facts_dir = Path(facts_dir) if facts_dir is not None else Path(".")
@@ -75,6 +76,8 @@ class Engine:
         self.maintainer = None                    # built on the first commit
         self.spark_options = spark or {}          # master=, conf= for the Spark session
         self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
+        self.allow_paths = allow_paths            # .input/.output files may lead out of -F/-D (the user's
+                                                  # command-line choice, never a program's)
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -120,7 +123,7 @@ class Engine:
 
     def _read_inputs(self, directives, progress: Progress | None = None):
         return read_inputs(self.checked, directives, self.facts_dir, self.spark_session, self.stage_source,
-                           progress)
+                           progress, self.allow_paths)
 
     def settle(self, samples) -> None:
         """``auto`` columns take the type of their loaded values (``samples``: (relation, rows));

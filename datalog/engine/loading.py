@@ -40,15 +40,16 @@ def fact(checked, clause) -> tuple:
 
 
 def read_inputs(checked, directives, facts_dir: Path, spark=None, stage=None,
-                progress: Progress | None = None) -> Loaded:
+                progress: Progress | None = None, allow_paths: bool = False) -> Loaded:
     """Every file and Spark ``.input`` of ``directives``; ``spark()`` gives the session, ``stage``
-    (a workspace's hook) may keep what a Spark source gave."""
+    (a workspace's hook) may keep what a Spark source gave. A file whose real path leaves
+    ``facts_dir`` is ``input_path`` unless ``allow_paths``."""
     loaded = _read_spark_inputs(checked, directives, spark, stage, progress)
     for directive in directives:
         if directive.kind != "input" or directive.io != "file":
             continue
         info = checked.schema[directive.relation]
-        path = files.input_path(directive, facts_dir)
+        path = files.input_path(directive, facts_dir, allow_paths)
         rows = files.read_facts(path, info.types, directive.param("delimiter") or "\t", directive)
         loaded.append((directive.relation, rows))
     return loaded

@@ -8,14 +8,15 @@ from datalog.sources import files
 
 
 def write_outputs(engine, out_dir: str | None = None) -> list[str]:
-    """Write the engine's ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``),
-    in evaluation order."""
+    """Write the engine's ``.output`` relations (the files all or none, paths as
+    ``engine.allow_paths`` allows: :func:`datalog.sources.files.write_outputs`), then its Spark
+    sinks; return the ``.printsize`` lines (``name<TAB>count``), in evaluation order."""
     checked = engine.checked
-    for directive in checked.directives("output"):
-        io = directive.io
-        if io in ("file", "stdout"):
-            files.write_output(directive, engine.rows(directive.relation), out_dir)
-        elif io == "spark":
+    directives = checked.directives("output")
+    files.write_outputs([d for d in directives if d.io in ("file", "stdout")], engine.rows, out_dir,
+                        engine.allow_paths)
+    for directive in directives:
+        if directive.io == "spark":
             write_spark_output(engine, directive)
     stratum_of = {r: i for i, s in enumerate(checked.strata) for r in s.relations}
     sizes = sorted(checked.directives("printsize"), key=lambda d: stratum_of.get(d.relation, -1))

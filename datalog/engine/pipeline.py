@@ -43,15 +43,17 @@ from datalog.planning.planner import plan_program
 from lftj.relation import Relation
 
 
-def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect: str = "hash") -> dict:
-    """Evaluate the program ``text`` (its ``.input`` files read from ``facts_dir``); the relations
-    by name."""
+def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect: str = "hash",
+        allow_paths: bool = False) -> dict:
+    """Evaluate the program ``text`` (its ``.input`` files read from ``facts_dir``, none outside
+    it unless ``allow_paths``); the relations by name."""
     program = parse(text, name)                                   # parse
     checked = analyse(program)                                    # rewrite, check, stratify
     plans = compiled(plan(checked))                               # plan, compile
     db = relations(checked)
     fill(db, program_facts(checked))                              # load: the program's facts
-    loaded = read_inputs(checked, checked.directives("input"), Path(facts_dir))   # and its inputs
+    loaded = read_inputs(checked, checked.directives("input"), Path(facts_dir),   # and its inputs
+                         allow_paths=allow_paths)
     checked = settled(checked, loaded)                            # settle types
     fill(db, loaded)
     fixpoint.evaluate(checked.strata, plans, db, intersect)       # evaluate

@@ -99,7 +99,14 @@ BadFactFile = _error("BadFactFile", "bad_fact_file", "A fact file has a malforme
 MissingInput = _error("MissingInput", "missing_input", "An input file or directory does not exist.")
 RedefinedRelation = _error("RedefinedRelation", "redefined_relation", "A relation is declared twice.")
 UnknownDirective = _error("UnknownDirective", "unknown_parameter", "An I/O directive has a parameter the engine does not know.")
-OutputError = _error("OutputError", "output_error", "An output file could not be written.")
+OutputError = _error("OutputError", "output_error", "An output file could not be written: its directory cannot be made or "
+                     "written (no permission, a read-only file system, a full disk), or its path is a directory.")
+OutputPath = _error("OutputPath", "output_path", "An .output filename leaves the output directory (-D): an absolute "
+                    "path, .. or a symlink leading out of it. Allowed only by --allow-paths on the command line "
+                    "(Engine(allow_paths=True)), never by a program or a workspace.")
+InputPath = _error("InputPath", "input_path", "An .input filename leaves the fact directory (-F): an absolute path, "
+                   ".. or a symlink leading out of it. Allowed only by --allow-paths on the command line "
+                   "(Engine(allow_paths=True)), never by a program or a workspace.")
 NotEdb = _error("NotEdb", "not_edb", "A transaction tried to change a relation that rules derive.")
 TooDeep = _error("TooDeep", "too_deep", "Expressions nest too deeply for the parser.")
 BadPragma = _error("BadPragma", "bad_pragma", "A // @pragma comment names something the rule does not have.")
@@ -110,6 +117,11 @@ WorkspaceLocked = _error("WorkspaceLocked", "workspace_locked", "Another process
 WorkspaceVersion = _error("WorkspaceVersion", "workspace_version", "A workspace file has a format version this engine does not read.")
 WorkspaceMissing = _error("WorkspaceMissing", "workspace_missing", "A directory is not a workspace.")
 WorkspaceExists = _error("WorkspaceExists", "workspace_exists", "init into a directory that already holds a workspace.")
+WorkspaceIO = _error("WorkspaceIO", "workspace_io", "A workspace file could not be read or written: a full disk, a "
+                     "read-only file system, no permission, a missing directory. Nothing acknowledged is lost: "
+                     "a commit whose record was not written is undone.")
+IOFault = _error("IOFault", "io_error", "Reading or writing failed outside a workspace's and the output files "
+                 "(each coded where it happens): standard output on a full disk, for one.")
 WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit through a workspace opened for reading.")
 SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")

@@ -7,25 +7,34 @@ tab (or ``delimiter=``). Numbers are read as Soufflé reads them, ASCII only
 prefixed within the signed 64-bit range, floats decimal with an optional
 exponent or ``inf``; never ``nan``. Symbols are the raw text.
 Output: ``.output r`` writes ``<out_dir>/r.csv`` (or ``filename=``), the same
-format, rows in ascending order; the file is written to a temporary name and
-renamed, so a reader never sees half a file.
+format, rows in ascending order. Every file of a run is written to a temporary
+name first (:mod:`datalog.sources.atomic`) and they are renamed together at the
+end: a reader never sees half a file, and a failed output leaves every file as
+it was.
+A ``filename`` stays under its directory unless the user allows paths
+(:mod:`datalog.sources.paths`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
+from typing import Callable
 
 from datalog.language import ast, numbers
-from datalog.language.errors import BadFactFile, MissingInput, OutputError, Source, Span
+from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
 from datalog.language.types import AUTO
+from datalog.sources import atomic, paths
 
 
-def input_path(directive: ast.Directive, facts_dir: str | Path) -> Path:
+def input_path(directive: ast.Directive, facts_dir: str | Path, allow_paths: bool = False) -> Path:
+    """The file an ``.input`` reads; one whose real path leaves ``facts_dir`` is ``input_path``
+    unless ``allow_paths``."""
     name = directive.param("filename") or f"{directive.relation}.facts"
-    return Path(facts_dir) / name
+    if not allow_paths and not paths.inside(facts_dir, name):
+        raise InputPath(f"input file {name!r} of relation {directive.relation} leads out of the fact "
+                        f"directory {facts_dir}; pass --allow-paths to read it", directive.span)
+    return paths.joined(facts_dir, name)
 
 
 def read_facts(path: Path, types: list[str], delimiter: str = "\t", directive=None) -> list[tuple]:
@@ -166,20 +175,59 @@ def format_rows(rows, delimiter: str = "\t") -> str:
     return "".join([join(map(fmt, row)) + "\n" for row in rows])
 
 
-def write_output(directive: ast.Directive, rows, out_dir: str | None) -> None:
-    delimiter = directive.param("delimiter") or "\t"
-    if out_dir == "-" or directive.io == "stdout":
-        sys.stdout.write(f"---------------\n{directive.relation}\n===============\n")
-        sys.stdout.write(format_rows(rows, delimiter))
-        sys.stdout.write("===============\n")
-        return
-    path = Path(out_dir or ".") / (directive.param("filename") or f"{directive.relation}.csv")
+def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list], out_dir: str | None,
+                  allow_paths: bool = False) -> None:
+    """Write each directive's relation (``rows_of(relation)``): printed when ``out_dir`` is ``-``
+    or its IO is ``stdout``, else to its file under ``out_dir``, all or none: every path is
+    checked, then every file written to a temporary name, then all are renamed, then the
+    printed ones printed. On a failure the temporaries are removed and no file has changed
+    (``output_path``, ``output_error``)."""
+    printed = [d for d in directives if out_dir == "-" or d.io == "stdout"]
+    targets = [(d, *_output_path(d, out_dir or ".", allow_paths)) for d in directives
+               if not (out_dir == "-" or d.io == "stdout")]
+    staged: list[atomic.Staged] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(format_rows(rows, delimiter))
-        os.replace(tmp, path)
+        for directive, shown, real in targets:
+            staged.append(_stage(directive, rows_of(directive.relation), shown, real))
+        atomic.commit_all(staged)
+    except OSError as exc:                       # a rename, or the directory's fsync
+        atomic.discard_all(staged)
+        raise OutputError(f"cannot write the output files into {out_dir or '.'}: "
+                          f"{exc.strerror or exc} ({exc.filename2 or exc.filename})") from None
+    except BaseException:
+        atomic.discard_all(staged)
+        raise
+    for directive in printed:
+        _print(directive, rows_of(directive.relation))
+
+
+def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> tuple[Path, Path]:
+    """The file of an ``.output`` as the user names it and its real path, where it is written;
+    one that leads out of ``out_dir`` is ``output_path`` unless ``allow_paths``."""
+    name = directive.param("filename") or f"{directive.relation}.csv"
+    shown = paths.joined(out_dir, name)
+    if not allow_paths and not paths.inside(out_dir, name):
+        raise OutputPath(f"output file {name!r} of relation {directive.relation} leads out of the output "
+                         f"directory {out_dir}; pass --allow-paths to write it", directive.span)
+    real = paths.real(out_dir, name)
+    if real.is_dir():
+        raise OutputError(f"cannot write {shown} for relation {directive.relation}: it is a directory",
+                          directive.span)
+    return shown, real
+
+
+def _stage(directive: ast.Directive, rows, shown: Path, real: Path) -> atomic.Staged:
+    """The relation's text in a temporary file beside ``real``; ``output_error`` naming ``shown``."""
+    text = format_rows(rows, directive.param("delimiter") or "\t")
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        return atomic.stage(real, [text.encode("utf-8")])
     except OSError as exc:
-        raise OutputError(f"cannot write {path} for relation {directive.relation}: {exc.strerror or exc}",
+        raise OutputError(f"cannot write {shown} for relation {directive.relation}: {exc.strerror or exc}",
                           directive.span) from None
+
+
+def _print(directive: ast.Directive, rows) -> None:
+    sys.stdout.write(f"---------------\n{directive.relation}\n===============\n")
+    sys.stdout.write(format_rows(rows, directive.param("delimiter") or "\t"))
+    sys.stdout.write("===============\n")

@@ -15,6 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
+from datalog.sources import atomic
 from datalog.spark.session import guard
 from datalog.spark.tables import Progress, quote, rows_of, uri
 
@@ -182,7 +183,7 @@ def _split(changes: list[tuple]) -> tuple[list[tuple], list[tuple]]:
 
 
 def _write_meta(where: Path, rows: int, events: int) -> None:
-    (Path(where) / "meta.json").write_text(json.dumps({"rows": rows, "events": events}))
+    atomic.write(Path(where) / "meta.json", [json.dumps({"rows": rows, "events": events}).encode()])
 
 
 def snapshot_meta(where: Path, spark) -> tuple[int, int]:

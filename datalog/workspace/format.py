@@ -15,6 +15,13 @@ Each kind of file has its own version (:data:`VERSIONS`); an engine reads its ve
 older ones.
 Nothing read is executed: payloads are JSON data.
 
+Files are written whole by :mod:`datalog.sources.atomic` (a new temporary file created
+exclusively, never through a link, fsynced, renamed). A workspace file is opened without
+following a link and must be a regular file (:func:`open_entry`): a link or anything else planted
+in the workspace is ``workspace_corrupt`` naming it, never read or written through. An error of
+the file system (a full disk, no permission, a read-only file system) is ``workspace_io`` naming
+the file.
+
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
 >>> write_file(os.path.join(d, "f"), "log", {"base": 0}, [{"seq": 1}])
@@ -25,14 +32,18 @@ Nothing read is executed: payloads are JSON data.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import struct
 import zlib
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
-from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
+from datalog.language.errors import WorkspaceCorrupt, WorkspaceIO, WorkspaceVersion
+from datalog.sources import atomic
 
 FORMAT = "datalog-workspace"
 VERSION = 1                         # of every kind of file not in VERSIONS
@@ -90,12 +101,47 @@ def read_file(path: str | Path, kind: str, torn_tail: bool = False) -> Contents:
 
 
 def _read_bytes(path: str | Path) -> bytes:
+    fd = open_entry(path, os.O_RDONLY)
     try:
-        return Path(path).read_bytes()
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise io_error(path, "read", exc) from None
+    finally:
+        os.close(fd)
+
+
+def open_entry(path: str | Path, flags: int, create: bool = False, sole: bool = False) -> int:
+    """A descriptor of the workspace file ``path``, opened with ``flags`` without following a link
+    (and without blocking on a FIFO), created if ``create``. Not a regular file (a link, a
+    directory, a device), or with other hard links when ``sole`` (a file changed in place, whose
+    other names would change too): ``workspace_corrupt`` naming it; missing (and not ``create``):
+    ``workspace_corrupt``; an error of the file system: ``workspace_io``."""
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o666)
     except FileNotFoundError:
         raise WorkspaceCorrupt(f"workspace file {path} is missing") from None
     except OSError as exc:
-        raise WorkspaceCorrupt(f"cannot read workspace file {path}: {exc.strerror}") from None
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise WorkspaceCorrupt(f"workspace file {path} is a symbolic link; a workspace holds only "
+                                   f"regular files (it is never followed)") from None
+        if os.path.isdir(path):
+            raise WorkspaceCorrupt(f"workspace file {path} is a directory, not a regular file") from None
+        raise io_error(path, "open", exc) from None
+    info = os.fstat(fd)
+    problem = ("is not a regular file" if not stat.S_ISREG(info.st_mode) else
+               f"has {info.st_nlink} hard links (a writer changes it in place: replace it by a copy)"
+               if sole and info.st_nlink > 1 else None)
+    if problem:
+        os.close(fd)
+        raise WorkspaceCorrupt(f"workspace file {path} {problem}")
+    return fd
+
+
+def io_error(path, action: str, exc: OSError) -> WorkspaceIO:
+    """``workspace_io``: ``action`` (read, write, open, ...) on ``path`` failed with ``exc``."""
+    return WorkspaceIO(f"cannot {action} workspace file {path}: {exc.strerror or exc}")
 
 
 def _header(data: bytes, path: str, kind: str) -> tuple[dict, int, str | None]:
@@ -251,48 +297,35 @@ def _check_header(first: dict, path: str, kind: str):
 
 
 def write_file(path: str | Path, kind: str, extra: dict, records) -> int:
-    """Write header and records to ``path`` atomically: a temporary file, fsync, rename, fsync of
-    the directory. Returns the size in bytes. ``extra`` with ``"compression": "zlib"``: the
-    records after the header are compressed."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    """Write header and records to ``path`` atomically (:func:`datalog.sources.atomic.write`: a
+    new temporary file, fsync, rename, fsync of the directory; on failure ``workspace_io`` and
+    ``path`` as it was). Returns the size in bytes. ``extra`` with ``"compression": "zlib"``:
+    the records after the header are compressed."""
     compressed = extra.get("compression") == COMPRESSION
     if extra.get("compression") not in (None, COMPRESSION):
         raise ValueError(f"unknown compression {extra['compression']!r}")
-    size = 0
-    with open(tmp, "wb") as out:
-        out.write(first := encode(header(kind, extra)))
-        size += len(first)
-        for record in records:
-            frame = encode(record, compressed)
-            out.write(frame)
-            size += len(frame)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-    return size
-
-
-def fsync_dir(directory: str | Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+    frames = chain([encode(header(kind, extra))], (encode(record, compressed) for record in records))
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        return atomic.write(path, frames)
+    except OSError as exc:
+        raise io_error(path, "write", exc) from None
 
 
-def append(fd: int, record: dict) -> int:
-    """Append one frame to an open file and fsync it (durable when this returns). On any error
-    the file is cut back to its old length, so that a failed append leaves no partial frame."""
+def append(fd: int, record: dict, where) -> int:
+    """Append one frame to the open file ``where`` and fsync it (durable when this returns). On any
+    error the file is cut back to its old length, so that a failed append leaves no partial
+    frame; an error of the file system is ``workspace_io``."""
     frame = encode(record)
-    start = os.lseek(fd, 0, os.SEEK_END)
     try:
-        view = memoryview(frame)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except BaseException:
-        os.ftruncate(fd, start)
-        raise
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(frame)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, start)
+            raise
+    except OSError as exc:
+        raise io_error(where, "append to", exc) from None
     return len(frame)

@@ -33,11 +33,14 @@ def start(path: Path, base: int) -> int:
 def open_for_append(path: Path, valid_length: int, torn: int) -> int:
     """The writer's descriptor of the log. The writer cuts off a torn last record (the commit in
     flight at a crash: ``torn`` bytes after ``valid_length``) before appending."""
-    fd = os.open(path / LOG, os.O_RDWR)
+    fd = wsfile.open_entry(path / LOG, os.O_RDWR, sole=True)
     if torn:
         try:
             os.ftruncate(fd, valid_length)
             os.fsync(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise wsfile.io_error(path / LOG, "cut the torn record off", exc) from None
         except BaseException:
             os.close(fd)
             raise

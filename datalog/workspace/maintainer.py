@@ -8,6 +8,7 @@ compaction cut short), never read, and deleted by the next snapshot."""
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def read(path: Path, seq: int) -> tuple | None:
     commit): its state, its path and its frames (checked whole; version 3 pages are decoded when
     the maintainer first needs them)."""
     path = file_of(path, seq)
-    if not path.exists():
+    if not os.path.lexists(path):              # a link there is read, and refused, as such
         return None
     frames = wsfile.read_frames(path, "maintainer")
     if type(frames.header.get("seq")) is not int or frames.header["seq"] != seq:

@@ -7,6 +7,7 @@ refreshes; the snapshot and the log name each source's chain (``"sources"``)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -14,6 +15,15 @@ from datalog.language.errors import WorkspaceCorrupt
 from datalog.workspace import format as wsfile
 
 _VERSION = re.compile(r"v[0-9]+")
+
+
+def check_directory(path: Path) -> None:
+    """``spark/``, if there, must be a directory of the workspace, not a link to one elsewhere
+    (its snapshots would be read and written there): else ``workspace_corrupt``."""
+    where = Path(path) / "spark"
+    if os.path.lexists(where) and (where.is_symlink() or not where.is_dir()):
+        raise WorkspaceCorrupt(f"workspace entry {where} is a symbolic link or not a directory; "
+                               f"a workspace's spark/ is a directory it holds")
 
 
 def source_snapshot(path: Path, relation: str, version: str) -> Path:

@@ -21,12 +21,14 @@ create, open, commit, compact, addblock, removeblock.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 
 from datalog.engine.memory import paused_gc
-from datalog.language.errors import WorkspaceCorrupt, WorkspaceExists, WorkspaceMissing, WorkspaceReadOnly
+from datalog.language.errors import WorkspaceCorrupt, WorkspaceExists, WorkspaceIO, WorkspaceMissing, WorkspaceReadOnly
 from datalog.language.parser import parse
+from datalog.sources import atomic
 from datalog.workspace import blocks as wsblocks
 from datalog.workspace import engine as wsengine
 from datalog.workspace import format as wsfile
@@ -115,7 +117,10 @@ class Workspace:
         """The directory made and locked, ``engine`` (commit 0 of ``blocks``) saved there: the log,
         then the snapshot, which makes the directory a workspace; with ``spark_outputs`` the Spark
         outputs written. Returns it open for writing (closed again on failure)."""
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceIO(f"cannot create the workspace directory {path}: {exc.strerror or exc}") from None
         ws = cls(path, blocks, 0, time.time(), writer=True)
         ws.sources = sources
         ws._lock()
@@ -141,9 +146,11 @@ class Workspace:
         that file its first commit builds the maintainer (a full recording pass over the
         non-recursive rules)."""
         path = Path(path)
-        if not (path / SNAPSHOT).exists() and not (path / LOG).exists():
+        if not os.path.lexists(path / SNAPSHOT) and not os.path.lexists(path / LOG):
+            _check_listable(path)                   # a directory we may not read is not "missing"
             raise WorkspaceMissing(f"{path} is not a workspace (no {path / SNAPSHOT}); create one "
                                    f"with datalog init")
+        wssources.check_directory(path)
         ws = cls(path, [], 0, 0.0, writer=not readonly, compact_min=compact_min)
         try:
             if ws.writer:
@@ -228,20 +235,23 @@ class Workspace:
         record = wslog.record_of(self.seq + 1, changes, self._next_sources)
         if self._before_log is not None:
             self._before_log()
-        self.log_bytes += wsfile.append(self._log_fd, record)
+        if self._log_fd is None:                  # a log reset whose new log did not open
+            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open (it could not be "
+                              f"reopened after a compaction); reopen the workspace")
+        self.log_bytes += wsfile.append(self._log_fd, record, self.path / LOG)
         self.seq, self.when = record["seq"], record["time"]
         if self._next_sources:
             self.sources.update(self._next_sources)
 
     def maybe_compact(self) -> None:
         """Compact when the log outgrew the snapshot or holds :data:`COMPACT_COMMITS` commits. A
-        compaction that fails (a full disk) leaves the workspace as it was: the log keeps growing
-        and the next commit tries again."""
+        compaction that fails (a full disk: ``workspace_io``) leaves the workspace as it was: the log
+        keeps growing and the next commit tries again."""
         if (self.log_bytes > max(self.compact_min, self.snapshot_bytes)
                 or self.seq - self.snapshot_seq >= COMPACT_COMMITS):
             try:
                 self.compact()
-            except OSError:
+            except (WorkspaceIO, OSError):
                 pass
 
     def compact(self) -> None:
@@ -257,6 +267,7 @@ class Workspace:
                                                        self.engine)
         self.snapshot_seq = self.seq
         wsmaintainer.drop_others(self.path, self.seq)
+        _drop_temporaries(self.path)
         if then_reset_log:
             self._reset_log()
 
@@ -318,7 +329,8 @@ class Workspace:
         old = self.engine
         tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
         blocks = wsblocks.keep_conversions(self.blocks, name, tables)
-        new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance})
+        new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance,
+                                              "allow_paths": old.allow_paths})
         new.workspace = self
         saved = (self.engine, self.blocks)
         try:
@@ -346,7 +358,7 @@ class Workspace:
             raise
         try:
             self._reset_log()                         # the old log's records are all in the snapshot
-        except OSError:
+        except (WorkspaceIO, OSError):
             pass
 
     # ------------------------------------------------------------ verify
@@ -380,11 +392,11 @@ class Workspace:
 
     # ------------------------------------------------------------ status
     def status(self) -> dict:
-        files = [f for f in self.path.rglob("*") if f.is_file()]      # spark/ snapshots too
+        sizes = [s for s in map(_lstat, self.path.rglob("*")) if s]      # spark/ snapshots too; no link
         return {"path": str(self.path), "blocks": [(b["name"], b["source"]) for b in self.blocks],
                 "sizes": {n: len(self.engine.db[n]) for n in self.engine.relations()},
                 "idb": sorted(self.engine.idb), "last_commit": self.seq, "time": self.when,
-                "disk_bytes": sum(f.stat().st_size for f in files if f.exists()),
+                "disk_bytes": sum(s.st_size for s in sizes if stat.S_ISREG(s.st_mode)),
                 "writer": lock_holder(self.path), "discarded": self.discarded,
                 "maintainer": wsmaintainer.file_of(self.path, self.snapshot_seq).exists()}
 
@@ -394,9 +406,9 @@ class Workspace:
 def _refuse_existing(path: Path) -> None:
     """``init`` never overwrites a workspace. A log without commits and without a snapshot is
     an ``init`` cut short, and is overwritten."""
-    if (path / SNAPSHOT).exists():
+    if os.path.lexists(path / SNAPSHOT):
         raise WorkspaceExists(f"{path} already holds a workspace ({path / SNAPSHOT})")
-    if (path / LOG).exists():
+    if os.path.lexists(path / LOG):
         try:
             empty = not wslog.read(path).records
         except WorkspaceCorrupt:
@@ -404,6 +416,36 @@ def _refuse_existing(path: Path) -> None:
         if not empty:
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
+
+
+def _lstat(path: Path):
+    """The entry's own status (a link's, not its target's); None if it is gone (a writer's
+    compaction replaced it meanwhile)."""
+    try:
+        return path.lstat()
+    except OSError:
+        return None
+
+
+def _check_listable(path: Path) -> None:
+    """``workspace_io`` if ``path`` is a directory that cannot be read (no permission)."""
+    try:
+        os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        raise WorkspaceIO(f"cannot read the workspace directory {path}: {exc.strerror or exc}") from None
+
+
+def _drop_temporaries(path: Path) -> None:
+    """The writer's temporary files left by a crash (``.NAME.<random>.tmp``: never read) are
+    deleted after the next snapshot; only the writer, holding the lock, writes here."""
+    for entry in path.iterdir():
+        if atomic.is_temporary(entry.name):
+            try:
+                entry.unlink()
+            except OSError:
+                pass                                  # never read; next time
 
 
 __all__ = ["Workspace", "WorkspaceEngine", "lock_holder", "program_of", "source_snapshot"]
