@@ -93,7 +93,8 @@ def choose_backend(clause, recursive: bool = False) -> Backend:
     if isinstance(gjt, Cyclic):
         return _refuse(clause, forced, gjt.reason)
     shape = "free-connex" if gjt.connex_vars() == gcq.out else "not free-connex: §7 approximation"
-    theta = sorted((p for p in gcq.predicates if _between_atoms(p, gcq)), key=lambda p: p.op == "=")
+    atoms_of = _atoms_of(gcq)
+    theta = sorted((p for p in gcq.predicates if _between_atoms(p, atoms_of)), key=lambda p: p.op == "=")
     if forced == "thetajoin":
         return Backend("thetajoin", f"forced by // @backend thetajoin ({shape})", gcq, gjt, head)
     if not theta:
@@ -107,11 +108,21 @@ def _refuse(clause, forced, reason: str) -> Backend:
     return Backend("lftj", reason)
 
 
-def _between_atoms(p: Predicate, gcq: GCQ) -> bool:
+def _atoms_of(gcq: GCQ) -> dict[str, set[int]]:
+    """Per variable, the positions of the atoms holding it (so a predicate is placed in time
+    proportional to its variables' atoms, not to the body: issue 23)."""
+    found: dict[str, set[int]] = {}
+    for i, atom in enumerate(gcq.atoms):
+        for v in atom.vars:
+            found.setdefault(v, set()).add(i)
+    return found
+
+
+def _between_atoms(p: Predicate, atoms_of: dict[str, set[int]]) -> bool:
     """An inequality whose two variables never share an atom (``=`` with an offset counts)."""
     if p.right is None or (p.op == "=" and not p.offset):
         return False
-    return not any({p.left, p.right} <= set(a.vars) for a in gcq.atoms)
+    return atoms_of[p.left].isdisjoint(atoms_of[p.right])
 
 
 # ---------------------------------------------------------------- translation
