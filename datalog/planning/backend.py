@@ -2,7 +2,8 @@
 
 A clause goes to the theta-join backend (:mod:`maintenance.gjt`) when its body is an
 acyclic GCQ with at least one inequality between variables of different atoms;
-everything else stays on LFTJ maintenance. ``// @backend thetajoin`` or
+everything else stays on LFTJ maintenance, and so does a body whose GJT is deeper than
+:data:`MAX_GJT_DEPTH` (a long chain: the T-reduct's enumeration recurses per level). ``// @backend thetajoin`` or
 ``// @backend lftj`` on the line before a rule forces the choice (a forced thetajoin on a
 body that is not a GCQ, or is cyclic, is error ``bad_pragma``).
 
@@ -38,6 +39,10 @@ from datalog.planning.gjt import GCQ, Atom, Cyclic, Predicate, build_gjt
 from datalog.planning.gjt.tree import GJT
 
 BACKENDS = ("thetajoin", "lftj")
+# The T-reduct's enumeration (maintenance.gjt.bulk) recurses three frames per level of the GJT:
+# a rule of some 250 atoms in a chain (a GJT of 300 levels) overran Python's recursion limit at
+# its first commit, so deeper trees stay on LFTJ (issue 23).
+MAX_GJT_DEPTH = 200
 
 
 class NotGCQ(Exception):
@@ -92,6 +97,9 @@ def choose_backend(clause, recursive: bool = False) -> Backend:
     gjt = build_gjt(gcq)
     if isinstance(gjt, Cyclic):
         return _refuse(clause, forced, gjt.reason)
+    if gjt.depth() > MAX_GJT_DEPTH:
+        return _refuse(clause, forced, f"its GJT is {gjt.depth()} levels deep, over the {MAX_GJT_DEPTH} the "
+                                       f"theta-join backend takes (its enumeration recurses per level)")
     shape = "free-connex" if gjt.connex_vars() == gcq.out else "not free-connex: §7 approximation"
     atoms_of = _atoms_of(gcq)
     theta = sorted((p for p in gcq.predicates if _between_atoms(p, atoms_of)), key=lambda p: p.op == "=")

@@ -116,6 +116,15 @@ class GJT:
     def connex_vars(self) -> frozenset[str]:
         return frozenset(v for n in self.root.walk() if n.id in self.connex for v in n.vars)
 
+    def depth(self) -> int:
+        """The number of nodes on the longest root-to-leaf path."""
+        deepest, stack = 0, [(self.root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            deepest = max(deepest, depth)
+            stack.extend((c, depth + 1) for c in node.children)
+        return deepest
+
     def is_binary(self) -> bool:
         return all(len(n.children) <= 2 for n in self.root.walk())
 
