@@ -62,7 +62,8 @@ def old_variable_order(atoms, params, forced, clause):
 def old_route(clause) -> tuple[str, str, str | None]:
     """The routing decision as choose_backend made it before issue 23 (its between-atoms test a
     scan of the body, its GJT from the definition's steps), for a clause of a non-recursive
-    stratum: (backend, reason, GJT as described)."""
+    stratum: (backend, reason, GJT as described). Small bodies never reach the depth bound
+    issue 23 added (MAX_GJT_DEPTH), so it is not here."""
     try:
         gcq, _ = to_gcq(clause)
     except NotGCQ as refusal:
@@ -233,6 +234,8 @@ def test_a_deep_gjt_stays_on_lftj_and_is_maintained_like_from_scratch():
     error); one just under the limit stays on the theta-join backend."""
     backend = choose_backend(_clause(".decl p(a: number, b: number)\n" + chain(300, True))[1])
     assert backend.name == "lftj" and f"over the {MAX_GJT_DEPTH}" in backend.reason
+    plain = choose_backend(_clause(".decl p(a: number, b: number)\n" + chain(300, False))[1])
+    assert plain.reason == "no inequality between variables of different atoms"     # as before
     with pytest.raises(DatalogError) as forced:
         Engine.from_source(".decl p(a: number, b: number)\n// @backend thetajoin\n" + chain(300, True))
     assert forced.value.code == "bad_pragma" and "levels deep" in forced.value.message

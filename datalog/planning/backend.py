@@ -97,16 +97,16 @@ def choose_backend(clause, recursive: bool = False) -> Backend:
     gjt = build_gjt(gcq)
     if isinstance(gjt, Cyclic):
         return _refuse(clause, forced, gjt.reason)
-    if gjt.depth() > MAX_GJT_DEPTH:
-        return _refuse(clause, forced, f"its GJT is {gjt.depth()} levels deep, over the {MAX_GJT_DEPTH} the "
-                                       f"theta-join backend takes (its enumeration recurses per level)")
     shape = "free-connex" if gjt.connex_vars() == gcq.out else "not free-connex: §7 approximation"
     atoms_of = _atoms_of(gcq)
     theta = sorted((p for p in gcq.predicates if _between_atoms(p, atoms_of)), key=lambda p: p.op == "=")
+    if not theta and forced != "thetajoin":
+        return Backend("lftj", "no inequality between variables of different atoms")
+    if gjt.depth() > MAX_GJT_DEPTH:
+        return _refuse(clause, forced, f"its GJT is {gjt.depth()} levels deep, over the {MAX_GJT_DEPTH} the "
+                                       f"theta-join backend takes (its enumeration recurses per level)")
     if forced == "thetajoin":
         return Backend("thetajoin", f"forced by // @backend thetajoin ({shape})", gcq, gjt, head)
-    if not theta:
-        return Backend("lftj", "no inequality between variables of different atoms")
     return Backend("thetajoin", f"acyclic GCQ with inequality {theta[0]} between atoms ({shape})", gcq, gjt, head)
 
 
