@@ -645,3 +645,17 @@ def test_every_repl_error_has_a_code(monkeypatch, capsys):
     assert "  ?- e(X, Y), X > 1.\n" in captured.err and "3  4" in captured.out
     done = repl([], "e(1).\nbegin\ne(2).\n")
     assert "error[transaction_state]: the input ended inside a transaction" in done.stderr
+
+
+def test_a_garbage_line_at_the_terminal_is_reported_when_the_next_statement_is_entered(tmp_path):
+    """Enter after a line without its '.' starts a new line (the input is not finished); Enter after
+    the next statement runs both: the garbage's syntax error, then the statement."""
+    term = Terminal(tmp_path, "programs/transitive_closure/prog.dl", "-F", "programs/transitive_closure/facts")
+    term.child.send("garbage here\r")
+    out = term.enter("edge(14, 1).")
+    assert "<input 1>:1:9: error[syntax_error]: unexpected 'here'" in out
+    assert re.search(r"edge \+1, path \+\d+", out)
+    term.child.sendcontrol("d")
+    term.child.expect(pexpect.EOF)
+    term.child.close()
+    assert term.child.exitstatus == 0
