@@ -257,3 +257,13 @@ def test_a_300_atom_query_in_the_repl_is_answered_within_the_bound():
     answer = session.run(statement)
     assert time.perf_counter() - started < BOUND
     assert rest is None and "1 row" in answer and "303" in answer
+
+
+def test_a_comparison_of_a_variable_with_itself_after_unification_stays_on_lftj():
+    """``v2 = v5, v2 < v5`` became the θ ``v2 < v2`` of a GJT edge, and the T-reduct's index failed
+    (KeyError) at the first commit (found by test_thetajoin_engine's property test on main)."""
+    rule = "q(v3) :- p(v0, v1), p(v2, v3), p(v4, v5), v2 < v5, v2 = v5, v1 < v2."
+    backend = choose_backend(_clause(".decl p(a: number, b: number)\n" + rule)[1])
+    assert backend.name == "lftj" and "compares v2 with itself" in backend.reason
+    backend, rows = _maintained_like_from_scratch(rule, "p(0, 1). p(1, 2). p(2, 3).", [(0, 2)], [(1, 2)])
+    assert rows == []

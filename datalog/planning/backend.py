@@ -197,6 +197,8 @@ def _predicate(lit: ast.Comparison, rename, bound) -> Predicate | None:
         return Predicate(lvar, op, None, roff)
     if op == "=" and lvar == rvar and loff == roff == 0:
         return None
+    if lvar == rvar:      # x < x once x = y unified them: the T-reduct's indexes cannot range on it
+        raise NotGCQ(f"comparison {lit} compares {lvar} with itself (equalities unified)")
     return Predicate(lvar, op, rvar, roff - loff)
 
 
