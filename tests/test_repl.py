@@ -581,3 +581,81 @@ def test_terminal_session_on_a_workspace(tmp_path):
     assert datalog("query", ws, "back(X)").stdout == "14\n"
     assert datalog("query", ws, "path(70, X)").stdout == "70\t71\n"
     assert "writer: none" in datalog("status", ws).stdout              # the lock was released
+
+
+# ---------------------------------------------------------------- garbage lines (issue 23, item 6)
+
+@pytest.mark.parametrize("script, ran, errors", [
+    # a garbage line without its '.' is reported at the next statement, which runs
+    (".decl e(a: number, b: number)\ngarbage here\ne(1, 2).\n?- e(X, Y).\n",
+     ["ok", "e +1", "1 row"], ["<stdin>:2:9: error[syntax_error]: unexpected 'here'"]),
+    # before a directive (it used to become 'decl e(...)' of a broken clause)
+    ("garbage\n.decl e(a: number, b: number)\ne(1, 2).\n?- e(X, Y).\n",
+     ["ok", "e +1", "1 row"], ["<stdin>:1:8: error[syntax_error]: unexpected end of input"]),
+    # a fact, a retraction and a query each missing its '.': one error each, as typed
+    (".decl e(a: number, b: number)\ne(1, 2)\n-e(1, 2)\n?- e(X, Y)\ne(3, 4).\n?- e(X, Y).\n",
+     ["ok", "e +1", "3  4", "1 row"],
+     ["<stdin>:2:8: error[syntax_error]", "<stdin>:3:9: error[syntax_error]", "  -e(1, 2)\n",
+      "<stdin>:4:11: error[syntax_error]", "  ?- e(X, Y)\n"]),
+    # a broken rule over indented lines stays one error: no piece of it runs as a fact
+    (".decl e(a: number, b: number)\nfoo bar :-\n  e(x, y)\n  baz(1).\n?- baz(X).\n",
+     ["ok"], ["<stdin>:2:5: error[syntax_error]", "error[undefined_relation]: undefined relation baz"]),
+])
+def test_a_garbage_line_without_a_dot_does_not_swallow_the_next_statement(script, ran, errors):
+    done = repl([], script)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    for piece in ran:
+        assert piece in done.stdout
+    for piece in errors:
+        assert piece in done.stderr
+    assert done.stderr.count("error[") == len([e for e in errors if "error[" in e])
+
+
+VALID = ["e(1, 2).", "-e(1, 2).", "+e(3, 4).", "?- e(X, Y).", "p(x) :-\n  e(x, y).", ".decl f(a: number)",
+         ".facts e 2", "begin", "commit", 'r("a.b", 1.5).']
+GARBAGE = ["garbage here", "e(1, 2", "?- e(X", "-e(1, 2)", "foo bar baz", ")(", "x :- y z", "e(1, 2) e(3, 4)",
+           "1 2 3", "p(x) :- e(x,"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(VALID), st.none() | st.sampled_from(GARBAGE)), min_size=1, max_size=8))
+def test_garbage_lines_between_statements_leave_the_statements_whole(pairs):
+    """split(statements with unfinished garbage lines between them) = split(the statements) plus one
+    unfinished statement per garbage line, in place: no statement is swallowed or changed."""
+    dirty = "\n".join(line for garbage, statement in ((g, s) for s, g in pairs)
+                      for line in ([garbage] if garbage else []) + [statement]) + "\n"
+    clean = "\n".join(s for s, _ in pairs) + "\n"
+    expected = [(s.kind, s.text) for s in split(clean)[0]]
+    statements, rest = split(dirty)
+    assert rest is None
+    assert [(s.kind, s.text) for s in statements if s.kind != "unfinished"] == expected
+    assert [s.text for s in statements if s.kind == "unfinished"] == [g for _, g in pairs if g]
+
+
+def test_every_repl_error_has_a_code(monkeypatch, capsys):
+    """A bug (here an injected one: none is known) is error[internal_error], the session goes on;
+    a script ending inside a transaction is error[transaction_state]."""
+    from datalog.cli.terminal import execute
+    session = Session(fresh(".decl e(a: number, b: number)\ne(3, 4).", {}))
+    monkeypatch.setattr(Engine, "ask", lambda self, body: 1 / 0)
+    (query, simple), _ = split("?- e(X, Y), X > 1.\n?- e(X, Y).")
+    assert not execute(session, query) and execute(session, simple)
+    captured = capsys.readouterr()
+    assert "<input>:1:1: error[internal_error]: the statement was undone: ZeroDivisionError" in captured.err
+    assert "  ?- e(X, Y), X > 1.\n" in captured.err and "3  4" in captured.out
+    done = repl([], "e(1).\nbegin\ne(2).\n")
+    assert "error[transaction_state]: the input ended inside a transaction" in done.stderr
+
+
+def test_a_garbage_line_at_the_terminal_is_reported_when_the_next_statement_is_entered(tmp_path):
+    """Enter after a line without its '.' starts a new line (the input is not finished); Enter after
+    the next statement runs both: the garbage's syntax error, then the statement."""
+    term = Terminal(tmp_path, "programs/transitive_closure/prog.dl", "-F", "programs/transitive_closure/facts")
+    term.child.send("garbage here\r")
+    out = term.enter("edge(14, 1).")
+    assert "<input 1>:1:9: error[syntax_error]: unexpected 'here'" in out
+    assert re.search(r"edge \+1, path \+\d+", out)
+    term.child.sendcontrol("d")
+    term.child.expect(pexpect.EOF)
+    term.child.close()
+    assert term.child.exitstatus == 0

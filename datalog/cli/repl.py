@@ -38,7 +38,7 @@ from datalog.language.parser import parse, parse_query
 from datalog.cli.repl_commands import run_command
 from datalog.cli.repl_store import Store
 from datalog.cli.report import summary
-from datalog.cli.statements import Statement
+from datalog.cli.statements import Statement, as_begun
 from datalog.cli.tables import limited
 from datalog.workspace.workspace import Workspace
 
@@ -173,6 +173,20 @@ class Session:
     # ------------------------------------------------------------ commands
     def _command(self, statement: Statement) -> str:
         return run_command(self, statement)
+
+    def _unfinished(self, statement: Statement) -> str:
+        """Text cut off where the next statement begins: its syntax error, where the parser stops."""
+        begun = as_begun(statement)
+        try:
+            if begun.kind == "query":
+                parse_query(begun.positioned(original=True), statement.name)
+            else:
+                parse(begun.positioned(), statement.name)
+        except DatalogError as err:
+            _as_typed(err, begun)
+            raise
+        raise SyntaxError_("this statement is not finished (a rule, fact or query ends with '.')",
+                           statement.span())
 
 
 # ---------------------------------------------------------------- helpers

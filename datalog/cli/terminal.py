@@ -23,7 +23,7 @@ from prompt_toolkit.shortcuts import confirm
 from prompt_toolkit.styles import Style
 
 from datalog.engine.engine import Engine
-from datalog.language.errors import DatalogError, SyntaxError_
+from datalog.language.errors import DatalogError, InternalError, SyntaxError_, TransactionState
 from datalog.cli.highlight import STYLE, DatalogCompleter, DatalogLexer
 from datalog.cli.interrupts import cancellable
 from datalog.cli.repl import Session
@@ -90,8 +90,8 @@ def execute(session: Session, statement: Statement) -> bool:
     except Quit:
         raise
     except Exception as exc:                      # a bug, not a mistake: keep the session going
-        print(f"internal error, the statement was undone: {type(exc).__name__}: {exc}",
-              file=sys.stderr, flush=True)
+        error = InternalError(f"the statement was undone: {type(exc).__name__}: {exc}", statement.span(original=True))
+        print(error.render(), file=sys.stderr, flush=True)
         return False
     print(text, flush=True)
     return True
@@ -113,8 +113,8 @@ def script(session: Session, text: str, name: str, echo: bool = False) -> int:
         print(_unfinished(rest).render(), file=sys.stderr)
         ok = False
     if session.tx is not None:
-        print("error: the input ended inside a transaction (begin without commit); it was rolled back",
-              file=sys.stderr)
+        print(TransactionState("the input ended inside a transaction (begin without commit); it was "
+                               "rolled back").render(), file=sys.stderr)
         ok = False
     return 0 if ok else 1
 

@@ -2,7 +2,8 @@
 
 A clause goes to the theta-join backend (:mod:`maintenance.gjt`) when its body is an
 acyclic GCQ with at least one inequality between variables of different atoms;
-everything else stays on LFTJ maintenance. ``// @backend thetajoin`` or
+everything else stays on LFTJ maintenance, and so does a body whose GJT is deeper than
+:data:`MAX_GJT_DEPTH` (a long chain: the T-reduct's enumeration recurses per level). ``// @backend thetajoin`` or
 ``// @backend lftj`` on the line before a rule forces the choice (a forced thetajoin on a
 body that is not a GCQ, or is cyclic, is error ``bad_pragma``).
 
@@ -38,6 +39,10 @@ from datalog.planning.gjt import GCQ, Atom, Cyclic, Predicate, build_gjt
 from datalog.planning.gjt.tree import GJT
 
 BACKENDS = ("thetajoin", "lftj")
+# The T-reduct's enumeration (maintenance.gjt.bulk) recurses three frames per level of the GJT:
+# a rule of some 250 atoms in a chain (a GJT of 300 levels) overran Python's recursion limit at
+# its first commit, so deeper trees stay on LFTJ (issue 23).
+MAX_GJT_DEPTH = 200
 
 
 class NotGCQ(Exception):
@@ -93,11 +98,15 @@ def choose_backend(clause, recursive: bool = False) -> Backend:
     if isinstance(gjt, Cyclic):
         return _refuse(clause, forced, gjt.reason)
     shape = "free-connex" if gjt.connex_vars() == gcq.out else "not free-connex: §7 approximation"
-    theta = sorted((p for p in gcq.predicates if _between_atoms(p, gcq)), key=lambda p: p.op == "=")
+    atoms_of = _atoms_of(gcq)
+    theta = sorted((p for p in gcq.predicates if _between_atoms(p, atoms_of)), key=lambda p: p.op == "=")
+    if not theta and forced != "thetajoin":
+        return Backend("lftj", "no inequality between variables of different atoms")
+    if gjt.depth() > MAX_GJT_DEPTH:
+        return _refuse(clause, forced, f"its GJT is {gjt.depth()} levels deep, over the {MAX_GJT_DEPTH} the "
+                                       f"theta-join backend takes (its enumeration recurses per level)")
     if forced == "thetajoin":
         return Backend("thetajoin", f"forced by // @backend thetajoin ({shape})", gcq, gjt, head)
-    if not theta:
-        return Backend("lftj", "no inequality between variables of different atoms")
     return Backend("thetajoin", f"acyclic GCQ with inequality {theta[0]} between atoms ({shape})", gcq, gjt, head)
 
 
@@ -107,11 +116,21 @@ def _refuse(clause, forced, reason: str) -> Backend:
     return Backend("lftj", reason)
 
 
-def _between_atoms(p: Predicate, gcq: GCQ) -> bool:
+def _atoms_of(gcq: GCQ) -> dict[str, set[int]]:
+    """Per variable, the positions of the atoms holding it (so a predicate is placed in time
+    proportional to its variables' atoms, not to the body: issue 23)."""
+    found: dict[str, set[int]] = {}
+    for i, atom in enumerate(gcq.atoms):
+        for v in atom.vars:
+            found.setdefault(v, set()).add(i)
+    return found
+
+
+def _between_atoms(p: Predicate, atoms_of: dict[str, set[int]]) -> bool:
     """An inequality whose two variables never share an atom (``=`` with an offset counts)."""
     if p.right is None or (p.op == "=" and not p.offset):
         return False
-    return not any({p.left, p.right} <= set(a.vars) for a in gcq.atoms)
+    return atoms_of[p.left].isdisjoint(atoms_of[p.right])
 
 
 # ---------------------------------------------------------------- translation
@@ -178,6 +197,8 @@ def _predicate(lit: ast.Comparison, rename, bound) -> Predicate | None:
         return Predicate(lvar, op, None, roff)
     if op == "=" and lvar == rvar and loff == roff == 0:
         return None
+    if lvar == rvar:      # x < x once x = y unified them: the T-reduct's indexes cannot range on it
+        raise NotGCQ(f"comparison {lit} compares {lvar} with itself (equalities unified)")
     return Predicate(lvar, op, rvar, roff - loff)
 
 

@@ -10,7 +10,10 @@ out = the free variables). Planning builds a GJT for a rule routed to the theta-
 ``query.py``        GCQ, Atom, Predicate (§2); ``parse_gcq`` for tests and examples
 ``gyo.py``          GYO reduction for GCQs: ISO, CSE, FLT on GJF triplets, two stages,
                     Algorithm 3 -> a sibling-closed GJT pair (T, N), or ``Cyclic(reason)``;
-                    ``classify`` decides acyclic / free-connex (Theorem 3) (§6.2)
+                    ``classify`` decides acyclic / free-connex (Theorem 3) (§6.2); its
+                    ``reduce`` finds each step by the definitions (the slow twin)
+``ears.py``         the same steps in the same order, found from indexes and per-hyperedge
+                    ear statuses: near-linear in the body (issue 23)
 ``tree.py``         Node, GJT pair, ``describe()``, ``violations()`` (Definitions 1-5)
 ``transform.py``    culprit removal, sibling-closed transform, binarization (§3, Prop. 1-3)
 ``build.py``        ``build_gjt(query)``: Algorithm 3 followed by the rewrites

@@ -21,9 +21,10 @@ from .tree import GJT
 REWRITES = (compress, make_sibling_closed, binarize)
 
 
-def build_gjt(query: GCQ) -> GJT | Cyclic:
-    """A binary, sibling-closed GJT pair (T, N) for ``query`` with var(N) minimal, or Cyclic."""
-    result = algorithm3(query)
+def build_gjt(query: GCQ, by_definition: bool = False) -> GJT | Cyclic:
+    """A binary, sibling-closed GJT pair (T, N) for ``query`` with var(N) minimal, or Cyclic
+    (``by_definition``: Algorithm 3's steps found by the slow twin, for the tests)."""
+    result = algorithm3(query, by_definition)
     if isinstance(result, Cyclic):
         return result
     for rewrite in REWRITES:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ears import IndexedTriplet
 from .query import GCQ, Predicate
 from .tree import GJT, Node
 
@@ -79,6 +80,12 @@ class ForestTriplet:
 
     def is_empty(self) -> bool:
         return not self.hyp() and not self.preds
+
+    def reduce(self) -> ForestTriplet:
+        return reduce(self)
+
+    def clear_out(self) -> None:
+        self.out = frozenset()
 
 
 # -- the three reduction operations: find one, then enact it on the forest --------
@@ -144,17 +151,24 @@ def reduce(f: ForestTriplet) -> ForestTriplet:
     return f
 
 
-def algorithm3(query: GCQ) -> GJT | Cyclic:
-    """Algorithm 3: a sibling-closed GJT pair (T, N) for ``query``, or Cyclic."""
-    f = ForestTriplet([Node.leaf(a) for a in query.atoms], query.out, list(query.predicates))
-    reduce(f)                                                    # stage 1, with out(Q)
+def algorithm3(query: GCQ, by_definition: bool = False) -> GJT | Cyclic:
+    """Algorithm 3: a sibling-closed GJT pair (T, N) for ``query``, or Cyclic. The steps are
+    found by the indexed triplet (:mod:`.ears`), or ``by_definition`` (:func:`reduce`: the slow
+    twin, same steps in the same order)."""
+    f = _triplet(query, by_definition)
+    f.reduce()                                                   # stage 1, with out(Q)
     frontier = [r.id for r in f.roots]                           # X
-    f.out = frozenset()
-    reduce(f)                                                    # stage 2, the residual
+    f.clear_out()
+    f.reduce()                                                   # stage 2, the residual
     if not f.is_empty():
         return Cyclic(_cycle_reason(f))
     root = Node.interior((), f.roots)
     return GJT(root, _with_ancestors(root, set(frontier)), query)
+
+
+def _triplet(query: GCQ, by_definition: bool) -> ForestTriplet | IndexedTriplet:
+    kind = ForestTriplet if by_definition else IndexedTriplet
+    return kind([Node.leaf(a) for a in query.atoms], query.out, list(query.predicates))
 
 
 def _with_ancestors(root: Node, ids: set[int]) -> set[int]:
@@ -162,7 +176,7 @@ def _with_ancestors(root: Node, ids: set[int]) -> set[int]:
     connex = set(ids)
     for n in root.walk():
         if n.id in ids:
-            while n.parent is not None:
+            while n.parent is not None and n.parent.id not in connex:   # the rest is in already
                 n = n.parent
                 connex.add(n.id)
     return connex
@@ -177,12 +191,12 @@ def _cycle_reason(f: ForestTriplet) -> str:
     return text
 
 
-def classify(query: GCQ) -> Classification:
+def classify(query: GCQ, by_definition: bool = False) -> Classification:
     """Theorem 3 on the hypergraph triplet H(Q), without building a tree."""
-    f = reduce(ForestTriplet([Node.leaf(a) for a in query.atoms], query.out, list(query.predicates)))
+    f = _triplet(query, by_definition).reduce()
     connex_vars = tuple(sorted({v for r in f.roots for v in r.vars}))
-    f.out = frozenset()
-    reduce(f)
+    f.clear_out()
+    f.reduce()
     if not f.is_empty():
         return Classification(False, False, connex_vars, _cycle_reason(f))
     return Classification(True, set(connex_vars) == set(query.out), connex_vars, "")

@@ -73,16 +73,22 @@ class Node:
         return str(self.atom) if self.atom else "{" + ",".join(self.vars) + "}"
 
     def walk(self):
-        """Pre-order."""
-        yield self
-        for c in self.children:
-            yield from c.walk()
+        """Pre-order (with a stack: the tree of a long chain is as deep as the chain is long)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
 
     def bottom_up(self):
-        """Post-order: children before parents (Algorithm 2's traversal)."""
-        for c in self.children:
-            yield from c.bottom_up()
-        yield self
+        """Post-order: children before parents (Algorithm 2's traversal); the reverse of
+        visiting each node before its children taken last to first."""
+        order, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.children)
+        return reversed(order)
 
 
 @dataclass(eq=False)
@@ -110,6 +116,15 @@ class GJT:
     def connex_vars(self) -> frozenset[str]:
         return frozenset(v for n in self.root.walk() if n.id in self.connex for v in n.vars)
 
+    def depth(self) -> int:
+        """The number of nodes on the longest root-to-leaf path."""
+        deepest, stack = 0, [(self.root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            deepest = max(deepest, depth)
+            stack.extend((c, depth + 1) for c in node.children)
+        return deepest
+
     def is_binary(self) -> bool:
         return all(len(n.children) <= 2 for n in self.root.walk())
 
@@ -120,17 +135,14 @@ class GJT:
 
     def describe(self) -> str:
         """The tree, one node per line; ``*`` marks N; each edge shows ``pred(n->c)``."""
-        lines = []
-
-        def show(node: Node, depth: int) -> None:
+        lines, stack = [], [(self.root, 0)]
+        while stack:                                  # pre-order with a stack (deep trees)
+            node, depth = stack.pop()
             edge = f"  pred({node.parent.label()}->{node.label()}) = " \
                    f"{{{', '.join(map(str, node.pred_in))}}}" if node.pred_in else ""
             mark = "*" if node.id in self.connex else " "
             lines.append(f"{'  ' * depth}{mark} {node.label()}{edge}")
-            for c in node.children:
-                show(c, depth + 1)
-
-        show(self.root, 0)
+            stack.extend((c, depth + 1) for c in reversed(node.children))
         return "\n".join(lines)
 
 
