@@ -37,6 +37,13 @@ UNSIGNED = ["0", "5", "-1", "4294967295", "4294967296", "18446744073709551615", 
 SYMBOLS = ["a", "", "hello world", 'x"y', '"quoted"', "\u00e9", "\u200b", "a\\tb", "\U0001f642", "\U0001d7d9",
            "nan", "1", "NaN", "-0", "\ufeffbom", "a,b", "x" * 3000, "\\", "'", "\u202e"]
 POOLS = {"number": NUMBERS, "float": FLOATS, "unsigned": UNSIGNED, "symbol": SYMBOLS}
+# values that parse (or arguably should) but sit at an edge: NaN, infinities, beyond 64 bits, hex
+EDGY = {"number": ["9223372036854775808", "1" * 40, "-9223372036854775809", "0x1f", "2147483648", "-0", "00012",
+                   "+5", "1" * 4301, "4294967296"],
+        "float": ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e308", "1e309", "-1e309", "-0.0", "1e-400",
+                  "5e-324"],
+        "unsigned": ["4294967296", "18446744073709551616", "0", "4294967295"],
+        "symbol": SYMBOLS}
 
 # values whose meaning is not in question: a file made only of these must load as exactly them
 CLEAN = {"number": ["0", "-3", "42", "7", "2147483647", "-2147483648", "100", "-1"],
@@ -100,12 +107,15 @@ def fact_case(rng, sandbox: str = "/nonexistent") -> FactCase:
     if undeclared:
         types = ["number" if t == "unsigned" else t for t in types]
     delimiter = rng.choice(["\t"] * 6 + [",", ";", "|", " "])
-    clean = rng.random() < 0.35
+    mode = rng.choice(["clean", "edgy", "edgy", "hostile", "hostile"])
+    clean = mode == "clean"
     lines, expected = [], set()
     for _ in range(rng.randint(0, 6)):
         if clean:
             fields = [rng.choice(CLEAN[_base(t)]) for t in types]
             expected.add(tuple(clean_value(f, _base(t)) for f, t in zip(fields, types)))
+        elif mode == "edgy":
+            fields = [rng.choice(EDGY[t] if rng.random() < 0.5 else CLEAN[_base(t)]) for t in types]
         else:
             fields = [rng.choice(POOLS[t] if rng.random() < 0.7 else POOLS[rng.choice(list(POOLS))]) for t in types]
             if rng.random() < 0.1:
@@ -118,8 +128,10 @@ def fact_case(rng, sandbox: str = "/nonexistent") -> FactCase:
     if clean and delimiter == " " and "symbol" in types:
         clean = False                                    # "hello world" splits
     data = "".join(line + "\n" for line in lines).encode("utf-8", errors="surrogatepass")
-    if not clean:
+    if mode == "hostile":
         data = _damage(rng, data)
+    elif mode == "edgy" and rng.random() < 0.3:
+        data = _damage(rng, data, ["bom", "crlf", "blank"])
     if undeclared and clean:
         clean = False                                    # an undeclared column's type comes from the data
     insert = tuple(clean_value(rng.choice(CLEAN[_base(t)]), _base(t)) for t in types)
@@ -127,10 +139,13 @@ def fact_case(rng, sandbox: str = "/nonexistent") -> FactCase:
     return FactCase(program, {"r.facts": data}, types, expected if clean else None, insert, hostile)
 
 
-def _damage(rng, data: bytes) -> bytes:
+DAMAGE = ["bom", "crlf", "utf8", "nul", "bytes", "cut", "blank", "none"]
+
+
+def _damage(rng, data: bytes, kinds: list[str] = DAMAGE) -> bytes:
     """One or two of: a BOM, CRLF line ends, invalid UTF-8, a NUL, random bytes, a cut."""
-    for _ in range(rng.randint(0, 2)):
-        kind = rng.choice(["bom", "crlf", "utf8", "nul", "bytes", "cut", "blank", "none"])
+    for _ in range(rng.randint(1, 2)):
+        kind = rng.choice(kinds)
         if kind == "bom":
             data = b"\xef\xbb\xbf" + data
         elif kind == "crlf":
@@ -174,7 +189,7 @@ def fact_program(rng, types: list[str], delimiter: str, undeclared: bool, sandbo
     lines.append(".printsize n")
     hostile = None
     if rng.random() < 0.08:                             # an output path that leaves -D
-        hostile = rng.choice(["../outside.csv", "../../outside.csv", f"{sandbox}/outside-abs.csv", "sub/../../x.csv"])
+        hostile = rng.choice(["../outside.csv", "sub/../../x.csv", f"{sandbox}/outside-abs.csv", "../F/r.facts"])
         lines.append(f'.output n(filename="{hostile}")')
     return "\n".join(lines) + "\n", hostile
 
@@ -356,9 +371,14 @@ def forge(rng, files: dict[str, bytes]) -> Forgery:
         entry = rng.choice(["lock", "snapshot.tmp", "log.tmp", "maintainer.0.tmp", "snapshot", "log"])
         return Forgery(dict(files), f"symlink planted at {entry}", planted=entry)
     name = rng.choice([n for n in files if kind_of(n)])
-    kind = kind_of(name)
-    contents = wsfile.parse(files[name], name, kind, torn_tail=False)
+    contents = wsfile.parse(files[name], name, kind_of(name), torn_tail=False)
     records = [contents.header] + list(contents.records)
+    if rng.random() < 0.05:                      # the stored program names an output path outside
+        name, contents = "snapshot", wsfile.parse(files["snapshot"], "snapshot", "snapshot", torn_tail=False)
+        records = [contents.header] + list(contents.records)
+        target = rng.choice(["../outside.csv", "sub/../../outside.csv"])     # from -D: beside it
+        records[1]["blocks"][0]["text"] += f'.output path(filename="{target}")\n'
+        return Forgery({**files, name: encode_file(records)}, f"stored program writes path to {target}")
     index = rng.randrange(len(records)) if rng.random() < 0.2 else rng.randrange(1, len(records)) if len(records) > 1 else 0
     record = json.loads(json.dumps(records[index]))
     what = _mutate(rng, record)

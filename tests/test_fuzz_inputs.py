@@ -64,6 +64,7 @@ def _run_facts(case: fz.FactCase, root: Path) -> dict:
         engine.run()
         for name in engine.relations():
             format_rows(engine.rows(name))
+        state["printed"] = format_rows(engine.rows("s")).splitlines()
         engine.write_outputs(str(root / "D"))
 
     def maintain():
@@ -81,6 +82,14 @@ def _run_facts(case: fz.FactCase, root: Path) -> dict:
     return state
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 @FUZZ
 @given(RANDOMS)
 def test_fact_files(rng):
@@ -92,6 +101,10 @@ def test_fact_files(rng):
         _assert_acceptable(state["evaluate"], "evaluating", case)
         if "maintain" in state:
             _assert_acceptable(state["maintain"], "committing a change of r", case)
+        if "printed" in state:                   # two rows that print alike (nan and NaN) are one
+            assert len(set(state["printed"])) == len(state["printed"]), case.describe()
+        if not _is_utf8(case.files["r.facts"]):
+            assert state["evaluate"] == "error[bad_fact_file]", f"{state['evaluate']}\n{case.describe()}"
         if case.expected is not None:
             assert state["evaluate"] == "ok", f"{state['evaluate']} on clean rows\n{case.describe()}"
             engine = Engine.from_source(case.program, root / "F")
@@ -184,9 +197,10 @@ def _pristine() -> dict[str, bytes]:
     return _PRISTINE
 
 
-def _use_forged(path: Path) -> dict:
-    """Open the forged workspace as a reader (every relation read, status), then as the writer
-    (a commit, a compaction), then reopen it: the outcome of each step."""
+def _use_forged(path: Path, out_dir: Path) -> dict:
+    """Open the forged workspace as a reader (every relation read, status, outputs written to
+    ``out_dir``), then as the writer (a commit, a compaction), then reopen it: the outcome of each
+    step."""
     state, held = {}, {}
 
     def read():
@@ -194,6 +208,7 @@ def _use_forged(path: Path) -> dict:
             for name in ws.engine.relations():
                 format_rows(ws.engine.rows(name))
             ws.status()
+            ws.engine.write_outputs(str(out_dir))
 
     def write():
         with Workspace.open(path) as ws:
@@ -220,13 +235,13 @@ def test_forged_workspace_records(rng):
     try:
         fz.write_forgery(forgery, root / "ws", root / "victim")
         before = fz.listing(root)
-        state = _use_forged(root / "ws")
+        state = _use_forged(root / "ws", root / "D")
         for step in ("read", "write", "reopen"):
             if step in state:
                 _assert_acceptable(state[step], step, forgery)
         victim = (root / "victim").read_bytes()
         assert victim == b"must not change\n", f"the symlink's target changed: {forgery.describe()}"
-        outside = fz.written_outside(before, fz.listing(root), ("ws",))
+        outside = fz.written_outside(before, fz.listing(root), ("ws", "D"))
         assert not outside, f"written outside the workspace: {outside}\n{forgery.describe()}"
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -237,7 +252,7 @@ def test_an_unforged_copy_reads_and_commits():
     root = _sandbox()
     try:
         fz.write_forgery(fz.Forgery(dict(_pristine()), "none"), root / "ws", root / "victim")
-        assert _use_forged(root / "ws") == {"read": "ok", "write": "ok", "reopen": "ok"}
+        assert _use_forged(root / "ws", root / "D") == {"read": "ok", "write": "ok", "reopen": "ok"}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -253,11 +268,11 @@ def test_clean_fact_files_load_exactly():
         root = _sandbox()
         try:
             state = _run_facts(case, root)
-            assert state == {"evaluate": "ok", "maintain": "ok", "engine": state["engine"]}, case.describe()
+            assert (state["evaluate"], state["maintain"]) == ("ok", "ok"), case.describe()
             assert set(state["engine"].rows("r")) - {case.insert} <= case.expected
         finally:
             shutil.rmtree(root, ignore_errors=True)
-    assert clean > 30
+    assert clean > 20
 
 
 # ---------------------------------------------------------------- the command line
