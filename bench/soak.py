@@ -9,11 +9,12 @@ equal, relation by relation, its EDB's stream evaluated from scratch. The log gr
 compaction threshold, so commits also compact.
 
 Fuzzing (--fuzz-minutes M, default 60): the generators of bench/fuzzcases.py (fact files,
-updates files, forged workspace records and planted symlinks; tests/test_fuzz_inputs.py runs
+programs at the edges of numbers, updates files, forged workspace records and planted symlinks; tests/test_fuzz_inputs.py runs
 the same generators briefly) drive the `datalog` command line, in-process in a worker
 subprocess, each case in a fresh directory:
 
   facts    run -D D; run --updates; init; update; query; export -D D
+  programs the same, on programs whose facts and rules sit at the edges of numbers
   updates  run --updates; init; update; then the workspace reopened against from scratch
   forged   query; status; update; compact; export -D D; a reader's state against from scratch
 
@@ -278,13 +279,20 @@ def cli(argv: list[str], seconds: float) -> str:
         code = exc.code
     except BaseException as exc:                 # noqa: BLE001 -- the traceback a user would see
         first = str(exc).splitlines()[0][:100] if str(exc) else ""
-        return f"crash {type(exc).__name__}: {first}"
+        return f"crash {type(exc).__name__}: {first} @ {_raised_at(exc)}"
     if code == 0:
         return "ok"
     found = re.search(r"error\[(\w+)\]", err.getvalue())
     if code == 1:
         return f"error[{found.group(1)}]" if found else "uncoded: " + err.getvalue().strip()[:100]
     return f"exit {code}"
+
+
+def _raised_at(exc: BaseException) -> str:
+    """The innermost frame of the project's code that the exception passed: ``path:line``."""
+    import traceback
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(str(REPO))]
+    return f"{Path(ours[-1].filename).relative_to(REPO)}:{ours[-1].lineno}" if ours else "?"
 
 
 def _facts(rng, root: Path, seconds: float, _pristine) -> tuple:
@@ -302,6 +310,22 @@ def _facts(rng, root: Path, seconds: float, _pristine) -> tuple:
         variables = ", ".join("_" for _ in case.types)
         steps += [("update", cli(["update", "ws", "u.dl"], seconds)),
                   ("query", cli(["query", "ws", f"s({variables})"], seconds)),
+                  ("export", cli(["export", "ws", "-D", "D"], seconds))]
+    return steps, case.describe(), before
+
+
+def _programs(rng, root: Path, seconds: float, _pristine) -> tuple:
+    from bench import fuzzcases as fz
+    case = fz.program_case(rng, str(root), extreme=True)
+    (root / "p.dl").write_text(case.program)
+    (root / "u.dl").write_text(case.updates)
+    before = fz.listing(root)
+    steps = [("run", cli(["run", "p.dl", "-D", "D"], seconds)),
+             ("run --updates", cli(["run", "p.dl", "-D", "D", "--updates", "u.dl"], seconds)),
+             ("init", cli(["init", "ws", "p.dl"], seconds))]
+    if steps[-1][1] == "ok":
+        steps += [("update", cli(["update", "ws", "u.dl"], seconds)),
+                  ("query", cli(["query", "ws", "n(X)"], seconds)),
                   ("export", cli(["export", "ws", "-D", "D"], seconds))]
     return steps, case.describe(), before
 
@@ -362,7 +386,7 @@ def _forged(rng, root: Path, seconds: float, pristine: dict[str, bytes]) -> tupl
     return steps, forgery.describe(), before
 
 
-CASES = {"facts": _facts, "updates": _updates, "forged": _forged}
+CASES = {"facts": _facts, "programs": _programs, "updates": _updates, "forged": _forged}
 
 
 # ---------------------------------------------------------------- fuzzing: the campaign
