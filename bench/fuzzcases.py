@@ -558,5 +558,6 @@ def written_outside(before: dict, after: dict, allowed: tuple[str, ...]) -> list
 
 
 __all__ = ["FactCase", "Forgery", "Hang", "ProgramCase", "UpdatesCase", "acceptable", "edb_after", "fact_case", "forge",
-           "make_workspace", "outcome_of", "program_case", "time_limit", "updates_case", "workspace_files", "write_forgery",
+           "make_workspace", "outcome_of", "program_case", "time_limit", "updates_case", "workspace_files",
+           "write_forgery",
            "written_outside"]

@@ -9,9 +9,9 @@ equal, relation by relation, its EDB's stream evaluated from scratch. The log gr
 compaction threshold, so commits also compact.
 
 Fuzzing (--fuzz-minutes M, default 60): the generators of bench/fuzzcases.py (fact files,
-programs at the edges of numbers, updates files, forged workspace records and planted symlinks; tests/test_fuzz_inputs.py runs
-the same generators briefly) drive the `datalog` command line, in-process in a worker
-subprocess, each case in a fresh directory:
+programs at the edges of numbers, updates files, forged workspace records and planted
+symlinks; tests/test_fuzz_inputs.py runs the same generators briefly) drive the `datalog`
+command line, in-process in a worker subprocess, each case in a fresh directory:
 
   facts    run -D D; run --updates; init; update; query; export -D D
   programs the same, on programs whose facts and rules sit at the edges of numbers

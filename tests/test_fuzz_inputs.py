@@ -1,6 +1,6 @@
-"""Fuzzing the engine's inputs other than program text (tests/test_fuzz.py fuzzes that): fact
-files, programs at the edges of numbers, updates files and forged workspace records (the generators are in bench/fuzzcases.py,
-shared with the soak campaign ``python -m bench soak``).
+"""Fuzzing the engine's inputs (tests/test_fuzz.py fuzzes program text): fact files, programs at
+the edges of numbers, updates files and forged workspace records (the generators are in
+bench/fuzzcases.py, shared with the soak campaign ``python -m bench soak``).
 
 Every step must end in success or a ``DatalogError`` with a code: never another exception, never
 a hang (each step runs under a time limit), never a write outside the directories it was given.
