@@ -88,6 +88,24 @@ class FactCase:
     expected: set | None
     insert: tuple
     hostile_output: str | None = None
+    delimiter: str = "\t"
+    declared: bool = True
+
+    def must_reject(self) -> bool:
+        """Whether the file holds what Soufflé rejects in a declared number column: invalid UTF-8,
+        an underscore or a non-ASCII character in a number field (a BOM at the start is stripped)."""
+        try:
+            text = self.files["r.facts"].decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+        text = text.removeprefix("\ufeff")
+        numeric = [i for i, t in enumerate(self.types) if t != "symbol"]
+        for line in text.split("\n"):
+            fields = line.rstrip("\r").split(self.delimiter)
+            if self.declared and len(fields) == len(self.types) and any(
+                    "_" in fields[i] or not fields[i].isascii() for i in numeric):
+                return True
+        return False
 
     def describe(self) -> str:
         return shorter(f"program:\n{self.program}\nfiles: {self.files!r}")
@@ -130,13 +148,16 @@ def fact_case(rng, sandbox: str = "/nonexistent") -> FactCase:
     data = "".join(line + "\n" for line in lines).encode("utf-8", errors="surrogatepass")
     if mode == "hostile":
         data = _damage(rng, data)
+    elif clean and rng.random() < 0.2:
+        data = b"\xef\xbb\xbf" + data                  # a BOM: stripped, the rows are the same
     elif mode == "edgy" and rng.random() < 0.3:
         data = _damage(rng, data, ["bom", "crlf", "blank"])
     if undeclared and clean:
         clean = False                                    # an undeclared column's type comes from the data
     insert = tuple(clean_value(rng.choice(CLEAN[_base(t)]), _base(t)) for t in types)
     program, hostile = fact_program(rng, types, delimiter, undeclared, sandbox)
-    return FactCase(program, {"r.facts": data}, types, expected if clean else None, insert, hostile)
+    return FactCase(program, {"r.facts": data}, types, expected if clean else None, insert, hostile, delimiter,
+                    not undeclared)
 
 
 DAMAGE = ["bom", "crlf", "utf8", "nul", "bytes", "cut", "blank", "none"]
@@ -559,7 +580,13 @@ def written_outside(before: dict, after: dict, allowed: tuple[str, ...]) -> list
     return sorted(n for n in changed if not any(n == a or n.startswith(a + os.sep) for a in allowed))
 
 
+def leftovers(root: Path) -> list[str]:
+    """Temporary files (``*.tmp``, regular files: a planted symlink is not one) left under ``root``."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.tmp") if p.is_file() and not p.is_symlink())
+
+
 __all__ = ["FactCase", "Forgery", "Hang", "ProgramCase", "UpdatesCase", "acceptable", "edb_after", "fact_case", "forge",
+           "leftovers",
            "make_workspace", "outcome_of", "program_case", "time_limit", "updates_case", "workspace_files",
            "write_forgery",
            "written_outside"]

@@ -21,7 +21,8 @@ command line, in-process in a worker subprocess, each case in a fresh directory:
 Each step's outcome: ok, error[code] (a coded DatalogError, exit 1), a crash (an exception that
 would print a traceback), uncoded (exit 1 without a code), hang (over --case-seconds; SIGALRM,
 or the worker killed); and after each case, files written outside D and the workspace (the
-case directory is listed before and after; a planted symlink's target is checked).
+case directory is listed before and after; a planted symlink's target is checked) and
+temporary files left behind.
 `wrong` counts states that differ from evaluating from scratch: after updates a defect; in a
 forged workspace served without complaint ("served forged"), what `datalog verify` is for.
 
@@ -254,7 +255,7 @@ def run_case(kind: str, seed: str, seconds: float, pristine: dict[str, bytes]) -
         os.chdir(root)
         rng = random.Random(seed)
         steps, describe, before = CASES[kind](rng, root, seconds, pristine)
-        return {"steps": steps, "describe": describe,
+        return {"steps": steps, "describe": describe, "leftovers": fz.leftovers(root),
                 "outside": fz.written_outside(before, fz.listing(root), ("D", "ws"))}
     finally:
         os.chdir(previous)
@@ -440,6 +441,8 @@ def fuzz_campaign(args) -> tuple[Counter, dict, Counter]:
                 reply = {"steps": [["worker", "hang (worker killed)"]], "describe": "", "outside": []}
             if reply["outside"]:
                 reply["steps"].append(["files", "written outside: " + ", ".join(reply["outside"])])
+            if reply.get("leftovers"):
+                reply["steps"].append(["files", "temporary files left: " + ", ".join(reply["leftovers"])])
             for step, outcome in reply["steps"]:
                 outcomes[kind, step, _family(outcome)] += 1
                 if is_failure(outcome) or outcome == "served forged":

@@ -82,14 +82,6 @@ def _run_facts(case: fz.FactCase, root: Path) -> dict:
     return state
 
 
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
-
-
 @FUZZ
 @given(RANDOMS)
 def test_fact_files(rng):
@@ -103,7 +95,7 @@ def test_fact_files(rng):
             _assert_acceptable(state["maintain"], "committing a change of r", case)
         if "printed" in state:                   # two rows that print alike (nan and NaN) are one
             assert len(set(state["printed"])) == len(state["printed"]), case.describe()
-        if not _is_utf8(case.files["r.facts"]):
+        if case.must_reject():                   # invalid UTF-8, 1_0.5, Arabic-Indic digits
             assert state["evaluate"] == "error[bad_fact_file]", f"{state['evaluate']}\n{case.describe()}"
         if case.expected is not None:
             assert state["evaluate"] == "ok", f"{state['evaluate']} on clean rows\n{case.describe()}"
@@ -112,6 +104,7 @@ def test_fact_files(rng):
             assert set(engine.rows("r")) == case.expected, case.describe()
         outside = fz.written_outside(before, fz.listing(root), ("F", "D"))
         assert not outside, f"written outside -D: {outside}\n{case.describe()}"
+        assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{case.describe()}"
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -145,6 +138,7 @@ def test_programs_at_the_edges_of_numbers(rng):
             assert len(set(lines)) == len(lines), f"{name} prints {lines}\n{case.describe()}"
         outside = fz.written_outside(before, fz.listing(root), ("D",))
         assert not outside, f"written outside -D: {outside}\n{case.describe()}"
+        assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{case.describe()}"
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -276,6 +270,7 @@ def test_forged_workspace_records(rng):
         assert victim == b"must not change\n", f"the symlink's target changed: {forgery.describe()}"
         outside = fz.written_outside(before, fz.listing(root), ("ws", "D"))
         assert not outside, f"written outside the workspace: {outside}\n{forgery.describe()}"
+        assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{forgery.describe()}"
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -295,8 +290,8 @@ def test_clean_fact_files_load_exactly():
     rng, clean = random.Random(3), 0
     for _ in range(200):
         case = fz.fact_case(rng)
-        if case.expected is None or case.hostile_output:
-            continue
+        if case.expected is None or case.hostile_output or case.files["r.facts"].startswith(b"\xef\xbb\xbf"):
+            continue                             # (a BOM: a defect of the issue, not of the harness)
         clean += 1
         root = _sandbox()
         try:
