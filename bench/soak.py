@@ -49,7 +49,7 @@ from pathlib import Path
 from . import provenance, table
 
 REPO = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0"}   # a seed replays the same records
 
 KILL_PROGRAM = """\
 .decl e(x: number, y: number)
@@ -499,7 +499,8 @@ def run(args) -> int:
     print(table.text(headers, rows, right={3}))
     lines += ["## Fuzzing", "", summary, "", table.markdown(headers, rows, right={3}), ""]
     if findings:
-        print("\nfindings (distinct; seed replays: python -c 'from bench.soak import replay; replay(KIND, SEED)'):")
+        print("\nfindings (distinct; a seed replays: PYTHONHASHSEED=0 python -c "
+              "'from bench.soak import replay; replay(KIND, SEED)'):")
         lines += ["## Findings", ""]
         for (kind, step, _), info in sorted(findings.items(), key=lambda kv: -kv[1]["count"]):
             text = f"{info['count']:>5}  {kind} / {step}: {info['outcome']}  [seed {info['seed']}]"
@@ -516,7 +517,8 @@ def run(args) -> int:
 
 
 def replay(kind: str, seed: str, seconds: float = 30.0) -> None:
-    """Run one fuzz case again in this process and print its steps (seed from the findings)."""
+    """Run one fuzz case again in this process and print its steps (seed from the findings; run
+    with PYTHONHASHSEED=0, as the worker is, for a forgery to hit the same record)."""
     reply = run_case(kind, seed, seconds, _pristine_workspace())
     print(reply["describe"])
     for step, outcome in reply["steps"]:
