@@ -254,7 +254,7 @@ def _use_forged(path: Path, out_dir: Path) -> dict:
     return state
 
 
-@settings(FUZZ, max_examples=80)
+@settings(FUZZ, max_examples=50)
 @given(RANDOMS)
 def test_forged_workspace_records(rng):
     forgery = fz.forge(rng, _pristine())
