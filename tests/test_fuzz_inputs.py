@@ -356,20 +356,34 @@ def test_hostile_fact_files_on_the_command_line(tmp_path, type_, data):
     _assert_coded(_datalog("init", "ws", "p.dl", "-F", "F", cwd=tmp_path), "init")
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_hostile_updates_on_the_command_line(tmp_path, seed):
-    """``datalog update`` with hostile updates files (seeded, all of them with hostile statements)."""
+def _seeded_hostile_updates(seed: int) -> bytes:
     rng = random.Random(seed)
     case = fz.updates_case(rng)
     while case.batches is not None:
         case = fz.updates_case(rng)
+    return case.text
+
+
+HOSTILE_UPDATES = [
+    pytest.param(b"+e(" + b"1" * 5000 + b", 1).\ncommit.\n", id="5000-digits"),
+    pytest.param(b"-e(9223372036854775808, 1).\n+e(1, -9223372036854775809).\ncommit.\n", id="beyond-64-bits"),
+    pytest.param(b'+w("a", 1e309).\n+w("b", -1e309).\ncommit.\n', id="float-overflow"),
+    pytest.param(b"+e(1, 2).\n\xff\ncommit.\n", id="invalid-utf8"),
+    *[pytest.param(_seeded_hostile_updates(seed), id=f"seed-{seed}") for seed in range(2)],
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE_UPDATES)
+def test_hostile_updates_on_the_command_line(tmp_path, text):
+    """``datalog update`` and ``run --updates`` with hostile updates files."""
     (tmp_path / "F").mkdir()
-    for name, data in case.files.items():
+    for name, data in fz.UPDATES_FACTS.items():
         (tmp_path / "F" / name).write_bytes(data)
-    (tmp_path / "p.dl").write_text(case.program)
-    (tmp_path / "u.dl").write_bytes(case.text)
+    (tmp_path / "p.dl").write_text(fz.UPDATES_PROGRAM)
+    (tmp_path / "u.dl").write_bytes(text)
+    _assert_coded(_datalog("run", "p.dl", "-F", "F", "-D", "-", "--updates", "u.dl", cwd=tmp_path), "run --updates")
     _assert_coded(_datalog("init", "ws", "p.dl", "-F", "F", cwd=tmp_path), "init")
-    _assert_coded(_datalog("update", "ws", "u.dl", cwd=tmp_path), f"update with {case.text!r}")
+    _assert_coded(_datalog("update", "ws", "u.dl", cwd=tmp_path), f"update with {fz.shorter(repr(text))}")
 
 
 @pytest.mark.parametrize("seed", range(4))
