@@ -23,8 +23,10 @@ would print a traceback), uncoded (exit 1 without a code), hang (over --case-sec
 or the worker killed); and after each case, files written outside D and the workspace (the
 case directory is listed before and after; a planted symlink's target is checked) and
 temporary files left behind.
-`wrong` counts states that differ from evaluating from scratch: after updates a defect; in a
-forged workspace served without complaint ("served forged"), what `datalog verify` is for.
+`wrong` counts states that differ from evaluating from scratch after updates (a defect). A
+forged workspace whose reader serves such a state without complaint ("served forged") is
+then given to `datalog verify`: "caught" when it reports the differences, "verify missed" (a
+failure) when it calls the workspace sound.
 
 Prints a table of outcomes and every distinct failure with an example; writes
 <out>/soak.md and soak.json. Exit status 1 if a commit was lost or any failure was seen.
@@ -392,9 +394,21 @@ def _forged(rng, root: Path, seconds: float, pristine: dict[str, bytes]) -> tupl
              ("update", cli(["update", "ws", "u.dl"], seconds)),
              ("compact", cli(["compact", "ws"], seconds)),
              ("export", cli(["export", "ws", "-D", "D"], seconds))]
+    if steps[0][1].startswith("served forged"):
+        steps.insert(1, ("verify", _verify(seconds)))
     if (root / "victim").read_bytes() != b"must not change\n":
         steps.append(("symlink target", "written through a planted symlink"))
     return steps, forgery.describe(), before
+
+
+def _verify(seconds: float) -> str:
+    """``datalog verify ws`` on a forged workspace whose reader served a state unlike its EDB
+    evaluated from scratch: ``caught`` (differences reported, exit 1), a coded error, or
+    ``verify missed`` (it says the workspace is sound)."""
+    outcome = cli(["verify", "ws"], seconds)
+    if outcome.startswith("uncoded"):
+        return "caught"
+    return {"ok": "verify missed", "exit 2": "verify unavailable"}.get(outcome, outcome)
 
 
 CASES = {"facts": _facts, "programs": _programs, "updates": _updates, "forged": _forged}
@@ -430,7 +444,7 @@ class Worker:
 
 
 def is_failure(outcome: str) -> bool:
-    return not (outcome.startswith(("ok", "error[")) or outcome == "served forged")
+    return not (outcome.startswith(("ok", "error[", "served forged")) or outcome in ("caught", "verify unavailable"))
 
 
 def fuzz_campaign(args) -> tuple[Counter, dict, Counter]:
@@ -455,7 +469,7 @@ def fuzz_campaign(args) -> tuple[Counter, dict, Counter]:
                 reply["steps"].append(["files", "temporary files left: " + ", ".join(reply["leftovers"])])
             for step, outcome in reply["steps"]:
                 outcomes[kind, step, _family(outcome)] += 1
-                if is_failure(outcome) or outcome == "served forged":
+                if is_failure(outcome):
                     key = (kind, step, re.sub(r"\d+", "N", outcome)[:110])
                     failures.setdefault(key, {"count": 0, "seed": seed, "example": reply["describe"][:600],
                                               "outcome": outcome})["count"] += 1
@@ -469,7 +483,8 @@ def fuzz_campaign(args) -> tuple[Counter, dict, Counter]:
 
 def _family(outcome: str) -> str:
     """An outcome for the table: ok, error[code], or the failure's class."""
-    if outcome.startswith(("ok", "error[")) or outcome in ("hang", "served forged", "wrong"):
+    if outcome.startswith(("ok", "error[")) or outcome in ("hang", "served forged", "wrong", "caught",
+                                                            "verify missed", "verify unavailable"):
         return outcome.split(" (")[0]
     if outcome.startswith("crash"):
         return "crash " + outcome.split()[1].rstrip(":")
