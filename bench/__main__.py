@@ -15,6 +15,7 @@ SUITES = {
     "thetajoin": "bench.thetajoin",
     "workspace": "bench.workspace",
     "spark": "bench.spark",
+    "soak": "bench.soak",
 }
 
 
