@@ -30,7 +30,7 @@ class DRedOnlyMaintainer:
     def apply(self, delta, journal):
         engine, out = self.engine, dict(delta)
         for name, change in delta.items():
-            journal.erase(engine.db[name], change.erased)
+            journal.erase(engine.db[name], change.retracted)
             journal.insert(engine.db[name], change.inserted)
         for stratum in engine.checked.strata:
             if not any(c.body for c in stratum.clauses):
@@ -53,7 +53,7 @@ def _recompute(engine, stratum, journal):
             new |= derive(engine.compiled[clause.index], engine.db, {})
     relation = engine.db[name]
     change = diff(set(relation.tuples), new)
-    journal.erase(relation, change.erased)
+    journal.erase(relation, change.retracted)
     journal.insert(relation, change.inserted)
     return {name: change} if change else {}
 
@@ -169,7 +169,7 @@ def test_insert_and_retract_in_one_transaction_and_absent_and_empty_batches():
 def test_delta_lists_only_real_changes():
     dred_engine, _ = engines(TC, {"edge": {(1, 2), (2, 1), (1, 3)}})
     delta = transact(dred_engine, ret("edge", (2, 1)) + ins("edge", (3, 1)))
-    assert set(delta["path"].erased) == {(2, 1), (2, 2), (2, 3)}
+    assert set(delta["path"].retracted) == {(2, 1), (2, 2), (2, 3)}
     assert set(delta["path"].inserted) == {(3, 1), (3, 2), (3, 3)}
 
 
@@ -325,7 +325,7 @@ def test_division_by_zero_in_the_insert_phase_rolls_back_exactly():
         engine.commit(inserts={"e": [(4, 5)]}, retracts={"e": [(3, 1)], "f": [(2,)]})
     _assert_restored(engine, before)
     delta = engine.commit(retracts={"e": [(3, 1)]})   # the engine still works afterwards
-    assert (3, 1) in delta["p"].erased
+    assert (3, 1) in delta["p"].retracted
 
 
 def test_error_while_lower_relations_are_reverted_rolls_back_exactly(monkeypatch):
@@ -354,8 +354,8 @@ def test_direct_call_then_journal_rollback():
     from maintenance.delta import pending_changes
     delta = pending_changes({"e": {(3, 5): +1, (1, 2): -1}}, engine.db)
     engine.db["e"].insert(delta["e"].inserted)
-    engine.db["e"].erase(delta["e"].erased)
-    journal.record(lambda: (engine.db["e"].erase(delta["e"].inserted), engine.db["e"].insert(delta["e"].erased)))
+    engine.db["e"].erase(delta["e"].retracted)
+    journal.record(lambda: (engine.db["e"].erase(delta["e"].inserted), engine.db["e"].insert(delta["e"].retracted)))
     stratum = next(s for s in engine.checked.strata if s.recursive)
     with pytest.raises(DivisionByZero):
         dred.maintain_recursive(engine.planned(), engine.db, stratum, delta, journal)

@@ -95,7 +95,7 @@ def test_unary_join_example_of_section_4_1_1():
     delta = engine.commit(inserts={"A": [(8,)], "B": [(3,)]}, retracts={"A": [(5,)], "B": [(2,)]})
     (rule,) = engine.maintainer.rules.values()
     assert rule.visited == [((), 2, 2), ((), 6, None)]          # ChangeOracle = [2,2] u [6,+inf]
-    assert delta["F"].erased == {(2,)} and not delta["F"].inserted
+    assert delta["F"].retracted == {(2,)} and not delta["F"].inserted
     # matched intervals were removed; the revisited regions were recorded afresh
     assert sensitivity("A") == [("-inf", 0), (1, 2), (2, 2), (2, 4), (6, 6), (6, 8)]
     assert sensitivity("B") == [("-inf", 1), (2, 3), (4, 6), (6, 6), (8, "+inf")]
@@ -166,7 +166,7 @@ def test_failed_transaction_changes_nothing():
     reference.run()
     for name in engine.relations():
         assert engine.rows(name) == reference.rows(name), name
-    assert delta["path"].inserted and delta["path"].erased
+    assert delta["path"].inserted and delta["path"].retracted
 
 
 def test_python_exception_mid_maintenance_rolls_back(monkeypatch):
@@ -346,7 +346,7 @@ def test_a_region_below_an_assignment_binds_it_again():
     engine.commit(inserts={"t": [(5,)]})              # the maintainer exists from here on
     delta = engine.commit(inserts={"r": [(0,)]})
     assert sorted(delta["q"].inserted) == [(0, 0), (30, 0), (50, 0), (90, 0)]
-    assert not delta["q"].erased
+    assert not delta["q"].retracted
     assert engine.rows("q") == sorted((10 * x, y) for x in (0, 3, 5, 9) for y in (0, 3))
 
 
@@ -411,3 +411,10 @@ def test_chunked_levels_do_the_same_maintenance(data):
         for name in generated.relations:
             assert chunked.rows(name) == reference.rows(name), name
         assert chunked.stats() == lists.stats()
+
+
+def test_change_erased_is_the_deprecated_name_of_retracted():
+    from maintenance.delta import Change
+    change = Change(inserted={(1,)}, retracted={(2,)})
+    with pytest.warns(DeprecationWarning, match="Change.retracted"):
+        assert change.erased == {(2,)}

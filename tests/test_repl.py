@@ -242,7 +242,7 @@ def test_session_inserts_retracts_queries_and_reports():
     assert out[2] == "X\n-\n2\n3\n2 rows"
     assert out[3] == "edge -1, path -2"
     assert out[4:] == ["X\n-\n3\n1 row", "true", "false"]
-    assert session.last[1]["path"].erased == {(1, 2), (1, 3)}
+    assert session.last[1]["path"].retracted == {(1, 2), (1, 3)}
     assert "+edge\t1\t2" not in run_session(session, ".delta")[0]
     assert "-edge\t1\t2" in run_session(session, ".delta")[0]
 

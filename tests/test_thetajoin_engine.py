@@ -104,7 +104,7 @@ def test_a_thetajoin_rule_is_maintained_by_a_treduct_and_reports_stats():
     engine.insert("s", [(3, 0, 0)])
     engine.run()
     delta = engine.commit(inserts={"s": [(7, 0, 0)]}, retracts={"r": [(1, 0, 0)]})
-    assert delta["q"].inserted == {(5, 7)} and delta["q"].erased == {(1, 3)}
+    assert delta["q"].inserted == {(5, 7)} and delta["q"].retracted == {(1, 3)}
     assert engine.rows("q") == [(5, 7)]
     (stats,) = engine.stats().values()
     assert stats["strategy"] == "thetajoin" and stats["operations"] == 2 and not stats["skipped"]
@@ -299,7 +299,7 @@ def test_a_head_without_variables_counts_the_assignments():
     engine.run()
     assert engine.commit(inserts={"s": [(5, 0, 0)]})["flag"].inserted == {(0.0,)}
     assert "flag" not in engine.commit(retracts={"r": [(1, 0, 0)]})        # one assignment left
-    assert engine.commit(retracts={"r": [(2, 0, 0)]})["flag"].erased == {(0.0,)}
+    assert engine.commit(retracts={"r": [(2, 0, 0)]})["flag"].retracted == {(0.0,)}
 
 
 SHARED_HEAD = DECLS + """\

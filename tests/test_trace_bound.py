@@ -61,7 +61,7 @@ def test_operations_bounded_by_trace_edit_distance():
         delta = engine.commit(inserts={name: inserts}, retracts={name: retracts})
         after = _full_trace(engine)
         distance = sum(((before - after) + (after - before)).values())
-        changed = sum(len(c.inserted) + len(c.erased) for c in delta.values())
+        changed = sum(len(c.inserted) + len(c.retracted) for c in delta.values())
         assert rule.operations <= C * (distance + changed + 1), (step, rule.operations, distance, changed)
         worst = max(worst, rule.operations / (distance + changed + 1))
     assert worst > 0                                  # the updates did reach the rule
