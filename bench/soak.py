@@ -49,27 +49,14 @@ from collections import Counter
 from pathlib import Path
 
 from . import provenance, table
+from .fuzzcases import WORKSPACE_PROGRAM
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0"}   # a seed replays the same records
 
-KILL_PROGRAM = """\
-.decl e(x: number, y: number)
-.decl v(x: number)
-.decl w(s: symbol, f: float)
-.output path
-path(x, y) :- e(x, y).
-path(x, z) :- path(x, y), e(y, z).
-iso(x) :- v(x), !path(x, _).
-deg(x, c) :- v(x), c = count : e(x, _).
-total(s) :- s = sum y : e(_, y).
-weight(s, t) :- w(s, _), t = sum f : w(s, f).
-lt(x, y) :- v(x), e(y, _), x < y.
-v(1). v(2). v(3). v(4). v(5).
-e(1, 2). e(2, 3). e(4, 4).
-w("a", 1.5).
-"""
-KILL_EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)}, "w": {("a", 1.5)}}
+KILL_PROGRAM = WORKSPACE_PROGRAM        # the forged workspaces' program: recursion, negation, aggregates
+KILL_EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)},
+            "m": {("a", 1.5), ("b", 2.25), ("a", 0.5)}}
 
 
 def add_arguments(p) -> None:
@@ -89,7 +76,7 @@ def commit_of(k: int) -> list[tuple[str, str, tuple]]:
     """Commit ``k`` (from 1) of the stream: a few (sign, relation, row) changes, no row twice."""
     rng, changes, seen = random.Random(k), [], set()
     for _ in range(rng.randint(1, 4)):
-        name = rng.choice(["e", "e", "v", "w"])
+        name = rng.choice(["e", "e", "v", "m"])
         row = ((rng.randint(0, 7), rng.randint(0, 7)) if name == "e" else (rng.randint(0, 8),) if name == "v"
                else (rng.choice("abc"), rng.choice([0.5, 1.5, 2.25, -1.0])))
         if (name, row) not in seen:
