@@ -157,6 +157,7 @@ def test_rows_of_a_relation_the_program_lacks_or_of_another_arity_are_corrupt(tm
     (SNAPSHOT, "time", "x"), (SNAPSHOT, "time", 1e300), (SNAPSHOT, "time", float("nan")),
     (SNAPSHOT, "time", 10 ** 400), (SNAPSHOT, "time", float("inf")),
     (SNAPSHOT, "seq", True), (SNAPSHOT, "seq", -1), (SNAPSHOT, "seq", 2.0),
+    (SNAPSHOT, "seq", 10 ** 400), (LOG, "base", 2 ** 63),       # a file name too long to stat (soak)
     (LOG, "base", "3"), (LOG, "base", None)])
 def test_header_field_of_the_wrong_type_is_corrupt(tmp_path, name, field, value):
     path = _workspace(tmp_path / "ws")
@@ -165,7 +166,8 @@ def test_header_field_of_the_wrong_type_is_corrupt(tmp_path, name, field, value)
 
 
 @pytest.mark.parametrize("field, value", [("time", "x"), ("time", None), ("time", -5), ("time", 10 ** 400),
-                                          ("seq", "5"), ("seq", True), ("insert", []), ("sources", {"e": "../x"})])
+                                          ("seq", "5"), ("seq", 10 ** 400), ("seq", True), ("insert", []),
+                                          ("sources", {"e": "../x"})])
 def test_log_record_field_of_the_wrong_type_is_corrupt(tmp_path, field, value):
     path = _workspace(tmp_path / "ws")
     _forge(path, LOG, lambda header, records: records[-1].__setitem__(field, value))

@@ -169,9 +169,9 @@ def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
 
 
 def int_field(record: dict, key: str, where) -> int:
-    """``record[key]``, which must be an integer (a sequence number)."""
+    """``record[key]``, which must be a sequence number (a non-negative 64-bit integer)."""
     value = record.get(key)
-    if type(value) is not int:
+    if type(value) is not int or not 0 <= value < 2 ** 63:
         raise WorkspaceCorrupt(f"workspace file {where}: a record has no {key} number")
     return value
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from datalog.language.errors import WorkspaceCorrupt
+from datalog.language.numbers import INT_MAX
 from datalog.language.types import AUTO
 
 KINDS = {int: "number", float: "float", str: "symbol"}     # a JSON value's Python type -> column type
@@ -132,8 +133,9 @@ def _shown(value) -> str:
 
 
 def sequence(value, where, what: str) -> int:
-    """A commit number (``seq``, ``base``): a non-negative integer."""
-    if type(value) is not int or value < 0:
+    """A commit number (``seq``, ``base``): a non-negative 64-bit integer (a larger one would name
+    files longer than the file system allows)."""
+    if type(value) is not int or not 0 <= value <= INT_MAX:
         raise WorkspaceCorrupt(f"workspace file {where}: {what} is {_shown(value)}, not a commit number")
     return value
 
