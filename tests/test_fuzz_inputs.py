@@ -107,12 +107,17 @@ def test_fact_files(rng):
             engine = Engine.from_source(case.program, root / "F")
             engine.run()
             assert set(engine.rows("r")) == case.expected, case.describe()
-        outside = fz.written_outside(before, fz.listing(root), ("D",))
-        assert not outside, f"written outside -D: {outside}\n{case.describe()}"
-        assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{case.describe()}"
+        _assert_contained(root, before, ("D",), case.describe())
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
+
+
+def _assert_contained(root, before, allowed: tuple[str, ...], describe: str) -> None:
+    """Nothing was written in ``root`` outside the ``allowed`` entries, and no temporary file is left."""
+    outside = fz.written_outside(before, fz.listing(root), allowed)
+    assert not outside, f"written outside {', '.join(allowed)}: {outside}\n{describe}"
+    assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{describe}"
 
 # ---------------------------------------------------------------- programs at the edges of numbers
 
@@ -141,9 +146,7 @@ def test_programs_at_the_edges_of_numbers(rng):
         _assert_acceptable(fz.outcome_of(evaluate, STEP_SECONDS), "evaluating", case)
         for name, lines in printed.items():          # two rows that print alike (nan and NaN) are one
             assert len(set(lines)) == len(lines), f"{name} prints {lines}\n{case.describe()}"
-        outside = fz.written_outside(before, fz.listing(root), ("D",))
-        assert not outside, f"written outside -D: {outside}\n{case.describe()}"
-        assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{case.describe()}"
+        _assert_contained(root, before, ("D",), case.describe())
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -273,9 +276,7 @@ def test_forged_workspace_records(rng):
                 _assert_acceptable(state[step], step, forgery)
         victim = (root / "victim").read_bytes()
         assert victim == b"must not change\n", f"the symlink's target changed: {forgery.describe()}"
-        outside = fz.written_outside(before, fz.listing(root), ("ws", "D"))
-        assert not outside, f"written outside the workspace: {outside}\n{forgery.describe()}"
-        assert not fz.leftovers(root), f"temporary files left: {fz.leftovers(root)}\n{forgery.describe()}"
+        _assert_contained(root, before, ("ws", "D"), forgery.describe())
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
