@@ -168,14 +168,6 @@ def parse(data: bytes, path: str, kind: str, torn_tail: bool) -> Contents:
     return Contents(records[0], records[1:], offset, len(data) - offset)
 
 
-def int_field(record: dict, key: str, where) -> int:
-    """``record[key]``, which must be a sequence number (a non-negative 64-bit integer)."""
-    value = record.get(key)
-    if type(value) is not int or not 0 <= value < 2 ** 63:
-        raise WorkspaceCorrupt(f"workspace file {where}: a record has no {key} number")
-    return value
-
-
 class Frames:
     """A record file whose frames were all checked (lengths and checksums) but of which only the
     header was decoded: :meth:`record` decodes frame ``i`` (0: the first after the header) when it

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from datalog.language.errors import WorkspaceCorrupt
 from datalog.workspace import format as wsfile
+from datalog.workspace import validate as wsvalidate
 
 _VERSION = re.compile(r"v[0-9]+")
 
@@ -57,7 +58,7 @@ def outputs_synced(path: Path) -> int | None:
     if not where.exists():
         return None
     try:
-        return wsfile.int_field(wsfile.read_file(where, "outputs").header, "seq", where)
+        return wsvalidate.sequence(wsfile.read_file(where, "outputs").header.get("seq"), where, "the header's seq")
     except WorkspaceCorrupt:
         return None                           # derived: the next refresh rewrites every output
 
