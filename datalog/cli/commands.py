@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="how each level is intersected: the hash intersection (default; 'probe' is its "
                           "old name) or the leapfrog loop")
     run.add_argument("--timing", action="store_true", help="print the evaluation time to stderr")
+    run.add_argument("-w", "--no-warn", action="store_true", help="do not print warnings (Soufflé's -w)")
     run.add_argument("--updates", metavar="FILE",
                      help="after evaluating, apply the batches of FILE (+r(1, 2). -r(3, 4). commit.) "
                           "and print each batch's delta")
@@ -80,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
     chk = sub.add_parser("check", help="parse and check a program without evaluating it")
     chk.add_argument("program")
+    chk.add_argument("--no-warn", action="store_true", help="do not print warnings")
     chk.set_defaults(func=_check)
     exp = sub.add_parser("explain", help="show strata, variable orders and indexes; with --maintenance, "
                                          "maintenance statistics per rule")
@@ -114,6 +116,7 @@ def _run(args) -> int:
     started = time.perf_counter()
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
                               spark=spark_options(args), allow_paths=args.allow_paths)
+    print_warnings(engine, args)
     batches = read_updates(engine, args.updates) if args.updates else None
     progress = progress_line()
     if args.engine == "spark":
@@ -140,8 +143,15 @@ def _repl(args) -> int:
     return repl(args)
 
 
+def print_warnings(engine: Engine, args) -> None:
+    """Soufflé's warnings to stderr, in its caret format, unless --no-warn."""
+    if not getattr(args, "no_warn", False):
+        for warning in engine.warnings:
+            print(warning.render(), file=sys.stderr)
+
+
 def _check(args) -> int:
-    Engine.from_file(args.program)
+    print_warnings(Engine.from_file(args.program), args)
     print(f"{args.program}: ok")
     return 0
 

@@ -93,6 +93,11 @@ class Engine:
         return self.checked.schema
 
     @property
+    def warnings(self) -> list:
+        """What the program's checks warn about (DatalogWarning: code, message, span), never blocking."""
+        return self.checked.warnings
+
+    @property
     def evaluated(self) -> bool:
         """Whether the program has been evaluated (``run`` or ``run_on_spark``, or restored evaluated)."""
         return self._evaluated

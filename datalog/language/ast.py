@@ -242,6 +242,8 @@ Statement = Rule | Declaration | TypeDeclaration | Directive
 @dataclass(frozen=True)
 class Program:
     statements: tuple[Statement, ...]
+    warnings: tuple = field(default=(), compare=False, repr=False)   # DatalogWarnings of the parse
+
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.statements))

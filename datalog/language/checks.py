@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datalog.language import ast
-from datalog.language.errors import (AggregateInHead, ArityMismatch, RedefinedRelation, UnboundVariable,
-                                     UndefinedRelation, UnknownDirective, UnsafeNegation, WildcardInHead)
+from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
+                                     UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
+                                     WildcardInHead)
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
 from datalog.language.typecheck import check_types, infer_types
@@ -36,6 +37,7 @@ class Checked:
     schema: dict[str, RelationInfo] = field(default_factory=dict)
     clauses: list[Clause] = field(default_factory=list)
     strata: list[Stratum] = field(default_factory=list)
+    warnings: list[DatalogWarning] = field(default_factory=list)    # never blocking; see errors.py
 
     def directives(self, kind: str) -> list[ast.Directive]:
         return [d for d in self.program.directives if d.kind == kind]
@@ -45,7 +47,8 @@ def check(program: ast.Program, clauses: list[Clause] | None = None,
           known: dict[str, RelationInfo] | None = None) -> Checked:
     """Run :data:`CHECKS` in order on ``program`` and its ``clauses`` (the rewrite stage's; made
     here if not given); ``known``: relations declared before (a REPL's)."""
-    ctx = Checked(program, schema=dict(known or {}), clauses=rewrite(program) if clauses is None else clauses)
+    ctx = Checked(program, schema=dict(known or {}), clauses=rewrite(program) if clauses is None else clauses,
+                  warnings=list(program.warnings))
     for step in CHECKS:
         step(ctx)
     return ctx

@@ -48,6 +48,41 @@ class Span:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+def render_diagnostic(kind: str, code: str, message: str, span: Span | None) -> str:
+    """``file:line:col: kind[code]: message``, then the source line and a caret under the span."""
+    where = f"{span}: " if span else ""
+    head = f"{where}{kind}[{code}]: {message}"
+    if not span or not span.source:
+        return head
+    text = span.source.line(span.line)
+    if not text:
+        return head
+    start = max(span.column - 1, 0)
+    if span.end_line == span.line and span.end_column:
+        width = max(span.end_column - span.column, 1)
+    else:
+        width = 1
+    width = min(width, max(len(text) - start, 1))
+    return f"{head}\n  {text}\n  {' ' * start}{'^' * width}"
+
+
+@dataclass(frozen=True)
+class DatalogWarning:
+    """Something Soufflé warns about (a singleton variable, an unused relation, an unknown
+    pragma): printed like an error with ``warning[code]``, never blocking. Stages append them
+    to ``Checked.warnings``; the CLI prints them to stderr unless ``--no-warn``."""
+
+    code: str
+    message: str
+    span: Span | None = None
+
+    def render(self) -> str:
+        return render_diagnostic("warning", self.code, self.message, self.span)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
 class DatalogError(Exception):
     """Root of every user-facing error. Subclasses fix ``code``."""
 
@@ -59,20 +94,7 @@ class DatalogError(Exception):
         self.span = span
 
     def render(self) -> str:
-        where = f"{self.span}: " if self.span else ""
-        head = f"{where}error[{self.code}]: {self.message}"
-        if not self.span or not self.span.source:
-            return head
-        text = self.span.source.line(self.span.line)
-        if not text:
-            return head
-        start = max(self.span.column - 1, 0)
-        if self.span.end_line == self.span.line and self.span.end_column:
-            width = max(self.span.end_column - self.span.column, 1)
-        else:
-            width = 1
-        width = min(width, max(len(text) - start, 1))
-        return f"{head}\n  {text}\n  {' ' * start}{'^' * width}"
+        return render_diagnostic("error", self.code, self.message, self.span)
 
     def __str__(self) -> str:
         return self.render()
