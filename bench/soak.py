@@ -2,10 +2,13 @@
 
 Kills (--kills N, default 1000): `datalog update ws batches.dl` processes, each committing a
 stream of batches (printing `batch K: maintained in ...` after each durable commit), and
-sometimes `datalog compact ws`, are killed with SIGKILL at a random instant between their
-start and their expected end (measured unkilled first). After every kill the workspace is
-reopened: it must hold the last acknowledged commit or the one in flight, never less, and
-equal, relation by relation, its EDB's stream evaluated from scratch. The log grows past its
+sometimes `datalog compact ws`, `datalog addblock`/`removeblock` (a rule block toggled in and
+out) or `datalog init` of a fresh workspace, are killed with SIGKILL at a random instant
+between their start and their expected end (measured unkilled first). After every kill the
+workspace is reopened: it must hold the last acknowledged commit or the one in flight, never
+less, with the block in its program exactly when that commit has it, and equal, relation by
+relation, its program and EDB evaluated from scratch. A killed init leaves a whole workspace or
+none (opening says `workspace_missing`, and init again into the directory succeeds). The log grows past its
 compaction threshold, so commits also compact.
 
 Fuzzing (--fuzz-minutes M, default 60): the generators of bench/fuzzcases.py (fact files,
@@ -123,40 +126,67 @@ def _datalog(*args: str) -> subprocess.Popen:
 ACK = re.compile(r"^batch (\d+): maintained in", re.M)
 
 
+KILL_BLOCK = "cyclic(x) :- path(x, x).\nfree(x) :- v(x), !cyclic(x), x < 4.\n"    # addblock'ed, removed
+ACTIONS = ("update", "compact", "block", "init")
+
+
 class KillCampaign:
-    """Writers killed at random instants; after each kill the workspace checked against the oracle."""
+    """Writers killed at random instants; after each kill the workspace checked against the oracle.
+
+    A workspace's commit number ``seq`` counts update commits and block changes alike, so the
+    campaign keeps, per durable ``seq``, how many of the stream's commits it holds and whether
+    the block is in its program (``history``)."""
 
     def __init__(self, root: Path, args):
         from bench.fuzzcases import from_scratch
         from datalog.workspace.workspace import Workspace
         self.Workspace, self.from_scratch = Workspace, from_scratch
-        self.ws, self.args, self.rng = root / "ws", args, random.Random(args.seed)
-        self.committed = 0                       # the last commit known durable
+        self.root, self.ws, self.args, self.rng = root, root / "ws", args, random.Random(args.seed)
+        self.history = [(0, False)]             # per durable seq: (stream commits held, block in)
         self.counts = Counter({"kills": 0, "lost commits": 0, "differs from scratch": 0})
         self.edb = EdbStream()
         self.failures: list[str] = []
-        self.duration = {"update": 1.0, "compact": 1.0}
+        self.duration = dict.fromkeys(ACTIONS, 1.0)
         Workspace.create(self.ws, KILL_PROGRAM).close()
         self.batches = root / "batches.dl"
+        (root / "block.dl").write_text(KILL_BLOCK)
+        (root / "prog.dl").write_text(KILL_PROGRAM)
+
+    @property
+    def committed(self) -> int:
+        return len(self.history) - 1
 
     def calibrate(self) -> None:
         """One unkilled run of each command: how long each takes, and that it works."""
-        for action in ("update", "compact"):
+        for action in ACTIONS:
             started = time.perf_counter()
-            out, err = self._start(action).communicate()
+            child = self._start(action)
+            out, err = child.communicate()
             self.duration[action] = time.perf_counter() - started
-            if action == "update":
-                self.committed += len(ACK.findall(out))
-            self._check(self.committed, self.committed, f"calibration {action}: {err.strip()[-200:]}")
+            if child.returncode != 0:
+                self.failures.append(f"calibration {action} exited {child.returncode}: {err.strip()[-200:]}")
+            self._settle(action, out, child.returncode, f"calibration {action}")
 
     def _start(self, action: str) -> subprocess.Popen:
         if action == "compact":
             return _datalog("compact", str(self.ws))
-        self.batches.write_text(updates_text(self.committed + 1, self.args.batches))
+        if action == "block":                   # toggles: added when absent, removed when present
+            if self.history[-1][1]:
+                return _datalog("removeblock", str(self.ws), "block")
+            return _datalog("addblock", str(self.ws), str(self.root / "block.dl"))
+        if action == "init":
+            shutil.rmtree(self.root / "fresh", ignore_errors=True)
+            return _datalog("init", str(self.root / "fresh"), str(self.root / "prog.dl"))
+        stream = self.history[-1][0]
+        self.batches.write_text(updates_text(stream + 1, self.args.batches))
         return _datalog("update", str(self.ws), str(self.batches))
 
+    def _pick(self) -> str:
+        roll = self.rng.random()
+        return "compact" if roll < 0.08 else "block" if roll < 0.16 else "init" if roll < 0.22 else "update"
+
     def round(self) -> None:
-        action = "compact" if self.rng.random() < 0.1 else "update"
+        action = self._pick()
         child = self._start(action)
         time.sleep(self.rng.uniform(0, self.duration[action] * 0.95))
         child.send_signal(signal.SIGKILL)
@@ -168,31 +198,72 @@ class KillCampaign:
             self.counts[f"{action} finished before its kill"] += 1
             if child.returncode != 0 or "Traceback" in err:
                 self.failures.append(f"{action} exited {child.returncode}: {err.strip()[-300:]}")
-        acked = len(ACK.findall(out)) if action == "update" else 0
-        self.counts["acknowledged commits"] += acked
-        low = self.committed + acked
-        self.committed = self._check(low, low + (action == "update"), f"after a kill during {action}")
+        self._settle(action, out, child.returncode, f"after a kill during {action}")
 
-    def _check(self, low: int, high: int, what: str) -> int:
-        """The workspace holds a commit in [low, high], equal to the stream's from scratch."""
+    def _settle(self, action: str, out: str, returncode: int, what: str) -> None:
+        """What the workspace may hold now, checked; ``history`` extended by what became durable."""
+        if action == "init":
+            self._check_init(returncode == 0, what)
+            return
+        acked = len(ACK.findall(out)) if action == "update" else int(action == "block" and returncode == 0)
+        self.counts["acknowledged commits"] += acked
+        stream, block = self.history[-1]
+        if action == "update":
+            candidates = [(stream + i, block) for i in range(1, acked + 2)]
+        elif action == "block":
+            candidates = [(stream, not block)]
+        else:
+            candidates = []
+        low = self.committed + acked
+        self._check(low, low + (action in ("update", "block") and returncode != 0), candidates, what)
+
+    def _check(self, low: int, high: int, candidates: list, what: str) -> None:
+        """The workspace holds a commit in [low, high], equal to its EDB and program from scratch."""
         try:
             with self.Workspace.open(self.ws, readonly=True) as ws:
                 seq, held = ws.seq, {n: set(ws.engine.db[n].tuples) for n in ws.engine.relations()}
+                blocks = [b["name"] for b in ws.blocks]
         except Exception as exc:                                   # noqa: BLE001 -- reported
             self.failures.append(f"{what}: reopening failed: {type(exc).__name__}: {exc}")
             self.counts["unreadable after a kill"] += 1
-            return low
+            return
         if seq < low:
             self.counts["lost commits"] += low - seq
             self.failures.append(f"{what}: commit {low} acknowledged, the workspace holds {seq}")
         elif seq > high:
             self.failures.append(f"{what}: the workspace holds {seq}, more than {high} were started")
-        if held != self.from_scratch(KILL_PROGRAM, self.edb.after(seq)):
+            return
+        self.history += candidates[:max(seq - self.committed, 0)]
+        stream, block = self.history[min(seq, self.committed)]
+        if ("block" in blocks) != block:
+            self.failures.append(f"{what}: commit {seq} has blocks {blocks}, expected block={block}")
+        program = KILL_PROGRAM + (KILL_BLOCK if block else "")
+        if held != self.from_scratch(program, self.edb.after(stream)):
             self.counts["differs from scratch"] += 1
             self.failures.append(f"{what}: commit {seq} differs from evaluating its EDB from scratch")
         self.counts["checks"] += 1
         self.counts["in-flight commit found durable"] += seq == high and high > low
-        return max(seq, low)
+
+    def _check_init(self, finished: bool, what: str) -> None:
+        """A killed init leaves a whole workspace or none: opening it gives the program's state, or
+        says there is no workspace, and then a new init into the same directory succeeds."""
+        fresh = self.root / "fresh"
+        try:
+            with self.Workspace.open(fresh, readonly=True) as ws:
+                held = {n: set(ws.engine.db[n].tuples) for n in ws.engine.relations()}
+            if held != self.from_scratch(KILL_PROGRAM, {n: set(r) for n, r in KILL_EDB.items()}):
+                self.failures.append(f"{what}: the new workspace differs from its program from scratch")
+            self.counts["init: whole workspace"] += 1
+            return
+        except Exception as exc:                                   # noqa: BLE001 -- classified
+            code = getattr(exc, "code", type(exc).__name__)
+        if finished or code != "workspace_missing":
+            self.failures.append(f"{what}: opening the workspace init left: {code}")
+        again = _datalog("init", str(fresh), str(self.root / "prog.dl"))
+        _, err = again.communicate()
+        if again.returncode != 0:
+            self.failures.append(f"{what}: init again into the same directory failed: {err.strip()[-200:]}")
+        self.counts["init: no workspace, init again ok"] += again.returncode == 0
 
 
 def kill_campaign(args) -> tuple[Counter, list[str], int]:
