@@ -91,6 +91,8 @@ def _expected(exc) -> str:
     names = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())
     shown = []
     for name in names:
+        if name == "QNAME":                     # a.b.r: a name too, already listed as one
+            continue
         try:
             pattern = lark_parser().get_terminal(name).pattern
         except KeyError:

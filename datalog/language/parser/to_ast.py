@@ -244,6 +244,10 @@ class ToAst(Transformer):
         raise Unsupported(f"user-defined functor @{children[0]}: user-defined functors need C++ "
                           f"(a shared library Soufflé links in); this engine has none", self._span(meta))
 
+    def source_position(self, meta, children):
+        span = self._span(meta)
+        return ast.Constant(span.line if children[0] == "__LINE__" else span.file, span)
+
     def plan(self, meta, children):
         return tuple(children)
 
