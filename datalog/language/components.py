@@ -127,12 +127,13 @@ class _Scopes:
     def collect(self, component: ast.Component, binding: dict, content: _Content, orphans: list,
                 overridden: frozenset, depth: int, deriving: tuple) -> None:
         """Add ``component``'s own statements and its bases' to ``content`` (collectContent)."""
-        if id(component) in deriving:
-            raise ComponentCycle(f"component {component.type.name} inherits from itself", component.span)
         own_overrides = frozenset(s.relation for s in component.body if isinstance(s, ast.Override))
         from_bases = len(content.relations)
         for base in component.bases:
             base_component, active = self.resolve(self.enclosing[id(component)], base, binding)
+            if id(base_component) in deriving + (id(component),):
+                raise ComponentCycle(f"component {base_component.type.name} inherits from itself (through "
+                                     f"{component.type.name})", base.span)
             for inner in _inits(base_component):
                 content.add(self.instantiate(inner, base_component, orphans, frozenset(), active, depth - 1))
             self.collect(base_component, active, content, orphans, overridden | own_overrides, depth,
