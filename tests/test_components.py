@@ -225,3 +225,19 @@ def test_a_variable_once_in_each_alternative_and_nowhere_else_is_warned_once():
 def test_a_declared_relation_nothing_fills_is_warned_about():
     assert warnings(".decl e(a: number)\n.decl f(a: number)\n.input f\np(x) :- e(x), f(x).") == \
         ["No rules/facts defined for relation e"]
+
+
+# ---------------------------------------------------------------- .plan
+
+def test_a_plan_orders_the_rules_variables_by_its_atom_order():
+    text = """.decl a(x: number, y: number)
+.decl b(y: number, z: number)
+a(1, 2). b(2, 3).
+r(x, z) :- a(x, y), b(y, z).{}"""
+    for plan, order in ((" .plan 0: (1, 2)", ["x", "y", "z"]), (" .plan 0: (2, 1)", ["y", "z", "x"]),
+                        (" .plan 1: (1, 2), 0: (2, 1)", ["y", "z", "x"])):
+        engine = Engine.from_source(text.format(plan))
+        (rule,) = [p for p in engine.plans.values() if p.clause.head.relation == "r"]
+        assert rule.variable_order == order
+        engine.run()
+        assert engine.rows("r") == [(1, 3)]
