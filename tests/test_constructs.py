@@ -11,11 +11,14 @@ Every folder ``tests/constructs/<construct>/`` holds
   every stratum from scratch: every relation and every delta must agree.
 
 Every program must also survive a parse -> print -> parse round trip. A folder may add
-``args`` (one command-line option per line, e.g. ``-M`` definitions) for the CLI run.
+``args`` (one command-line option per line, e.g. ``-M`` definitions) for the CLI run, which runs in
+the folder (so ``-I lib`` is the folder's lib/); its preprocessor options (``-I``, ``-M``) are used by
+the in-process parses too.
 """
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +27,7 @@ import pytest
 
 from datalog.engine.engine import Engine
 from datalog.engine.updates import apply_batch
+from datalog.cli.options import add_preprocessor_options, parse_options
 from datalog.language.parser import parse, parse_file, parse_updates_file
 
 HERE = Path(__file__).resolve().parent / "constructs"
@@ -35,6 +39,19 @@ def _facts(folder: Path) -> Path:
     return folder / "facts" if (folder / "facts").is_dir() else folder
 
 
+def _args(folder: Path) -> list[str]:
+    return (folder / "args").read_text().split() if (folder / "args").exists() else []
+
+
+def _parse_options(folder: Path):
+    """The preprocessor options of the folder's ``args``, -I directories relative to the folder."""
+    parser = argparse.ArgumentParser()
+    add_preprocessor_options(parser)
+    args, _ = parser.parse_known_args(_args(folder))
+    args.include_dir = [str(folder / d) for d in args.include_dir]
+    return parse_options(args)
+
+
 def _sorted_lines(path: Path) -> list[str]:
     return sorted(path.read_text(encoding="utf-8").splitlines())
 
@@ -42,10 +59,9 @@ def _sorted_lines(path: Path) -> list[str]:
 @pytest.mark.parametrize("folder", CONSTRUCTS, ids=[p.name for p in CONSTRUCTS])
 def test_outputs_as_soufflé_gives_them(folder: Path, tmp_path: Path):
     """The CLI run (as a user runs it) writes exactly the expected outputs."""
-    extra = (folder / "args").read_text().split() if (folder / "args").exists() else []
     done = subprocess.run([sys.executable, "-m", "datalog", "run", str(folder / "prog.dl"), "-F",
-                           str(_facts(folder)), "-D", str(tmp_path), *extra],
-                          capture_output=True, text=True, timeout=120)
+                           str(_facts(folder)), "-D", str(tmp_path), *_args(folder)],
+                          capture_output=True, text=True, timeout=120, cwd=folder)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     expected = sorted((folder / "expected").glob("*.csv"))
@@ -57,7 +73,7 @@ def test_outputs_as_soufflé_gives_them(folder: Path, tmp_path: Path):
 
 @pytest.mark.parametrize("folder", CONSTRUCTS, ids=[p.name for p in CONSTRUCTS])
 def test_parse_print_parse(folder: Path):
-    program = parse_file(folder / "prog.dl")
+    program = parse_file(folder / "prog.dl", _parse_options(folder))
     assert parse(str(program)) == program
 
 
@@ -67,8 +83,11 @@ def _rows(engine: Engine) -> dict[str, set]:
 
 @pytest.mark.parametrize("folder", WITH_UPDATES, ids=[p.name for p in WITH_UPDATES])
 def test_maintenance_twin_agrees_with_recomputation(folder: Path):
-    maintained = Engine.from_file(folder / "prog.dl", _facts(folder), maintenance="incremental")
-    recomputed = Engine.from_file(folder / "prog.dl", _facts(folder), maintenance="recompute")
+    options = _parse_options(folder)
+    maintained = Engine.from_file(folder / "prog.dl", _facts(folder), maintenance="incremental",
+                                  parse_options=options)
+    recomputed = Engine.from_file(folder / "prog.dl", _facts(folder), maintenance="recompute",
+                                  parse_options=options)
     for engine in (maintained, recomputed):
         engine.run()
     assert _rows(maintained) == _rows(recomputed)

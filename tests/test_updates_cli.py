@@ -156,9 +156,9 @@ def test_parse_updates_batches_signs_values_and_spans():
     ("+edge(1, 2).\n  * commit.\n",
      "u.dl:2:3: error[syntax_error]: unexpected '*'; expected '-', name, '+'\n"
      "    * commit.\n    ^"),
-    ("+edge(1, 2).\ncommit. @\n",
-     "u.dl:2:9: error[syntax_error]: unexpected character '@'; expected '-', name, '+'\n"
-     "  commit. @\n          ^"),
+    ("+edge(1, 2).\ncommit. `\n",          # not @: a token (a user functor)
+     "u.dl:2:9: error[syntax_error]: unexpected character '`'; expected '-', name, '+'\n"
+     "  commit. `\n          ^"),
 ])
 def test_syntax_errors_point_into_the_updates_file(tmp_path, text, rendered):
     (tmp_path / "p.dl").write_text(TC)

@@ -20,7 +20,8 @@ from datalog.engine.engine import Engine
 from datalog.engine.updates import read_updates
 from datalog.language.errors import DatalogError, IOFault
 from datalog.sources.files import write_outputs
-from datalog.cli.options import add_path_option, add_spark_options, clear_progress_line, progress_line, spark_options
+from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
+                                 parse_options, progress_line, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
 from datalog.spark.distributed import run_on_spark
 from datalog.cli.tables import stats_table
@@ -78,10 +79,13 @@ def _parser() -> argparse.ArgumentParser:
                      help="evaluate in this process (default) or each stratum on Spark")
     add_spark_options(run)
     add_path_option(run)
+    add_preprocessor_options(run)
     run.set_defaults(func=_run)
     chk = sub.add_parser("check", help="parse and check a program without evaluating it")
     chk.add_argument("program")
-    chk.add_argument("--no-warn", action="store_true", help="do not print warnings")
+    chk.add_argument("-w", "--no-warn", action="store_true", help="do not print warnings")
+    add_path_option(chk)
+    add_preprocessor_options(chk)
     chk.set_defaults(func=_check)
     exp = sub.add_parser("explain", help="show strata, variable orders and indexes; with --maintenance, "
                                          "maintenance statistics per rule")
@@ -93,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--updates", metavar="FILE", help="with --maintenance: the updates file to apply "
                                                       "(implies --maintenance)")
     add_path_option(exp)
+    add_preprocessor_options(exp)
     exp.set_defaults(func=_explain)
     repl = sub.add_parser("repl", help="interactive session: rules, facts, changes, queries, transactions "
                                        "(reads statements from stdin when it is not a terminal)")
@@ -115,7 +120,8 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args) -> int:
     started = time.perf_counter()
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
-                              spark=spark_options(args), allow_paths=args.allow_paths)
+                              spark=spark_options(args), allow_paths=args.allow_paths,
+                              parse_options=parse_options(args))
     print_warnings(engine, args)
     batches = read_updates(engine, args.updates) if args.updates else None
     progress = progress_line()
@@ -151,17 +157,18 @@ def print_warnings(engine: Engine, args) -> None:
 
 
 def _check(args) -> int:
-    print_warnings(Engine.from_file(args.program), args)
+    print_warnings(Engine.from_file(args.program, parse_options=parse_options(args)), args)
     print(f"{args.program}: ok")
     return 0
 
 
 def _explain(args) -> int:
     if args.maintenance is None and args.updates is None:
-        print(Engine.from_file(args.program).explain())
+        print(Engine.from_file(args.program, parse_options=parse_options(args)).explain())
         return 0
     strategy = args.maintenance or "incremental"
-    engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths)
+    engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths,
+                              parse_options=parse_options(args))
     batches = read_updates(engine, args.updates) if args.updates else []
     engine.run()
     applied, status = apply_and_report(engine, batches, batch_summary)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from datalog.language.errors import BadCommand
+from datalog.language.parser import ParseOptions
 
 
 def add_spark_options(parser) -> None:
@@ -51,3 +52,21 @@ def clear_progress_line() -> None:
     """Clear the progress line (on a terminal)."""
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
+
+
+def add_preprocessor_options(parser) -> None:
+    """Soufflé's ``-I dir``, ``-M "NAME=value"`` and ``--no-preprocessor`` on a command that reads
+    a program file."""
+    parser.add_argument("-I", "--include-dir", action="append", default=[], metavar="DIR",
+                        help="a directory #include and .include search after the including file's "
+                             "(repeatable)")
+    parser.add_argument("-M", "--macro", action="append", default=[], metavar="'NAME=value ...'",
+                        help="preprocessor macros, as #define NAME value (space-separated; repeatable)")
+    parser.add_argument("--no-preprocessor", action="store_true",
+                        help="do not run the C preprocessor on the program")
+
+
+def parse_options(args) -> ParseOptions:
+    """The command line's preprocessor options (and --allow-paths, for included files)."""
+    return ParseOptions(preprocess=not args.no_preprocessor, include_dirs=tuple(args.include_dir),
+                        macros=tuple(args.macro), allow_paths=getattr(args, "allow_paths", False))

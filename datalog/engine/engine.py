@@ -37,7 +37,7 @@ from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
 from datalog.language.errors import UndefinedRelation
-from datalog.language.parser import parse, parse_atom, parse_file
+from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.variables import bound_variables
 from lftj.relation import Relation
@@ -85,8 +85,13 @@ class Engine:
         return cls(parse(text, name), facts_dir, **kw)
 
     @classmethod
-    def from_file(cls, path: str | Path, facts_dir=None, **kw) -> "Engine":
-        return cls(parse_file(path), facts_dir, **kw)
+    def from_file(cls, path: str | Path, facts_dir=None, parse_options=None, **kw) -> "Engine":
+        """The program of the file ``path``, read with ``parse_options`` (the preprocessor's -I and
+        -M; by default what Soufflé does with no options; included files stay under the program's
+        directory unless ``allow_paths``)."""
+        if parse_options is None:
+            parse_options = ParseOptions(allow_paths=kw.get("allow_paths", False))
+        return cls(parse_file(path, parse_options), facts_dir, **kw)
 
     @property
     def schema(self) -> dict:

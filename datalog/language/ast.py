@@ -163,6 +163,7 @@ class Rule:
     body: tuple[Literal, ...]
     span: Span | None = _span
     pragma: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    plan: tuple[tuple[int, tuple[int, ...]], ...] = ()     # .plan: (version, atom order); see Plan
 
     @property
     def is_fact(self) -> bool:
@@ -172,7 +173,7 @@ class Rule:
         heads = ", ".join(map(str, self.heads))
         if not self.body:
             return f"{heads}."
-        return f"{heads} :- {', '.join(map(str, self.body))}."
+        return f"{heads} :- {', '.join(map(str, self.body))}.{plan_text(self.plan)}"
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ class Declaration:
     relation: str
     columns: tuple[Column, ...]
     span: Span | None = _span
+    overridable: bool = False      # a component's relation whose rules a derived component may replace
 
     @property
     def arity(self) -> int:
@@ -194,7 +196,7 @@ class Declaration:
 
     def __str__(self) -> str:
         cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
-        return f".decl {self.relation}({cols})"
+        return f".decl {self.relation}({cols})" + (" overridable" if self.overridable else "")
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,116 @@ class Directive:
             return f".{self.kind} {self.relation}"
         params = ", ".join(f"{k}={_quote(v)}" for k, v in self.params)
         return f".{self.kind} {self.relation}({params})"
+
+
+# ---------------------------------------------------------------- components (issue 18)
+# Soufflé's components and the directives that go with them. Components exist only between the
+# parser and datalog/language/components.py, which expands every .init into plain statements.
+
+def plan_text(plan) -> str:
+    """`` .plan 0: (1, 2), 1: (2, 1)`` for a rule's plan, or nothing."""
+    if not plan:
+        return ""
+    return " .plan " + ", ".join(f"{v}: ({', '.join(map(str, order))})" for v, order in plan)
+
+
+@dataclass(frozen=True)
+class ComponentType:
+    """``Graph<number, T>``: a component's name and its type parameters (or arguments)."""
+
+    name: str
+    params: tuple[str, ...] = ()
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"{self.name}<{', '.join(self.params)}>" if self.params else self.name
+
+
+@dataclass(frozen=True)
+class Component:
+    """``.comp Name<T> : Base<T>, Other { statements }``."""
+
+    type: ComponentType
+    bases: tuple[ComponentType, ...]
+    body: tuple["Statement", ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        bases = f" : {', '.join(map(str, self.bases))}" if self.bases else ""
+        inner = "".join("\n  " + str(s).replace("\n", "\n  ") for s in self.body)
+        return f".comp {self.type}{bases} {{{inner}\n}}"
+
+
+@dataclass(frozen=True)
+class Instantiation:
+    """``.init name = Component<args>``."""
+
+    name: str
+    type: ComponentType
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".init {self.name} = {self.type}"
+
+
+@dataclass(frozen=True)
+class Override:
+    """``.override r`` in a component: its rules for r replace the base component's."""
+
+    relation: str
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".override {self.relation}"
+
+
+@dataclass(frozen=True)
+class Include:
+    """``.include "file"``: the file's statements in its place (resolved by the parser)."""
+
+    path: str
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".include {_quote(self.path)}"
+
+
+@dataclass(frozen=True)
+class Once:
+    """``.once``: the file holding it is included at most once."""
+
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return ".once"
+
+
+@dataclass(frozen=True)
+class FunctorDeclaration:
+    """``.functor f(x: number, symbol): number [stateful]``: a C++ function, accepted; a use is
+    ``unsupported``."""
+
+    name: str
+    params: tuple[tuple[str | None, str], ...]
+    result: str
+    stateful: bool = False
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        params = ", ".join(f"{n}: {t}" if n else t for n, t in self.params)
+        return f".functor {self.name}({params}): {self.result}" + (" stateful" if self.stateful else "")
+
+
+@dataclass(frozen=True)
+class LimitSize:
+    """``.limitsize r(n=10)``: r stops growing at n tuples."""
+
+    relation: str
+    limit: int
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".limitsize {self.relation}(n={self.limit})"
 
 
 Statement = Rule | Declaration | TypeDeclaration | Directive

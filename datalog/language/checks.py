@@ -19,6 +19,7 @@ from datalog.language import ast
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
                                      UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
                                      WildcardInHead)
+from datalog.language.lints import warn_empty_relations, warn_singleton_variables
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
 from datalog.language.typecheck import check_types, infer_types
@@ -229,6 +230,8 @@ CHECKS = (
     check_safety,
     infer_types,
     check_types,
+    warn_singleton_variables,       # Soufflé's warnings (lints.py), never blocking
+    warn_empty_relations,
 )
 
 

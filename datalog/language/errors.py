@@ -148,4 +148,12 @@ WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit 
 SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
 BadBlock = _error("BadBlock", "bad_block", "addblock/removeblock named a block that exists already or does not exist.")
+Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
+# ---- components (issue 18)
+UnknownComponent = _error("UnknownComponent", "unknown_component", "A .init or a base names a component that is not declared in scope.")
+ComponentArity = _error("ComponentArity", "component_arity", "A component is given a different number of type arguments than it has parameters.")
+BadOverride = _error("BadOverride", "bad_override", "A component overrides a relation that no base component declares overridable.")
+ComponentCycle = _error("ComponentCycle", "component_cycle", "A component inherits from itself, or instances nest beyond Soufflé's limit of 100.")
+IncludePath = _error("IncludePath", "include_path", "A .include or #include names a file outside the program's directory and the -I "
+                     "directories. Allowed only by --allow-paths on the command line.")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")

@@ -56,12 +56,12 @@ class Clause:
 def split_disjunctions(rules: list[ast.Rule]) -> list[ast.Rule]:
     """A rule whose body holds ``;`` becomes one rule per alternative of its disjunctive
     normal form (aggregate bodies are alternatives of their own, see :func:`dnf`)."""
-    return [ast.Rule(rule.heads, body, rule.span, rule.pragma) for rule in rules for body in dnf(rule.body)]
+    return [ast.Rule(rule.heads, body, rule.span, rule.pragma, rule.plan) for rule in rules for body in dnf(rule.body)]
 
 
 def split_heads(rules: list[ast.Rule]) -> list[ast.Rule]:
     """``a(x), b(x) :- body.`` becomes ``a(x) :- body.`` and ``b(x) :- body.``"""
-    return [ast.Rule((head,), rule.body, rule.span, rule.pragma) for rule in rules for head in rule.heads]
+    return [ast.Rule((head,), rule.body, rule.span, rule.pragma, rule.plan) for rule in rules for head in rule.heads]
 
 
 REWRITES = (

@@ -23,11 +23,29 @@ from datalog.language.errors import BadPragma
 
 
 def pragma_order(clause) -> list[str] | None:
-    """The variables of ``// @order x, y, z`` on the clause's rule, or None without one."""
+    """The variables of ``// @order x, y, z`` on the clause's rule, else those of its Soufflé
+    ``.plan``, or None without either."""
     for key, value in clause.rule.pragma if clause else ():
         if key == "order":
             return [v.strip() for v in value.replace(",", " ").split()]
-    return None
+    return plan_order(clause.rule) if clause and clause.rule.plan else None
+
+
+class PlanOrder(list):
+    """The variables a ``.plan`` puts first: those this clause binds lead, in that order (a
+    ``.plan`` names atoms, and the rewrite may have bound some variables otherwise)."""
+
+
+def plan_order(rule: ast.Rule) -> PlanOrder:
+    """``r(x, z) :- a(x, y), b(y, z). .plan 0: (2, 1)``: Soufflé's atom order for version 0 of the
+    rule (atoms numbered from 1 in the body), as a variable order: the variables of the atoms
+    in that order, first occurrence first (here y, z, x). One order serves every semi-naive
+    version here, so version 0's is used (the first listed when 0 is not)."""
+    plans = dict(rule.plan)
+    order = plans.get(0, rule.plan[0][1])
+    atoms = [lit for lit in rule.body if isinstance(lit, ast.Atom)]
+    chosen = [atoms[i - 1] for i in order if 0 < i <= len(atoms)]
+    return PlanOrder(dict.fromkeys(t.name for a in chosen for t in a.args if isinstance(t, ast.Variable)))
 
 
 def variable_order(atoms: list[ast.Atom], params: list[str], forced: list[str] | None, clause) -> list[str]:
@@ -89,6 +107,8 @@ def _drop_done(heap, done) -> bool:
 def _forced(forced: list[str] | None, names: list[str], clause) -> list[str]:
     if forced is None:
         return []
+    if isinstance(forced, PlanOrder):
+        return [v for v in forced if v in names]
     unknown = [v for v in forced if v not in names]
     if unknown:
         raise BadPragma(f"@order names {', '.join(unknown)}, which no positive atom of this rule binds "

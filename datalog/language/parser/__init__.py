@@ -12,13 +12,17 @@ The modules, each importing only those before it:
 
 * :mod:`lalr`: the one LALR parser of ``grammar.lark``; lark's errors as syntax errors with carets
 * :mod:`to_ast`: the Transformer, one method per grammar rule
+* :mod:`options`: how a program file is read (preprocessor, -I, -M, --allow-paths)
+* :mod:`preprocessor`: the C preprocessor (pcpp) and where its output's lines came from
+* :mod:`includes`: ``.include`` and ``.once``
 * :mod:`programs`: programs, queries and atoms from text or files (with rule pragmas)
 * :mod:`updates`: updates files, batches of changes
 """
 
-from datalog.language.parser.programs import parse, parse_atom, parse_file, parse_query
+from datalog.language.parser.options import ParseOptions
+from datalog.language.parser.programs import parse, parse_atom, parse_file, parse_query, parse_unexpanded
 from datalog.language.parser.to_ast import ToAst
 from datalog.language.parser.updates import Batch, parse_updates, parse_updates_file
 
-__all__ = ["Batch", "ToAst", "parse", "parse_atom", "parse_file", "parse_query", "parse_updates",
-           "parse_updates_file"]
+__all__ = ["Batch", "ParseOptions", "ToAst", "parse", "parse_atom", "parse_file", "parse_query",
+           "parse_unexpanded", "parse_updates", "parse_updates_file"]

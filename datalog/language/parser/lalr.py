@@ -20,7 +20,8 @@ from pathlib import Path
 
 import lark
 
-from datalog.language.errors import DatalogError, Source, Span, SyntaxError_, TooDeep
+from datalog.language.errors import DatalogError, Source, Span, SyntaxError_, TooDeep, Unsupported
+from datalog.language.parser import unsupported
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -59,6 +60,9 @@ def transform(transformer: lark.Transformer, tree: lark.Tree, too_deep: str):
 def syntax_error(exc: lark.exceptions.UnexpectedInput, source: Source) -> DatalogError:
     """lark's ``exc`` as a SyntaxError_ spanning the unexpected token (or the end of the text),
     with the tokens that could have come there when they are few."""
+    named = _unsupported(exc, source)
+    if named is not None:
+        return named
     line, column = getattr(exc, "line", 1), getattr(exc, "column", 1)
     if line is None or line < 1:
         line, column = _end_position(source.text)
@@ -78,6 +82,30 @@ def syntax_error(exc: lark.exceptions.UnexpectedInput, source: Source) -> Datalo
     return SyntaxError_(message, Span(source, line, column, line, column + width))
 
 
+def _unsupported(exc, source: Source) -> DatalogError | None:
+    """``unsupported`` naming the Soufflé construct lark stopped in (see unsupported.py), if any."""
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        position = exc.pos_in_stream
+        token = source.text[position:position + 1]
+    else:
+        token = getattr(exc, "token", None)
+        position = getattr(token, "start_pos", None)
+        if position is None or getattr(token, "type", "") == "$END":
+            return None
+        token = str(token)
+    before = source.text[:position]
+    construct = unsupported.construct(token, before, source.text[position:position + 40])
+    if construct is None:
+        return None
+    start = unsupported.word_before(token, before)
+    start, width = (position, len(token)) if start is None else (start, position - start)
+    line = before.count("\n", 0, start) + 1
+    column = start - before.rfind("\n", 0, start)
+    width = len(source.text[start:start + width].rstrip()) or 1
+    return Unsupported(f"{construct}: not supported by this engine", Span(source, line, column, line,
+                                                                            column + width))
+
+
 def _end_position(text: str) -> tuple[int, int]:
     lines = text.split("\n")
     return len(lines), len(lines[-1]) + 1
@@ -91,6 +119,8 @@ def _expected(exc) -> str:
     names = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())
     shown = []
     for name in names:
+        if name == "QNAME":                     # a.b.r: a name too, already listed as one
+            continue
         try:
             pattern = lark_parser().get_terminal(name).pattern
         except KeyError:

@@ -18,24 +18,31 @@ import json
 from lark import Transformer, v_args
 
 from datalog.language import ast, numbers
-from datalog.language.errors import NumberOutOfRange, Source, Span, SyntaxError_
+from datalog.language.errors import NumberOutOfRange, Source, Span, SyntaxError_, Unsupported
 
 
 @v_args(meta=True)
 class ToAst(Transformer):
     """One method per grammar rule (or alias); each returns an AST node with its span."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, places=None):
         super().__init__()
         self.source = source
+        self.places = places      # preprocessed text: its line -> (original Source, line); see preprocessor.py
 
     def _span(self, meta) -> Span | None:
         if getattr(meta, "empty", True):
             return None
-        return Span(self.source, meta.line, meta.column, meta.end_line, meta.end_column)
+        return self._placed(meta.line, meta.column, meta.end_line, meta.end_column)
 
     def _tok_span(self, tok) -> Span:
-        return Span(self.source, tok.line, tok.column, tok.end_line, tok.end_column)
+        return self._placed(tok.line, tok.column, tok.end_line, tok.end_column)
+
+    def _placed(self, line, column, end_line, end_column) -> Span:
+        if self.places is None:
+            return Span(self.source, line, column, end_line, end_column)
+        source, original = self.places.place(line)
+        return Span(source, original, column, end_line and end_line - line + original, end_column)
 
     # statements ------------------------------------------------------------
     def start(self, meta, children):
@@ -45,9 +52,13 @@ class ToAst(Transformer):
         return ast.Program(tuple(flat))
 
     def declaration(self, meta, children):
-        name, *rest = children
+        names, *rest = children                  # .decl a, b(x: number): one Declaration each
         columns = tuple(c for c in rest if isinstance(c, ast.Column))  # qualifiers are dropped
-        return ast.Declaration(str(name), columns, self._span(meta))
+        overridable = "overridable" in rest
+        return [ast.Declaration(str(name), columns, self._span(meta), overridable) for name in names]
+
+    def qualifier(self, meta, children):
+        return str(children[0])
 
     def column(self, meta, children):
         name, type_ = children
@@ -80,8 +91,9 @@ class ToAst(Transformer):
         return ast.Rule((children[0],), (), self._span(meta))
 
     def rule(self, meta, children):
-        *heads, body = children
-        return ast.Rule(tuple(heads), _flatten_body(body, self._span(meta)), self._span(meta))
+        *heads, body, plan = children
+        return ast.Rule(tuple(heads), _flatten_body(body, self._span(meta)), self._span(meta),
+                        plan=plan or ())
 
     # bodies ----------------------------------------------------------------
     def body(self, meta, children):
@@ -185,6 +197,74 @@ class ToAst(Transformer):
 
     def aggregate_kind(self, meta, children):
         return str(children[0])
+
+
+    # components (issue 18) ----------------------------------------------------
+    def relation_names(self, meta, children):
+        return children
+
+    def component(self, meta, children):
+        type_, *rest = children
+        bases = tuple(c for c in rest if isinstance(c, ast.ComponentType))
+        body = []
+        for child in rest:
+            if not isinstance(child, ast.ComponentType) and child is not None:
+                body.extend(child if isinstance(child, list) else [child])
+        return ast.Component(type_, bases, tuple(body), self._span(meta))
+
+    def component_type(self, meta, children):
+        name, *params = children
+        return ast.ComponentType(str(name), tuple(str(p) for p in params if p is not None), self._span(meta))
+
+    def instantiation(self, meta, children):
+        name, type_ = children
+        return ast.Instantiation(str(name), type_, self._span(meta))
+
+    def override(self, meta, children):
+        return ast.Override(str(children[0]), self._span(meta))
+
+    def include(self, meta, children):
+        tok = children[0]
+        return ast.Include(_unquote(tok, self._tok_span(tok)), self._span(meta))
+
+    def once(self, meta, children):
+        return ast.Once(self._span(meta))
+
+    def functor_declaration(self, meta, children):
+        name, *params, result, stateful = children
+        params = tuple(p for p in params if p is not None)
+        return ast.FunctorDeclaration(str(name), params, str(result), stateful is not None, self._span(meta))
+
+    def functor_param(self, meta, children):
+        name, type_ = children
+        return (str(name) if name is not None else None, str(type_))
+
+    def user_functor(self, meta, children):
+        # @f(x): a C++ function of a shared library; this engine does not load native code
+        raise Unsupported(f"user-defined functor @{children[0]}: user-defined functors need C++ "
+                          f"(a shared library Soufflé links in); this engine has none", self._span(meta))
+
+    def source_position(self, meta, children):
+        span = self._span(meta)
+        return ast.Constant(span.line if children[0] == "__LINE__" else span.file, span)
+
+    def plan(self, meta, children):
+        return tuple(children)
+
+    def plan_item(self, meta, children):
+        version, *order = children
+        return (int(version), tuple(int(i) for i in order if i is not None))
+
+    def limitsize(self, meta, children):
+        name, key, limit = children
+        if str(key) != "n":
+            raise SyntaxError_(f".limitsize takes n=<number>, not {key}", self._tok_span(key))
+        return ast.LimitSize(str(name), int(str(limit), 0), self._span(meta))
+
+    def legacy_type(self, meta, children):
+        keyword, name = children     # .number_type T is .type T <: number
+        return ast.TypeDeclaration(str(name), "number" if keyword == ".number_type" else "symbol",
+                                   self._span(meta))
 
 
 def _clip(text: str) -> str:
