@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from datalog.language import ast, numbers
+from datalog.language import ast, composites, numbers
 from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
 from datalog.language.types import AUTO
 from datalog.sources import atomic, paths
@@ -158,6 +158,8 @@ def _settle_auto_columns(rows, types):
 
 def format_value(value) -> str:
     """Soufflé's text: integers in decimal, symbols raw, floats shortest round-trip (``3`` not ``3.0``)."""
+    if isinstance(value, tuple):            # a record or ADT value (issue 18)
+        return composites.render(value, format_value)
     if isinstance(value, float):
         text = repr(value)
         return text[:-2] if text.endswith(".0") else text
@@ -170,7 +172,7 @@ def format_rows(rows, delimiter: str = "\t") -> str:
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         return ""
-    fmt = format_value if any(isinstance(v, float) for v in rows[0]) else str
+    fmt = format_value if any(isinstance(v, (float, tuple)) for v in rows[0]) else str
     join = delimiter.join
     return "".join([join(map(fmt, row)) + "\n" for row in rows])
 
