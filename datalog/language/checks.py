@@ -202,6 +202,8 @@ def _check_body_safety(body, bound) -> None:
 def _expression_subterms(term, patterns: bool):
     """The sub-terms of ``term`` that are computed; with ``patterns`` (records, issue 18) not
     those standing as fields of a record or branch term, which are matched (``_`` matches any)."""
+    if patterns and isinstance(term, ast.Wildcard):
+        return
     if patterns and isinstance(term, ast.STRUCTURED):
         for arg in term.args:
             if not isinstance(arg, (ast.Variable, ast.Wildcard, ast.Constant)):

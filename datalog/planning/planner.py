@@ -138,11 +138,15 @@ def _unpack(literal, depth_of, slots, body):
     if literal.op != "=":
         return _NOT_A_PATTERN
     for pattern, expr in ((literal.right, literal.left), (literal.left, literal.right)):
+        if isinstance(pattern, ast.Wildcard):               # `_ = e`: e is computed, and holds
+            deps = _term_dependencies(expr, body)
+            return None if any(n not in depth_of for n in deps) else \
+                Unpack(_depth(deps, depth_of), literal, None, expr, pattern, ())
         if not isinstance(pattern, ast.STRUCTURED):
             continue
         targets = list(dict.fromkeys(n for n in pattern_variables(pattern) if n not in depth_of))
-        if not targets:
-            continue
+        if not targets and not _has_wildcard(pattern):
+            continue                    # a value to build and compare
         deps = _term_dependencies(expr, body) + [n for n in _term_dependencies(pattern, body) if n not in targets]
         if any(n not in depth_of for n in deps):
             return None
@@ -150,8 +154,14 @@ def _unpack(literal, depth_of, slots, body):
         for name in targets:
             slots[name] = len(slots)
             depth_of[name] = depth
-        return Unpack(depth, literal, targets[0], expr, pattern, tuple(targets))
+        return Unpack(depth, literal, targets[0] if targets else None, expr, pattern, tuple(targets))
     return _NOT_A_PATTERN
+
+
+def _has_wildcard(pattern) -> bool:
+    """Whether ``_`` stands as a field of the pattern (it matches anything there)."""
+    return any(isinstance(arg, ast.Wildcard) or (isinstance(arg, ast.STRUCTURED) and _has_wildcard(arg))
+               for arg in pattern.args)
 
 
 def _negation(literal: ast.Negation, depth: int) -> Lookup:
