@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datalog.language import ast, recordtypes
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
                                      UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
-                                     WildcardInHead)
+                                     Unsupported, WildcardInHead)
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
 from datalog.language.typecheck import check_types, infer_types
@@ -118,6 +118,17 @@ def check_directives(ctx: Checked) -> None:
                                    directive.span)
         if io == "spark":
             check_spark_directive(directive)
+            _refuse_spark_records(ctx, directive)
+
+
+def _refuse_spark_records(ctx: Checked, directive: ast.Directive) -> None:
+    """Records and ADTs (issue 18) have no Spark column type here: refused, not mangled."""
+    info = ctx.schema.get(directive.relation)
+    for type_ in info.types if info else ():
+        if recordtypes.is_composite(type_):
+            raise Unsupported(f"IO=spark cannot {'read' if directive.kind == 'input' else 'write'} "
+                              f"{directive.relation}: its column of type {type_} holds records or ADTs",
+                              directive.span)
 
 
 SPARK_FORMATS, SPARK_MODES = ("parquet", "orc", "json", "csv"), ("overwrite", "merge")
