@@ -226,3 +226,18 @@ def test_an_inserted_value_of_the_wrong_shape_is_refused():
     assert caught.value.code == "type_mismatch"
     with pytest.raises(DatalogError):
         engine.insert("e2", [(Branch(("D", 1)),)])
+
+
+QUERIES = st.sampled_from(["rp([x, y])", "rp([x, x])", "rp([1, _])", "rs($A(x))", "rs($B(_, x))", "rs($C)",
+                           "rl(nil)", "rl([x, [y, _]])", "rl([_, nil])"])
+
+
+@PROPERTY
+@given(programs(), QUERIES)
+def test_queries_with_patterns_match_as_the_naive_evaluator_unifies(generated: Generated, text: str):
+    from datalog.language.naive.rules import RuleEvaluator
+    from datalog.language.parser import parse_atom
+    engine, atom = _engine(generated), parse_atom(text)
+    unifier = RuleEvaluator({}, parse(f"{text} :- {text}.").rules[0])
+    assert engine.query(atom) == [row for row in engine.rows(atom.relation)
+                                  if unifier._match(atom, row, {}) is not None]
