@@ -13,6 +13,7 @@ from operator import itemgetter
 
 from datalog.evaluation.compile import COMPARE
 from datalog.language import ast
+from datalog.language.composites import NIL, Branch, Record
 from datalog.language.errors import ArityMismatch, DatalogError
 
 _SIMPLE = (ast.Constant, ast.Variable, ast.Wildcard)
@@ -61,7 +62,10 @@ def scan(rule: ast.Rule, relation) -> list[tuple]:
 def matches(atom: ast.Atom, row: tuple) -> bool:
     seen: dict[str, object] = {}
     for arg, value in zip(atom.args, row):
-        if isinstance(arg, ast.Constant):
+        if isinstance(arg, (ast.Nil, *ast.STRUCTURED)):     # records (issue 18): p([1, x]), s($A(_))
+            if not _matches_pattern(arg, value, seen):
+                return False
+        elif isinstance(arg, ast.Constant):
             if arg.value != value and not (isinstance(value, float) and arg.value == value):
                 return False
         elif isinstance(arg, ast.Variable):
@@ -70,6 +74,24 @@ def matches(atom: ast.Atom, row: tuple) -> bool:
         elif not isinstance(arg, ast.Wildcard):
             raise DatalogError(f"a query argument must be a constant, a variable or _, not {arg}", atom.span)
     return True
+
+
+def _matches_pattern(term, value, seen: dict) -> bool:
+    """Whether a record or branch pattern of constants, variables and ``_`` matches ``value``."""
+    if isinstance(term, ast.Nil):
+        return value == NIL and type(value) is Record
+    if isinstance(term, ast.RecordTerm):
+        if type(value) is not Record or not value or len(value) != len(term.args):
+            return False
+        parts = value
+    elif isinstance(term, ast.BranchTerm):
+        if type(value) is not Branch or value[0] != term.name or len(value) != len(term.args) + 1:
+            return False
+        parts = value[1:]
+    else:
+        return matches(ast.Atom("", (term,)), (value,)) and \
+            (not isinstance(term, ast.Variable) or seen.setdefault(term.name, value) == value)
+    return all(_matches_pattern(t, v, seen) for t, v in zip(term.args, parts))
 
 
 def _first_positions(atom: ast.Atom) -> dict[str, int]:

@@ -24,7 +24,8 @@ from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
 from datalog.evaluation.expressions import compile_term
 from datalog.language import ast
 from datalog.language.types import convert
-from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan
+from datalog.evaluation.records import compile_match
+from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan, Unpack
 
 COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
            ">": operator.gt, ">=": operator.ge}
@@ -107,6 +108,8 @@ def _prefix_value(term, slots) -> Callable:
 def _compile_filter(f: Filter, plan: RulePlan, rule: str) -> CompiledFilter:
     if isinstance(f, Lookup):
         return _lookup(f, plan, rule)
+    if isinstance(f, Unpack):
+        return CompiledFilter(f, _unpack(f, plan, rule))
     if isinstance(f, Assign):
         return CompiledFilter(f, _assign(f, plan, rule))
     assert isinstance(f, Compare)
@@ -176,6 +179,15 @@ def _assign(f: Assign, plan: RulePlan, rule: str):
             return True
         return assign
     return make
+
+
+def _unpack(f: Unpack, plan: RulePlan, rule: str):
+    """Records (issue 18): ``value = pattern`` matched, binding the pattern's new variables."""
+    span = f.literal.span
+    source = compile_term(f.value, plan.slots, rule, span)
+    match = compile_match(f.pattern, plan.slots, set(f.targets),
+                          lambda t: compile_term(t, plan.slots, rule, span))
+    return lambda db: lambda b: match(source(b), b)
 
 
 def _value(value, plan: RulePlan, rule: str, span):

@@ -21,6 +21,7 @@ import math
 from datalog.language import ast, numbers
 from datalog.language.errors import DivisionByZero, InvalidArithmetic, InvalidConversion, NumberOutOfRange, Span
 from datalog.language.numbers import INT_MAX, INT_MIN
+from datalog.evaluation.records import compile_record
 
 
 def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = None):
@@ -46,6 +47,8 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
         args = [compile_term(a, slots, rule, span) for a in term.args]
         fn = _functor(term.name, rule, span)
         return lambda b: fn(*[a(b) for a in args])
+    if isinstance(term, (ast.RecordTerm, ast.BranchTerm, ast.Nil, ast.Cast)):     # records (issue 18)
+        return compile_record(term, lambda t: compile_term(t, slots, rule, span))
     raise TypeError(f"cannot compile {term!r}")  # aggregates are planned, not compiled here
 
 

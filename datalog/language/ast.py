@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from datalog.language.composites import render
 from datalog.language.errors import Span
 
 _span = field(default=None, compare=False, repr=False)
@@ -53,6 +54,8 @@ class Constant:
     def __str__(self) -> str:
         if isinstance(self.value, str):
             return _quote(self.value)
+        if isinstance(self.value, tuple):       # a record or ADT value (issue 18): as its term
+            return render(self.value, lambda v: _quote(v) if isinstance(v, str) else repr(v))
         return repr(self.value)
 
 
@@ -104,7 +107,57 @@ class Aggregate:
         return f"{self.kind}{target} : {{ {', '.join(map(str, self.body))} }}"
 
 
-Term = Variable | Wildcard | Constant | BinaryOp | Negate | Functor | Aggregate
+# ---- records (issue 18): record terms, nil, ADT branch terms, casts
+
+@dataclass(frozen=True)
+class RecordTerm:
+    """``[x, y]``: builds a record, or (in a body, with unbound variables) takes one apart."""
+
+    args: tuple["Term", ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"[{', '.join(map(str, self.args))}]"
+
+
+@dataclass(frozen=True)
+class Nil:
+    """``nil``: the record that is none (of any record type)."""
+
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return "nil"
+
+
+@dataclass(frozen=True)
+class BranchTerm:
+    """``$Circle(r)``, ``$Empty``: a value of an ADT's branch (or, in a body, a pattern of one)."""
+
+    name: str
+    args: tuple["Term", ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"${self.name}({', '.join(map(str, self.args))})" if self.args else f"${self.name}"
+
+
+@dataclass(frozen=True)
+class Cast:
+    """``as(x, T)``: ``x`` taken as a value of type ``T`` (no conversion at run time)."""
+
+    term: "Term"
+    type: str
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"as({self.term}, {self.type})"
+
+
+STRUCTURED = (RecordTerm, BranchTerm)      # terms whose arguments can be patterns
+
+
+Term = Variable | Wildcard | Constant | BinaryOp | Negate | Functor | Aggregate | RecordTerm | Nil | BranchTerm | Cast
 
 
 # ---------------------------------------------------------------- literals
@@ -348,7 +401,63 @@ class LimitSize:
         return f".limitsize {self.relation}(n={self.limit})"
 
 
-Statement = Rule | Declaration | TypeDeclaration | Directive
+# ---- records (issue 18): unions, record types, algebraic data types
+
+@dataclass(frozen=True)
+class UnionTypeDeclaration:
+    """``.type U = A | B``: the values of subtypes of one primitive type."""
+
+    name: str
+    members: tuple[str, ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".type {self.name} = {' | '.join(self.members)}"
+
+
+def _fields(fields) -> str:
+    return ", ".join(f"{f.name}: {f.type}" for f in fields)
+
+
+@dataclass(frozen=True)
+class RecordTypeDeclaration:
+    """``.type Pair = [a: number, b: symbol]`` (the fields are Columns)."""
+
+    name: str
+    fields: tuple[Column, ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".type {self.name} = [{_fields(self.fields)}]"
+
+
+@dataclass(frozen=True)
+class AdtBranch:
+    name: str
+    fields: tuple[Column, ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f"{self.name} {{{_fields(self.fields)}}}"
+
+
+@dataclass(frozen=True)
+class AdtTypeDeclaration:
+    """``.type Shape = Circle {r: number} | Empty {}``."""
+
+    name: str
+    branches: tuple[AdtBranch, ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        return f".type {self.name} = {' | '.join(map(str, self.branches))}"
+
+
+TYPE_DECLARATIONS = (TypeDeclaration, UnionTypeDeclaration, RecordTypeDeclaration, AdtTypeDeclaration)
+
+
+Statement = Rule | Declaration | TypeDeclaration | Directive | UnionTypeDeclaration | RecordTypeDeclaration | \
+    AdtTypeDeclaration
 
 
 @dataclass(frozen=True)
@@ -370,7 +479,8 @@ class Program:
 
     @property
     def type_declarations(self) -> list[TypeDeclaration]:
-        return [s for s in self.statements if isinstance(s, TypeDeclaration)]
+        """Every ``.type``: aliases, and (issue 18) unions, record types and ADTs."""
+        return [s for s in self.statements if isinstance(s, TYPE_DECLARATIONS)]
 
     @property
     def directives(self) -> list[Directive]:
@@ -385,9 +495,11 @@ def subterms(term):
         yield from subterms(term.right)
     elif isinstance(term, Negate):
         yield from subterms(term.operand)
-    elif isinstance(term, Functor):
+    elif isinstance(term, (Functor, RecordTerm, BranchTerm)):
         for arg in term.args:
             yield from subterms(arg)
+    elif isinstance(term, Cast):
+        yield from subterms(term.term)
 
 
 def variables(node) -> list[Variable]:
@@ -408,8 +520,10 @@ def _collect(node, out: list[Variable]) -> None:
         _collect(node.right, out)
     elif isinstance(node, Negate):
         _collect(node.operand, out)
-    elif isinstance(node, (Functor, Atom)):
+    elif isinstance(node, (Functor, Atom, RecordTerm, BranchTerm)):
         _collect(node.args, out)
+    elif isinstance(node, Cast):
+        _collect(node.term, out)
     elif isinstance(node, Aggregate):
         _collect(node.target, out)
         _collect(node.body, out)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.language import ast
+from datalog.language import ast, recordtypes
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
                                      UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
-                                     WildcardInHead)
+                                     Unsupported, WildcardInHead)
 from datalog.language.lints import warn_empty_relations, warn_singleton_variables
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
@@ -59,9 +59,10 @@ def check(program: ast.Program, clauses: list[Clause] | None = None,
 
 def declare_types(ctx: Checked) -> None:
     for decl in ctx.program.type_declarations:
-        ctx.aliases[decl.name] = decl.base
+        ctx.aliases[decl.name] = recordtypes.declare(decl, ctx.aliases)    # unions, records, ADTs: issue 18
     for decl in ctx.program.type_declarations:
         resolve_type(decl.name, ctx.aliases, decl.span)
+    recordtypes.check_declarations(ctx.program.type_declarations, ctx.aliases)
 
 
 def declare_relations(ctx: Checked) -> None:
@@ -118,6 +119,17 @@ def check_directives(ctx: Checked) -> None:
                                    directive.span)
         if io == "spark":
             check_spark_directive(directive)
+            _refuse_spark_records(ctx, directive)
+
+
+def _refuse_spark_records(ctx: Checked, directive: ast.Directive) -> None:
+    """Records and ADTs (issue 18) have no Spark column type here: refused, not mangled."""
+    info = ctx.schema.get(directive.relation)
+    for type_ in info.types if info else ():
+        if recordtypes.is_composite(type_):
+            raise Unsupported(f"IO=spark cannot {'read' if directive.kind == 'input' else 'write'} "
+                              f"{directive.relation}: its column of type {type_} holds records or ADTs",
+                              directive.span)
 
 
 SPARK_FORMATS, SPARK_MODES = ("parquet", "orc", "json", "csv"), ("overwrite", "merge")
@@ -169,7 +181,8 @@ def check_safety(ctx: Checked) -> None:
 def _check_body_safety(body, bound) -> None:
     for literal in body:
         if isinstance(literal, (ast.Atom, ast.Negation)):
-            _check_no_wildcard_in_expressions(literal if isinstance(literal, ast.Atom) else literal.atom)
+            _check_no_wildcard_in_expressions(literal if isinstance(literal, ast.Atom) else literal.atom,
+                                              patterns=isinstance(literal, ast.Atom))
         if isinstance(literal, ast.Negation):
             for arg in literal.atom.args:
                 for var in free_variables(arg):
@@ -180,7 +193,7 @@ def _check_body_safety(body, bound) -> None:
         elif isinstance(literal, ast.Comparison):
             # the side that is a lone variable last: in `q = q1 * q3` blame q3, not q
             for side in sorted((literal.left, literal.right), key=lambda t: isinstance(t, ast.Variable)):
-                for node in ast.subterms(side):
+                for node in _expression_subterms(side, literal.op == "="):
                     if isinstance(node, ast.Wildcard):
                         raise UnboundVariable("the wildcard _ cannot be compared", node.span or literal.span)
                 for var in free_variables(side):
@@ -198,10 +211,23 @@ def _check_body_safety(body, bound) -> None:
             _check_aggregate(agg, bound, body)
 
 
-def _check_no_wildcard_in_expressions(atom: ast.Atom) -> None:
+def _expression_subterms(term, patterns: bool):
+    """The sub-terms of ``term`` that are computed; with ``patterns`` (records, issue 18) not
+    those standing as fields of a record or branch term, which are matched (``_`` matches any)."""
+    if patterns and isinstance(term, ast.Wildcard):
+        return
+    if patterns and isinstance(term, ast.STRUCTURED):
+        for arg in term.args:
+            if not isinstance(arg, (ast.Variable, ast.Wildcard, ast.Constant)):
+                yield from _expression_subterms(arg, patterns)
+    else:
+        yield from ast.subterms(term)
+
+
+def _check_no_wildcard_in_expressions(atom: ast.Atom, patterns: bool = False) -> None:
     for arg in atom.args:
         if not isinstance(arg, (ast.Variable, ast.Wildcard, ast.Constant)):
-            for node in ast.subterms(arg):
+            for node in _expression_subterms(arg, patterns):
                 if isinstance(node, ast.Wildcard):
                     raise UnboundVariable(f"the wildcard _ has no value to compute with in {arg} "
                                           f"(argument of {atom.relation}); use a variable",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from datalog.language import ast
+from datalog.language import ast, recordtypes
 from datalog.language.errors import TypeMismatch
 from datalog.language.rewrites import dnf
 from datalog.language.types import AUTO, compatible, value_type
@@ -75,6 +75,7 @@ def _atom_types(ctx, body, env, lenient) -> dict[str, str]:
     for atom in _positive_atoms(body):
         info = ctx.schema[atom.relation]
         for column, arg in zip(info.types, atom.args):
+            _bind_pattern(ctx, arg, column, env, lenient)
             if isinstance(arg, ast.Variable) and column not in (None, AUTO):
                 previous = env.get(arg.name)
                 if previous is not None and not compatible(previous, column) and not lenient:
@@ -95,9 +96,24 @@ def _atom_types(ctx, body, env, lenient) -> dict[str, str]:
                 t = _type_of(ctx, expr, env, lenient)
                 if t is not None:
                     env[target] = t
+        for literal in assignments:
+            for pattern, other in ((literal.left, literal.right), (literal.right, literal.left)):
+                _bind_pattern(ctx, pattern, _type_of(ctx, other, env, True), env, lenient)
         if len(env) == typed:
             break
     return env
+
+
+def _bind_pattern(ctx, term, column, env, lenient) -> None:
+    """Records (issue 18): the variables of ``[x, y]`` or ``$B(x)`` in a typed place take the
+    types of its fields."""
+    if not isinstance(term, ast.STRUCTURED):
+        return
+    try:
+        recordtypes.bind_pattern(term, column, ctx.aliases, env)
+    except TypeMismatch:
+        if not lenient:
+            raise
 
 
 def _check_literals(ctx, body, env) -> None:
@@ -106,6 +122,9 @@ def _check_literals(ctx, body, env) -> None:
             left, right = (_type_of(ctx, s, env, False) for s in (literal.left, literal.right))
             if left and right and not compatible(left, right):
                 raise TypeMismatch(f"cannot compare a {left} with a {right} in {literal}", literal.span)
+            for side, other in ((literal.left, right), (literal.right, left)):
+                if other and isinstance(side, (ast.Nil, *ast.STRUCTURED)):      # records (issue 18)
+                    _expect(ctx, side, other, env, "other side")
             if literal.op not in ("=", "!=") and "symbol" in (left, right) and False:
                 pass
         atoms = [literal.atom] if isinstance(literal, ast.Negation) else \
@@ -117,6 +136,10 @@ def _check_literals(ctx, body, env) -> None:
 
 
 def _expect(ctx, term, column, env, what) -> None:
+    if isinstance(term, (ast.Nil, *ast.STRUCTURED)):     # records (issue 18): field by field
+        for arg, field in recordtypes.parts(term, column, ctx.aliases):
+            _expect(ctx, arg, field, env, f"field of {column}")
+        return
     t = _type_of(ctx, term, env, False)
     if t and column and not compatible(t, column):
         raise TypeMismatch(f"{term} is a {t} but the {what} is a {column}", getattr(term, "span", None))
@@ -148,11 +171,28 @@ def _type_of(ctx, term, env, lenient) -> str | None:
         return _functor_type(ctx, term, env, lenient)
     if isinstance(term, ast.Aggregate):
         return _aggregate_type(ctx, term, env, lenient)
+    return _record_type(ctx, term, lenient)
+
+
+def _record_type(ctx, term, lenient) -> str | None:
+    """Records (issue 18): a branch term is of its ADT, ``as(x, T)`` of T; a record term and
+    nil take the type of where they stand."""
+    try:
+        if isinstance(term, ast.BranchTerm):
+            return recordtypes.branch_type(ctx.aliases, term)
+        if isinstance(term, ast.Cast):
+            return recordtypes.cast_type(ctx.aliases, term)
+    except TypeMismatch:
+        if not lenient:
+            raise
     return None
 
 
 def _numeric(ctx, operands, env, lenient, term) -> str | None:
     types = [_type_of(ctx, o, env, lenient) for o in operands]
+    composite = [t for t in types if recordtypes.is_composite(t)]
+    if composite and not lenient:
+        raise TypeMismatch(f"arithmetic on a value of the {composite[0]} type in {term}", term.span)
     if "symbol" in types and not lenient:
         raise TypeMismatch(f"arithmetic on a symbol in {term}; use cat() to join symbols", term.span)
     if "float" in types:

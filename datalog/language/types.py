@@ -44,6 +44,8 @@ def resolve_type(name: str, aliases: dict[str, str], span: Span | None) -> str:
         if name in seen or name not in aliases:
             raise TypeMismatch(f"unknown type {name} (use number, unsigned, float, symbol or a .type)", span)
         seen.add(name)
+        if getattr(aliases[name], "is_composite", False):     # a record type or an ADT (issue 18)
+            return aliases[name]
         name = aliases[name]
     return PRIMITIVES[name]
 

@@ -20,7 +20,7 @@ def bound_variables(body, outer: frozenset | set = frozenset()) -> set[str]:
     bound = set(outer)
     for literal in body:
         if isinstance(literal, ast.Atom):
-            bound |= {a.name for a in literal.args if isinstance(a, ast.Variable)}
+            bound |= {name for a in literal.args for name in pattern_variables(a)}
     changed = True
     while changed:
         changed = False
@@ -29,7 +29,35 @@ def bound_variables(body, outer: frozenset | set = frozenset()) -> set[str]:
             if target is not None:
                 bound.add(target)
                 changed = True
+            unpacked = set(unpacked_variables(literal, bound, body)) - bound
+            if unpacked:
+                bound |= unpacked
+                changed = True
     return bound
+
+
+# ---- records (issue 18): a record or branch term in an atom, or compared with a known
+# value, takes the value apart: r([x, [y, _]]) binds x and y, as does p = [x, [y, _]].
+
+def pattern_variables(term) -> list[str]:
+    """The variables a term binds when matched against a value: itself if a variable, those
+    standing as fields of a record or branch term (not those inside arithmetic)."""
+    if isinstance(term, ast.Variable):
+        return [term.name]
+    if isinstance(term, ast.STRUCTURED):
+        return [name for arg in term.args for name in pattern_variables(arg)]
+    return []
+
+
+def unpacked_variables(literal, bound, body) -> list[str]:
+    """The variables of ``[x, y] = e`` (either side) that it binds once ``e`` is computable."""
+    if not isinstance(literal, ast.Comparison) or literal.op != "=":
+        return []
+    out = []
+    for pattern, expr in ((literal.left, literal.right), (literal.right, literal.left)):
+        if isinstance(pattern, ast.STRUCTURED) and _computable(expr, bound, body):
+            out += pattern_variables(pattern)
+    return out
 
 
 def assignment_target(literal, bound, body) -> str | None:

@@ -89,6 +89,16 @@ class Assign(Filter):
 
 
 @dataclass(frozen=True)
+class Unpack(Assign):
+    """Records (issue 18): ``value = pattern`` (``_e0 = [x, [y, _]]``) takes the value apart,
+    binding the slots of ``targets`` (``target`` is the first); the binding fails if the value
+    does not have the pattern's shape or a part of it differs."""
+
+    pattern: ast.Term = None
+    targets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Lookup(Filter):
     """``!r(x, _)`` (``negated``) or ``r(1, _)``: whether ``relation``'s index ``order`` holds
     the path of ``path``'s values (the bound columns, a prefix of the order)."""

@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from datalog.language import ast
-from datalog.language.variables import aggregate_outer_variables
+from datalog.language.variables import aggregate_outer_variables, pattern_variables
 from datalog.language.rewrites import Clause, dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.backend import choose_backend, pragma_backend
 from datalog.planning.order import pragma_order, variable_order
-from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Lookup, RulePlan
+from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Lookup, RulePlan, Unpack
 
 
 def plan_clause(clause: Clause, schema, index: int | None = None, pragma: list[str] | None = None,
@@ -108,6 +108,9 @@ def _place(literal, depth_of, slots, schema, clause, body):
             return None
         return _negation(literal, _depth(names, depth_of))
     assert isinstance(literal, ast.Comparison)
+    unpack = _unpack(literal, depth_of, slots, body)
+    if unpack is not _NOT_A_PATTERN:
+        return unpack
     for var, expr in ((literal.left, literal.right), (literal.right, literal.left)):
         if literal.op == "=" and isinstance(var, ast.Variable) and var.name not in depth_of:
             deps = _term_dependencies(expr, body)
@@ -123,6 +126,42 @@ def _place(literal, depth_of, slots, schema, clause, body):
         return None
     return Compare(_depth(deps, depth_of), literal, literal.op, _value(literal.left, slots, schema, clause, body),
                    _value(literal.right, slots, schema, clause, body))
+
+
+_NOT_A_PATTERN = object()
+
+
+def _unpack(literal, depth_of, slots, body):
+    """Records (issue 18): ``e = [x, y]`` (either way round) whose pattern has variables not yet
+    bound is an Unpack once ``e`` and the rest of the pattern are computable (None until
+    then); any other comparison is _NOT_A_PATTERN."""
+    if literal.op != "=":
+        return _NOT_A_PATTERN
+    for pattern, expr in ((literal.right, literal.left), (literal.left, literal.right)):
+        if isinstance(pattern, ast.Wildcard):               # `_ = e`: e is computed, and holds
+            deps = _term_dependencies(expr, body)
+            return None if any(n not in depth_of for n in deps) else \
+                Unpack(_depth(deps, depth_of), literal, None, expr, pattern, ())
+        if not isinstance(pattern, ast.STRUCTURED):
+            continue
+        targets = list(dict.fromkeys(n for n in pattern_variables(pattern) if n not in depth_of))
+        if not targets and not _has_wildcard(pattern):
+            continue                    # a value to build and compare
+        deps = _term_dependencies(expr, body) + [n for n in _term_dependencies(pattern, body) if n not in targets]
+        if any(n not in depth_of for n in deps):
+            return None
+        depth = _depth(deps, depth_of)
+        for name in targets:
+            slots[name] = len(slots)
+            depth_of[name] = depth
+        return Unpack(depth, literal, targets[0] if targets else None, expr, pattern, tuple(targets))
+    return _NOT_A_PATTERN
+
+
+def _has_wildcard(pattern) -> bool:
+    """Whether ``_`` stands as a field of the pattern (it matches anything there)."""
+    return any(isinstance(arg, ast.Wildcard) or (isinstance(arg, ast.STRUCTURED) and _has_wildcard(arg))
+               for arg in pattern.args)
 
 
 def _negation(literal: ast.Negation, depth: int) -> Lookup:

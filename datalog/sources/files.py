@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from datalog.language import ast, numbers
+from datalog.language import ast, composites, numbers
 from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
 from datalog.language.types import AUTO
 from datalog.sources import atomic, paths
@@ -119,7 +119,7 @@ def _read_careful(text: str, types: list[str], delimiter: str, path: Path) -> li
             continue
         if not line and number == text.count("\n") + 1:
             continue
-        fields = line.split(delimiter)
+        fields = _split(line, delimiter, types)
         if len(fields) != len(types):
             raise BadFactFile(f"expected {len(types)} field{'s' * (len(types) != 1)} separated by "
                               f"{delimiter!r}, found {len(fields)}", Span(source, number, 1, number, len(line) + 1))
@@ -128,7 +128,32 @@ def _read_careful(text: str, types: list[str], delimiter: str, path: Path) -> li
     return _settle_auto_columns(rows, types)
 
 
+def _split(line: str, delimiter: str, types) -> list[str]:
+    if any(getattr(t, "is_composite", False) for t in types):       # records (issue 18)
+        return composites.split_fields(line, delimiter)
+    return line.split(delimiter)
+
+
+def _composite(text: str, type_, source, number, line, index, delimiter):
+    """A record or ADT field (issue 18), as Soufflé's ReadStream reads it."""
+    try:
+        return composites.parse_value(text, type_, _primitive)
+    except composites.TextError as exc:
+        column = sum(len(f) + len(delimiter) for f in _split(line, delimiter, [type_])[:index]) + 1
+        raise BadFactFile(f"field {index + 1} is not a {type_}: {exc}",
+                          Span(source, number, column + exc.position, number, column + exc.position + 1)) from None
+
+
+def _primitive(text: str, type_: str):
+    """A number, float or symbol inside a record or ADT field; None if it is not one."""
+    if type_ == "symbol":
+        return text
+    return numbers.parse_int(text) if type_ == "number" else numbers.parse_float(text)
+
+
 def _field(text: str, type_: str, source, number, line, index, delimiter):
+    if getattr(type_, "is_composite", False):
+        return _composite(text, type_, source, number, line, index, delimiter)
     if type_ == "symbol" or type_ == AUTO:
         return text
     value = numbers.parse_int(text) if type_ == "number" else numbers.parse_float(text)
@@ -158,6 +183,8 @@ def _settle_auto_columns(rows, types):
 
 def format_value(value) -> str:
     """Soufflé's text: integers in decimal, symbols raw, floats shortest round-trip (``3`` not ``3.0``)."""
+    if isinstance(value, tuple):            # a record or ADT value (issue 18)
+        return composites.render(value, format_value)
     if isinstance(value, float):
         text = repr(value)
         return text[:-2] if text.endswith(".0") else text
@@ -170,7 +197,7 @@ def format_rows(rows, delimiter: str = "\t") -> str:
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         return ""
-    fmt = format_value if any(isinstance(v, float) for v in rows[0]) else str
+    fmt = format_value if any(isinstance(v, (float, tuple)) for v in rows[0]) else str
     join = delimiter.join
     return "".join([join(map(fmt, row)) + "\n" for row in rows])
 

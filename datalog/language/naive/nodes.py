@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from datalog.language.ast import (Aggregate, Atom, BinaryOp, Comparison, Disjunction, Functor, Negate, Negation,
-                                  Rule)
+from datalog.language.ast import (Aggregate, Atom, BinaryOp, BranchTerm, Cast, Comparison, Disjunction, Functor,
+                                  Negate, Negation, RecordTerm, Rule)
 
 
 def children(node) -> tuple:
@@ -21,8 +21,10 @@ def children(node) -> tuple:
         return tuple(node)
     if isinstance(node, Rule):
         return (node.heads, node.body)
-    if isinstance(node, (Atom, Functor)):
+    if isinstance(node, (Atom, Functor, RecordTerm, BranchTerm)):
         return node.args
+    if isinstance(node, Cast):
+        return (node.term,)
     if isinstance(node, Negation):
         return (node.atom,)
     if isinstance(node, (Comparison, BinaryOp)):

@@ -14,8 +14,10 @@ from collections import Counter
 from collections.abc import Iterator
 
 from datalog.language import ast
-from datalog.language.ast import (Aggregate, Atom, BinaryOp, Comparison, Constant, Functor, Negate, Negation, Rule,
-                                  Variable, Wildcard)
+from datalog.language.ast import (STRUCTURED, Aggregate, Atom, BinaryOp, BranchTerm, Cast, Comparison, Constant,
+                                  Functor, Negate, Negation, Nil, RecordTerm, Rule, Variable, Wildcard)
+from datalog.language.composites import NIL, Branch, Record
+from datalog.language.variables import pattern_variables
 from datalog.language.errors import ArityMismatch, UnboundVariable
 from datalog.language.naive.aggregates import NoValue, aggregate
 from datalog.language.naive.nodes import children, walk
@@ -73,16 +75,15 @@ class RuleEvaluator:
     def _rank(self, literal, bound) -> int | None:
         """0, 1, 2 for an atom, filter or binding that can be evaluated now; None if not yet."""
         if isinstance(literal, Atom):
-            plain = {a.name for a in literal.args if isinstance(a, Variable)}
-            return 0 if all(isinstance(a, (Variable, Wildcard)) or self._computable(a, bound | plain)
-                            for a in literal.args) else None
+            plain = {name for a in literal.args for name in pattern_variables(a)}
+            return 0 if all(self._matchable(a, bound | plain) for a in literal.args) else None
         if isinstance(literal, Negation):
             return 1 if all(isinstance(a, Wildcard) or self._computable(a, bound)
                             for a in literal.atom.args) else None
         if isinstance(literal, Comparison):
             if self._computable(literal.left, bound) and self._computable(literal.right, bound):
                 return 1
-            if literal.op == "=" and self._binding(literal, bound):
+            if literal.op == "=" and (self._binding(literal, bound) or self._unpacking(literal, bound)):
                 return 2
             return None
         raise TypeError(f"unexpected literal {literal!r}")  # disjunctions were split off
@@ -93,6 +94,60 @@ class RuleEvaluator:
             if isinstance(var, Variable) and var.name not in bound and self._computable(expr, bound):
                 return var.name, expr
         return None
+
+    # ---- records (issue 18): a record or branch term with variables not yet bound, in an atom
+    # or compared with a value, is a pattern: the value is taken apart (unify) to bind them.
+    def _matchable(self, term, bound) -> bool:
+        """Whether a pattern can be matched once ``bound`` are: its fields are variables, ``_``,
+        patterns, or computable."""
+        if isinstance(term, (Variable, Wildcard)):
+            return True
+        if isinstance(term, STRUCTURED):
+            return all(self._matchable(arg, bound) for arg in term.args)
+        return self._computable(term, bound)
+
+    def _unpacking(self, comparison: Comparison, bound) -> tuple | None:
+        """``e = pattern`` (either way round) with ``e`` computable: (pattern, e)."""
+        for pattern, expr in ((comparison.left, comparison.right), (comparison.right, comparison.left)):
+            if isinstance(pattern, (Wildcard, *STRUCTURED)) and self._computable(expr, bound):
+                inside = bound | set(pattern_variables(pattern))
+                if self._matchable(pattern, inside):
+                    return pattern, expr
+        return None
+
+    def unify(self, term, value, subst: Subst) -> Subst | None:
+        """``subst`` extended so that the pattern ``term`` equals ``value``, or None."""
+        later: list = []
+        extended = self._unify(term, value, dict(subst), later)
+        if extended is None or any(self.eval(t, extended) != v for t, v in later):
+            return None
+        return extended
+
+    def _unify(self, term, value, subst: Subst, later: list) -> Subst | None:
+        if isinstance(term, Wildcard):
+            return subst
+        if isinstance(term, Variable):
+            if term.name not in subst:
+                subst[term.name] = value
+                return subst
+            return subst if subst[term.name] == value else None
+        if isinstance(term, RecordTerm):            # a record of as many fields (nil has none)
+            if type(value) is not Record or not value or len(value) != len(term.args):
+                return None
+            return self._unify_all(term.args, value, subst, later)
+        if isinstance(term, BranchTerm):            # a value of the same branch
+            if type(value) is not Branch or value[0] != term.name or len(value) != len(term.args) + 1:
+                return None
+            return self._unify_all(term.args, value[1:], subst, later)
+        later.append((term, value))                 # computed once the pattern's variables are bound
+        return subst
+
+    def _unify_all(self, terms, values, subst: Subst, later: list) -> Subst | None:
+        for term, value in zip(terms, values):
+            subst = self._unify(term, value, subst, later)
+            if subst is None:
+                return None
+        return subst
 
     def _computable(self, term, bound) -> bool:
         if isinstance(term, Variable):
@@ -119,9 +174,14 @@ class RuleEvaluator:
                 self._computable(literal.right, set(subst)):  # a filter
             if compare(literal.op, self.eval(literal.left, subst), self.eval(literal.right, subst)):
                 yield subst
-        else:  # v = expr binds v
+        elif self._binding(literal, set(subst)):  # v = expr binds v
             name, expr = self._binding(literal, set(subst))
             yield {**subst, name: self.eval(expr, subst)}
+        else:  # pattern = expr takes the value apart
+            pattern, expr = self._unpacking(literal, set(subst))
+            extended = self.unify(pattern, self.eval(expr, subst), subst)
+            if extended is not None:
+                yield extended
 
     def _match(self, atom: Atom, row: Row, subst: Subst) -> Subst | None:
         """``subst`` extended so that ``atom`` equals ``row``, or None."""
@@ -133,7 +193,11 @@ class RuleEvaluator:
         for arg, value in zip(atom.args, row):
             if isinstance(arg, Wildcard):
                 continue
-            if isinstance(arg, Variable) and arg.name not in extended:
+            if isinstance(arg, STRUCTURED):
+                extended = self._unify(arg, value, extended, later)
+                if extended is None:
+                    return None
+            elif isinstance(arg, Variable) and arg.name not in extended:
                 extended[arg.name] = value
             elif isinstance(arg, Variable):
                 if extended[arg.name] != value:
@@ -162,4 +226,12 @@ class RuleEvaluator:
             return functor(term.name, [self.eval(arg, subst) for arg in term.args])
         if isinstance(term, Aggregate):
             return aggregate(self, term, subst)
+        if isinstance(term, RecordTerm):
+            return Record(self.eval(arg, subst) for arg in term.args)
+        if isinstance(term, Nil):
+            return NIL
+        if isinstance(term, BranchTerm):
+            return Branch([term.name] + [self.eval(arg, subst) for arg in term.args])
+        if isinstance(term, Cast):
+            return self.eval(term.term, subst)
         raise TypeError(f"unexpected term {term!r}")

@@ -68,6 +68,27 @@ class ToAst(Transformer):
         name, base = children
         return ast.TypeDeclaration(str(name), str(base), self._span(meta))
 
+    # ---- records (issue 18): type declarations
+    def union_type_declaration(self, meta, children):
+        name, *members = children
+        return ast.UnionTypeDeclaration(str(name), tuple(map(str, members)), self._span(meta))
+
+    def record_type_declaration(self, meta, children):
+        name, *fields = children
+        return ast.RecordTypeDeclaration(str(name), tuple(f for f in fields if f is not None), self._span(meta))
+
+    def adt_type_declaration(self, meta, children):
+        name, *branches = children
+        return ast.AdtTypeDeclaration(str(name), tuple(branches), self._span(meta))
+
+    def adt_branch(self, meta, children):
+        name, *fields = children
+        return ast.AdtBranch(str(name), tuple(f for f in fields if f is not None), self._span(meta))
+
+    def field(self, meta, children):
+        name, type_ = children
+        return ast.Column(str(name), str(type_), self._span(meta))
+
     def directive(self, meta, children):
         kind, relations = children
         return [ast.Directive(kind, name, params, span) for name, params, span in relations]
@@ -183,6 +204,21 @@ class ToAst(Transformer):
 
     def functor_name(self, meta, children):
         return str(children[0])
+
+    # ---- records (issue 18): terms
+    def record(self, meta, children):
+        return ast.RecordTerm(tuple(c for c in children if c is not None), self._span(meta))
+
+    def nil(self, meta, children):
+        return ast.Nil(self._span(meta))
+
+    def branch(self, meta, children):
+        name, *args = children
+        return ast.BranchTerm(str(name), tuple(a for a in args if a is not None), self._span(meta))
+
+    def cast(self, meta, children):
+        term, type_ = children
+        return ast.Cast(term, str(type_), self._span(meta))
 
     def aggregate(self, meta, children):
         kind, target, body = children
