@@ -126,6 +126,6 @@ def _expected(exc) -> str:
         except KeyError:
             continue
         shown.append(f"'{pattern.value}'" if pattern.type == "str" else name.lower())
-    if not shown or len(shown) > 8:
+    if not shown or len(shown) > 12:
         return ""
     return ", ".join(shown)
