@@ -206,7 +206,7 @@ RUNTIME = [
     ("invalid_conversion", '.decl e(a: symbol)\ne("abc").\nn(x) :- e(s), x = to_number(s).\n', 3, 19,
      ["n", "abc"]),
     ("invalid_conversion", '.decl e(a: symbol)\ne("abc").\nn(to_number(s)) :- e(s).\n', 3, 3, ["n"]),
-    ("invalid_conversion", '.decl e(a: symbol)\ne("x").\np(y) :- e(s), y = substr(s, 5, 1).\n', 3, 19,
+    ("invalid_conversion", '.decl e(a: symbol)\ne("x").\np(y) :- e(s), y = to_float(s).\n', 3, 19,
      ["p"]),
 ]
 

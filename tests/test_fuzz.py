@@ -257,7 +257,6 @@ def test_max_of_one_symbol_is_the_symbol():
     ("p(y) :- r(x), y = x + 1.", "2.5\n"),
     ('p(y) :- r(x), y = cat(x, "!").', "7\n"),
     ("p(x) :- r(x), x < 5.", "a\n"),
-    ("p(y) :- r(x), y = to_number(x).", "7\n"),
     ("p(y) :- r(x), y = strlen(x).", "7\n"),
     ("p(y) :- r(x), y = sum x : { r(x) }.", "abc\n"),
 ])

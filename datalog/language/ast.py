@@ -58,7 +58,7 @@ class Constant:
 
 @dataclass(frozen=True)
 class BinaryOp:
-    op: str  # one of + - * / % ^
+    op: str  # one of + - * / % ^, band bor bxor bshl bshr bshru land lor lxor
     left: "Term"
     right: "Term"
     span: Span | None = _span
@@ -80,7 +80,9 @@ class Negate:
 
 @dataclass(frozen=True)
 class Functor:
-    """A built-in function: cat, strlen, substr, to_number, to_string, to_float, min, max."""
+    """A built-in function: cat, strlen, substr, to_number, to_string, to_float, min, max, ord,
+    range, itof ftoi itou utoi ftou utof to_unsigned, and the unary operators bnot and lnot
+    (``bnot x`` is printed ``bnot(x)``, which parses back to it)."""
 
     name: str
     args: tuple["Term", ...]
@@ -100,8 +102,25 @@ class Aggregate:
     span: Span | None = _span
 
     def __str__(self) -> str:
-        target = f" {self.target}" if self.target is not None else ""
+        target = f" {_target(self.target)}" if self.target is not None else ""
         return f"{self.kind}{target} : {{ {', '.join(map(str, self.body))} }}"
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+
+
+def _target(term) -> str:
+    """An aggregate's target expression without the outer parentheses of its left spine: after
+    ``min``/``max`` a "(" would open the functor ``min(a, b)`` (``min (x + 1) : ...`` does not
+    parse; ``min x + 1 : ...`` does, and is the same term)."""
+    if not isinstance(term, BinaryOp) or term.op not in _PRECEDENCE:
+        return str(term)
+    left = term.left
+    if isinstance(left, BinaryOp) and _PRECEDENCE.get(left.op, 0) >= _PRECEDENCE[term.op]:
+        left_text = _target(left)     # left-associative: a + b + c is (a + b) + c
+    else:
+        left_text = str(left)
+    return f"{left_text} {term.op} {term.right}"
 
 
 Term = Variable | Wildcard | Constant | BinaryOp | Negate | Functor | Aggregate
@@ -130,12 +149,19 @@ class Negation:
 
 @dataclass(frozen=True)
 class Comparison:
-    op: str  # = != < <= > >=
+    """``left op right``; also Soufflé's constraints ``match(pattern, s)`` and
+    ``contains(sub, s)`` (op match / contains) and ``true`` / ``false`` (``1 = 1`` / ``1 != 1``)."""
+
+    op: str  # = != < <= > >= match contains
     left: Term
     right: Term
     span: Span | None = _span
 
     def __str__(self) -> str:
+        if self.op in ("match", "contains"):
+            return f"{self.op}({self.left}, {self.right})"
+        if self.left == self.right == Constant(1) and self.op in ("=", "!="):
+            return "true" if self.op == "=" else "false"
         return f"{self.left} {self.op} {self.right}"
 
 

@@ -111,6 +111,35 @@ class ToAst(Transformer):
     def compare_op(self, meta, children):
         return str(children[0])
 
+    # ---- functors (issue 18): constraints, keyword operators, unsigned literals
+    # match(p, s) and contains(sub, s) are comparisons of their two sides (as Soufflé's
+    # BinaryConstraint); true and false are the comparisons 1 = 1 and 1 != 1.
+    def match_(self, meta, children):
+        return ast.Comparison("match", children[0], children[1], self._span(meta))
+
+    def contains_(self, meta, children):
+        return ast.Comparison("contains", children[0], children[1], self._span(meta))
+
+    def true_(self, meta, children):
+        return ast.Comparison("=", ast.Constant(1), ast.Constant(1), self._span(meta))
+
+    def false_(self, meta, children):
+        return ast.Comparison("!=", ast.Constant(1), ast.Constant(1), self._span(meta))
+
+    def keyword_op(self, meta, children):
+        left, op, right = children
+        return ast.BinaryOp(str(op), left, right, self._span(meta))
+
+    def keyword_unary(self, meta, children):
+        op, operand = children
+        return ast.Functor(str(op), (operand,), self._span(meta))
+
+    def unsigned_(self, meta, children):
+        """``7u``: an unsigned literal is the number 7 (unsigned is number here; README)."""
+        tok = children[0]
+        return self.int_(meta, [tok.update(value=str(tok)[:-1])])
+    # ---- end functors
+
     # terms -----------------------------------------------------------------
     def variable(self, meta, children):
         tok = children[0]
@@ -185,6 +214,8 @@ class ToAst(Transformer):
 
     def aggregate_kind(self, meta, children):
         return str(children[0])
+
+    extremum_kind = aggregate_kind
 
 
 def _clip(text: str) -> str:
