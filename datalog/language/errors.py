@@ -148,4 +148,5 @@ WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit 
 SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
 BadBlock = _error("BadBlock", "bad_block", "addblock/removeblock named a block that exists already or does not exist.")
+Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")

@@ -112,6 +112,24 @@ def _bits(op: str, a: int, b: int) -> int:
     return _from_bits(fill * n + x[:64 - n])
 
 
+def range_of(lo, hi, step=None) -> list:
+    """Soufflé's ``range(lo, hi[, step])``: lo, lo + step, ... while before hi (hi excluded);
+    without a step it counts by one toward hi; a zero step gives lo alone (none if lo = hi).
+    Floats if any bound is a float."""
+    if any(isinstance(v, float) for v in (lo, hi, step)):
+        lo, hi = float(lo), float(hi)
+        step = None if step is None else float(step)
+    if step is None:
+        step = (1 if hi >= lo else -1) * (1.0 if isinstance(lo, float) else 1)
+    if step == 0:
+        return [] if lo == hi else [lo]
+    values = []
+    while (step > 0 and lo < hi) or (step < 0 and lo > hi):
+        values.append(lo)
+        lo = lo + step
+    return values
+
+
 def functor(name: str, args: list):
     if name in ("cat", "min", "max") and not args:
         raise ArityMismatch(f"{name} needs at least one argument")
