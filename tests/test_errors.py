@@ -181,7 +181,7 @@ STATIC = [
     ("unbound_variable", ".decl e(a: number)\np(x, y) :- e(x).\n", 2, 6, ["y", "p"]),
     ("unbound_variable", ".decl e(a: number)\np(x) :- e(x), x < z.\n", 2, 19, ["z"]),
     ("unbound_variable", ".decl e(a: number)\np(x + y) :- e(x).\n", 2, 7, ["y"]),
-    ("unsafe_negation", ".decl e(a: number)\np(x) :- e(x), !e(y).\n", 2, 18, ["y", "!e"]),
+    ("unsafe_negation", ".decl e(a: number)\np(x) :- e(x), !e(y), !e(y).\n", 2, 18, ["y", "!e"]),
     ("wildcard_in_head", ".decl e(a: number)\np(x, _) :- e(x).\n", 2, 6, ["p"]),
     ("wildcard_in_head", "p(1, _).\n", 1, 6, ["p"]),
     ("cyclic_negation", ".decl e(a: number)\np(x) :- e(x), !p(x).\n", 2, 15, ["p -> p"]),
