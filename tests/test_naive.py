@@ -332,7 +332,8 @@ def test_substr_out_of_range_is_empty():
 
 
 def test_to_string_of_a_float():
-    assert rows("f(to_string(1.5)).", "f") == [("1.5",)]
+    # Soufflé's to_string of a float is C++'s std::to_string: "%f", six decimals
+    assert rows("f(to_string(1.5)).", "f") == [("1.500000",)]
 
 
 # ---------------------------------------------------------------- safety

@@ -49,7 +49,8 @@ def _match(pattern: str, text: str) -> bool:
 COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
            ">": operator.gt, ">=": operator.ge,
            # contains(sub, s): sub occurs in s
-           "match": _match, "contains": lambda sub, text: sub in text}
+           "match": _match, "contains": lambda sub, text: sub in text,
+           "not_match": lambda p, text: not _match(p, text), "not_contains": lambda sub, text: sub not in text}
 
 
 class CompiledAtom:

@@ -102,25 +102,9 @@ class Aggregate:
     span: Span | None = _span
 
     def __str__(self) -> str:
-        target = f" {_target(self.target)}" if self.target is not None else ""
+        target = f" {self.target}" if self.target is not None else ""
         return f"{self.kind}{target} : {{ {', '.join(map(str, self.body))} }}"
 
-
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
-
-
-def _target(term) -> str:
-    """An aggregate's target expression without the outer parentheses of its left spine: after
-    ``min``/``max`` a "(" would open the functor ``min(a, b)`` (``min (x + 1) : ...`` does not
-    parse; ``min x + 1 : ...`` does, and is the same term)."""
-    if not isinstance(term, BinaryOp) or term.op not in _PRECEDENCE:
-        return str(term)
-    left = term.left
-    if isinstance(left, BinaryOp) and _PRECEDENCE.get(left.op, 0) >= _PRECEDENCE[term.op]:
-        left_text = _target(left)     # left-associative: a + b + c is (a + b) + c
-    else:
-        left_text = str(left)
-    return f"{left_text} {term.op} {term.right}"
 
 
 Term = Variable | Wildcard | Constant | BinaryOp | Negate | Functor | Aggregate
@@ -152,14 +136,14 @@ class Comparison:
     """``left op right``; also Soufflé's constraints ``match(pattern, s)`` and
     ``contains(sub, s)`` (op match / contains) and ``true`` / ``false`` (``1 = 1`` / ``1 != 1``)."""
 
-    op: str  # = != < <= > >= match contains
+    op: str  # = != < <= > >= match contains not_match not_contains (!match(p, s))
     left: Term
     right: Term
     span: Span | None = _span
 
     def __str__(self) -> str:
-        if self.op in ("match", "contains"):
-            return f"{self.op}({self.left}, {self.right})"
+        if self.op in ("match", "contains", "not_match", "not_contains"):
+            return f"{'!' * self.op.startswith('not_')}{self.op.removeprefix('not_')}({self.left}, {self.right})"
         if self.left == self.right == Constant(1) and self.op in ("=", "!="):
             return "true" if self.op == "=" else "false"
         return f"{self.left} {self.op} {self.right}"

@@ -106,6 +106,8 @@ def _check_literals(ctx, body, env) -> None:
             left, right = (_type_of(ctx, s, env, False) for s in (literal.left, literal.right))
             if left and right and not compatible(left, right):
                 raise TypeMismatch(f"cannot compare a {left} with a {right} in {literal}", literal.span)
+            if literal.op in _CONSTRAINTS and {left, right} - {"symbol", None}:
+                raise TypeMismatch(f"{literal.op.removeprefix('not_')} takes two symbols: {literal}", literal.span)
             if literal.op not in ("=", "!=") and "symbol" in (left, right) and False:
                 pass
         atoms = [literal.atom] if isinstance(literal, ast.Negation) else \
@@ -124,7 +126,7 @@ def _expect(ctx, term, column, env, what) -> None:
 
 _FUNCTORS = {  # name: (argument type, result type); "numeric": number or float; "any": any type
     "cat": ("symbol", "symbol"), "strlen": ("symbol", "number"), "to_number": ("any", "number"),
-    "to_string": ("numeric", "symbol"), "to_float": ("any", "float"),
+    "to_string": ("any", "symbol"), "to_float": ("any", "float"),
     # ---- functors (issue 18): conversions, ord, the unary operators (unsigned is number here)
     "ord": ("any", "number"), "bnot": ("integer", "number"), "lnot": ("integer", "number"),
     "itof": ("integer", "float"), "utof": ("integer", "float"), "ftoi": ("numeric", "number"),
@@ -137,6 +139,8 @@ _ARITY = {"strlen": (1, 1), "to_number": (1, 1), "to_string": (1, 1), "to_float"
           "substr": (3, 3), "cat": (1, 99), "min": (1, 99), "max": (1, 99), "range": (2, 3),
           **{name: (1, 1) for name in ("ord", "bnot", "lnot", "itof", "utof", "ftoi", "ftou", "itou", "utoi",
                                        "to_unsigned")}}
+
+_CONSTRAINTS = ("match", "contains", "not_match", "not_contains")
 
 # Soufflé's bitwise and logical operators: on integers only, an integer result
 _INTEGER_OPS = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")

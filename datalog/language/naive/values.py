@@ -31,6 +31,8 @@ def compare(op: str, left, right) -> bool:
     ``contains(t, s)``: t occurs in s."""
     if isinstance(left, str) != isinstance(right, str):
         raise TypeMismatch(f"cannot compare {left!r} {op} {right!r}")
+    if op.startswith("not_"):
+        return not compare(op[4:], left, right)
     if op == "match":
         try:
             return re.fullmatch(left, right) is not None
@@ -144,7 +146,8 @@ def functor(name: str, args: list):
     if name == "to_number":
         return _to_number(args[0])
     if name == "to_string":
-        return str(number(args[0], name))  # repr of a float: to_string(1.5) = "1.5"
+        value = args[0]   # a float as C's "%f" prints it (6 decimals), a symbol unchanged
+        return "%f" % value if isinstance(value, float) else str(value)
     if name == "to_float":
         return _to_float(args[0])
     if name in _CONVERSIONS:

@@ -126,6 +126,11 @@ class ToAst(Transformer):
     def false_(self, meta, children):
         return ast.Comparison("!=", ast.Constant(1), ast.Constant(1), self._span(meta))
 
+    def negated_constraint(self, meta, children):
+        (c,) = children
+        op = {"=": "!=", "!=": "=", "match": "not_match", "contains": "not_contains"}[c.op]
+        return ast.Comparison(op, c.left, c.right, self._span(meta))
+
     def keyword_op(self, meta, children):
         left, op, right = children
         return ast.BinaryOp(str(op), left, right, self._span(meta))
@@ -196,13 +201,14 @@ class ToAst(Transformer):
 
     def functor(self, meta, children):
         name, *args = children
-        return ast.Functor(name, tuple(a for a in args if a is not None), self._span(meta))
+        return ast.Functor(str(name), tuple(a for a in args if a is not None), self._span(meta))
 
     def functor_name(self, meta, children):
         return str(children[0])
 
     def aggregate(self, meta, children):
         kind, target, body = children
+        kind = str(kind)
         if target is None and kind != "count":
             raise SyntaxError_(f"{kind} needs an expression to aggregate, as in "
                                f"`{kind} x : {{ r(x) }}`", self._span(meta))
@@ -212,10 +218,6 @@ class ToAst(Transformer):
             literals = _flatten_body(body, self._span(meta))
         return ast.Aggregate(kind, target, literals, self._span(meta))
 
-    def aggregate_kind(self, meta, children):
-        return str(children[0])
-
-    extremum_kind = aggregate_kind
 
 
 def _clip(text: str) -> str:
