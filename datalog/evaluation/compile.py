@@ -17,40 +17,31 @@ Lookup's reads its index), and the plan its head function ``binding -> tuple``.
 
 from __future__ import annotations
 
-import functools
 import operator
-import re
 from typing import Callable
 
 from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
 from datalog.evaluation.expressions import compile_term
-from datalog.language import ast
+from datalog.language import ast, regex
 from datalog.language.types import convert
 from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan
 
 
-@functools.lru_cache(maxsize=1024)
-def _regex(pattern: str):
-    """The compiled pattern, None if it is no regular expression (Soufflé warns, and the match
-    fails). Soufflé uses C++ std::regex (ECMAScript); Python's re agrees on the common syntax,
-    not on ECMAScript-only classes such as [[:alpha:]] or on Python-only (?P<name>...)."""
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
 def _match(pattern: str, text: str) -> bool:
-    # match("a.*", s): the whole of s matches the pattern
-    regex = _regex(pattern)
-    return regex is not None and regex.fullmatch(text) is not None
+    # match("a.*", s): the whole of s matches the pattern (ECMAScript's dialect, regex.py)
+    return regex.matches(pattern, text) is True
+
+
+def _no_match(pattern: str, text: str) -> bool:
+    # !match(p, s): false as well when p is no regular expression, as in Soufflé
+    return regex.matches(pattern, text) is False
 
 
 COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
            ">": operator.gt, ">=": operator.ge,
            # contains(sub, s): sub occurs in s
            "match": _match, "contains": lambda sub, text: sub in text,
-           "not_match": lambda p, text: not _match(p, text), "not_contains": lambda sub, text: sub not in text}
+           "not_match": _no_match, "not_contains": lambda sub, text: sub not in text}
 
 
 class CompiledAtom:

@@ -15,6 +15,7 @@ import operator
 import re
 
 from datalog.language.errors import ArityMismatch, DivisionByZero, InvalidConversion, NumberOutOfRange, TypeMismatch
+from datalog.language.regex import matches
 
 Row = tuple
 Database = dict[str, set[Row]]
@@ -31,15 +32,12 @@ def compare(op: str, left, right) -> bool:
     ``contains(t, s)``: t occurs in s."""
     if isinstance(left, str) != isinstance(right, str):
         raise TypeMismatch(f"cannot compare {left!r} {op} {right!r}")
-    if op.startswith("not_"):
-        return not compare(op[4:], left, right)
-    if op == "match":
-        try:
-            return re.fullmatch(left, right) is not None
-        except re.error:
-            return False
+    if op in ("match", "not_match"):      # a pattern that is no regex: both false (Soufflé)
+        return matches(left, right) is (op == "match")
     if op == "contains":
         return right.find(left) >= 0
+    if op == "not_contains":
+        return right.find(left) < 0
     return _COMPARE[op](left, right)
 
 
