@@ -26,6 +26,7 @@ from collections import Counter
 
 from datalog.language import ast
 from datalog.language.strata import dependencies
+from datalog.planning.planner import counts
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
@@ -115,6 +116,8 @@ class IncrementalMaintainer:
         """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring
         its state calls this with ``evaluate_views=False``: aggregate bodies not evaluated either)."""
         plan = self.program.plans[clause.index]
+        if counts(clause):      # autoinc(): fresh numbers, no support to count; the rule again
+            return WholeRule(clause, plan, self.db)
         if plan.backend is not None and plan.backend.name == "thetajoin":
             return ThetaRule(clause, plan.backend, self.program.schema)
         try:

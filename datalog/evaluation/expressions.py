@@ -45,11 +45,28 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
             return lambda b: op(left(b), right(b))
         op = _binary(term.op, rule, span)
         return lambda b: op(left(b), right(b))
+    if isinstance(term, ast.Functor) and term.name == "autoinc":
+        return lambda b: next_autoinc()
     if isinstance(term, ast.Functor):
         args = [compile_term(a, slots, rule, span) for a in term.args]
         fn = _functor(term.name, rule, span)
         return lambda b: fn(*[a(b) for a in args])
     raise TypeError(f"cannot compile {term!r}")  # aggregates are planned, not compiled here
+
+
+# ---- functors (issue 18): autoinc() (bare $), Soufflé's counter: 0, 1, 2, ... one value per
+# evaluation, over the whole program run (reset when a program is evaluated from scratch).
+_AUTOINC = [0]
+
+
+def next_autoinc() -> int:
+    value = _AUTOINC[0]
+    _AUTOINC[0] = value + 1
+    return value
+
+
+def reset_autoinc() -> None:
+    _AUTOINC[0] = 0
 
 
 def _negate(inner, settle, lo=INT_MIN, hi=INT_MAX):

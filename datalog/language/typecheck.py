@@ -131,12 +131,12 @@ _FUNCTORS = {  # name: (argument type, result type); "numeric": number or float;
     "ord": ("any", "number"), "bnot": ("integer", "number"), "lnot": ("integer", "number"),
     "itof": ("integer", "float"), "utof": ("integer", "float"), "ftoi": ("numeric", "number"),
     "ftou": ("numeric", "number"), "itou": ("integer", "number"), "utoi": ("integer", "number"),
-    "to_unsigned": ("numeric", "number"),
+    "to_unsigned": ("numeric", "number"), "autoinc": ("number", "number"),
 }
 
 
 _ARITY = {"strlen": (1, 1), "to_number": (1, 1), "to_string": (1, 1), "to_float": (1, 1),
-          "substr": (3, 3), "cat": (1, 99), "min": (1, 99), "max": (1, 99), "range": (2, 3),
+          "substr": (3, 3), "cat": (1, 99), "min": (1, 99), "max": (1, 99), "range": (2, 3), "autoinc": (0, 0),
           **{name: (1, 1) for name in ("ord", "bnot", "lnot", "itof", "utof", "ftoi", "ftou", "itou", "utoi",
                                        "to_unsigned")}}
 

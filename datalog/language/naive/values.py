@@ -148,6 +148,9 @@ def functor(name: str, args: list):
         return "%f" % value if isinstance(value, float) else str(value)
     if name == "to_float":
         return _to_float(args[0])
+    if name == "autoinc":   # its numbers depend on the order of evaluation: no reference for them
+        raise TypeError("autoinc() has no reference semantics here (the engine numbers bindings in its "
+                        "own order)")
     if name in _CONVERSIONS:
         return _CONVERSIONS[name](args[0])
     if name in ("min", "max"):

@@ -139,6 +139,10 @@ class ToAst(Transformer):
         op, operand = children
         return ast.Functor(str(op), (operand,), self._span(meta))
 
+    def autoinc(self, meta, children):
+        """Bare ``$`` is ``autoinc()``: Soufflé's counter."""
+        return ast.Functor("autoinc", (), self._span(meta))
+
     def unsigned_(self, meta, children):
         """``7u``: an unsigned literal is the number 7 (unsigned is number here; README)."""
         tok = children[0]
