@@ -50,7 +50,7 @@ UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 # Codes reported by `datalog check` (before anything is evaluated or loaded).
 STATIC_CODES = {"syntax_error", "undefined_relation", "arity_mismatch", "type_mismatch",
                 "unbound_variable", "unsafe_negation", "wildcard_in_head", "cyclic_negation",
-                "redefined_relation", "unknown_parameter"}
+                "redefined_relation", "unknown_parameter", "unsupported"}
 RUNTIME_CODES = {"division_by_zero", "invalid_conversion", "bad_fact_file", "missing_input"}
 _CODE = re.compile(r"error\[(\w+)\]")
 

@@ -116,11 +116,27 @@ def _expand_term(term, facts):
 
 def _constant_range(term) -> bool:
     return isinstance(term, ast.Functor) and term.name == "range" and 2 <= len(term.args) <= 3 and \
-        all(isinstance(a, ast.Constant) and not isinstance(a.value, str) for a in term.args)
+        all(_constant(a) is not None for a in term.args)
+
+
+_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def _constant(term):
+    """The number a bound of range spells with constants (``2 * 10 - 1``), else None."""
+    if isinstance(term, ast.Constant):
+        return None if isinstance(term.value, str) else term.value
+    if isinstance(term, ast.Negate):
+        value = _constant(term.operand)
+        return None if value is None else -value
+    if isinstance(term, ast.BinaryOp) and term.op in _FOLD:
+        left, right = _constant(term.left), _constant(term.right)
+        return None if left is None or right is None else _FOLD[term.op](left, right)
+    return None
 
 
 def _range_relation(term: ast.Functor, facts) -> str:
-    values = [a.value for a in term.args]
+    values = [_constant(a) for a in term.args]
     if any(isinstance(v, float) for v in values):
         values = [float(v) for v in values]
     name = "_range_" + "_".join(repr(v).replace("-", "m").replace(".", "p").replace("+", "") for v in values)
