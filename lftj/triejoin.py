@@ -163,6 +163,11 @@ class Triejoin:
 
     def _bulk_last(self, d: int, parents) -> bool:
         """The last depth without checks: hand all its keys to the emitter at once."""
+        if self.plan.needed <= d and len(parents) == 2:   # existential: one common key is enough
+            if parents[0].children.keys().isdisjoint(parents[1].children.keys()):
+                return False
+            self.emit(self.binding)
+            return True
         keys = self.bulk_intersect(parents)
         if not isinstance(keys, _SIZED):
             keys = list(keys)                           # a generator (leapfrog) is always truthy

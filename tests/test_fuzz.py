@@ -247,7 +247,7 @@ def test_known_crash_raises_only_datalog_errors(text: str):
 
 
 def test_max_of_one_symbol_is_the_symbol():
-    engine = Engine.from_source('.decl s(a: symbol)\ns("zebra").\ne(y) :- s(x), y = max(x).\n')
+    engine = Engine.from_source('.decl s(a: symbol)\ns("zebra").\ne(y) :- s(x), y = max(x, x).\n')
     engine.run()
     assert engine.rows("e") == [("zebra",)]
 
@@ -257,7 +257,6 @@ def test_max_of_one_symbol_is_the_symbol():
     ("p(y) :- r(x), y = x + 1.", "2.5\n"),
     ('p(y) :- r(x), y = cat(x, "!").', "7\n"),
     ("p(x) :- r(x), x < 5.", "a\n"),
-    ("p(y) :- r(x), y = to_number(x).", "7\n"),
     ("p(y) :- r(x), y = strlen(x).", "7\n"),
     ("p(y) :- r(x), y = sum x : { r(x) }.", "abc\n"),
 ])
@@ -273,8 +272,8 @@ def test_undeclared_input_values_of_the_wrong_type(tmp_path, rule, facts):
 @pytest.mark.parametrize("text, relation, rows", [
     (".decl q(a: number)\nq(1).\nq(2).\ne(n) :- q(_), n = count : { q(_) } + 1.\n", "e", [(3,)]),
     (".decl q(a: number)\nq(1).\ne(n) :- n = 2 * max x : { q(x) }, n > 0.\n", "e", [(2,)]),
-    (".decl e(a: number)\ne(3).\np(y) :- e(x), y = max(x).\n", "p", [(3,)]),
-    ("e(min(2.5)).\n", "e", [(2.5,)]),
+    (".decl e(a: number)\ne(3).\np(y) :- e(x), y = max(x, x).\n", "p", [(3,)]),
+    ("e(min(2.5, 2.5)).\n", "e", [(2.5,)]),
     ("r().\ne() :- !r().\nf() :- r().\n", "e", []),
     ("r().\ne() :- !r().\nf() :- r().\n", "f", [()]),
     ("s(1).\ne(x) :- s(x), !r().\n.decl r()\n", "e", [(1,)]),

@@ -22,13 +22,27 @@ from typing import Callable
 
 from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
 from datalog.evaluation.expressions import compile_term
-from datalog.language import ast
+from datalog.language import ast, regex
 from datalog.language.types import convert
 from datalog.evaluation.records import compile_match
 from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan, Unpack
 
+
+def _match(pattern: str, text: str) -> bool:
+    # match("a.*", s): the whole of s matches the pattern (ECMAScript's dialect, regex.py)
+    return regex.matches(pattern, text) is True
+
+
+def _no_match(pattern: str, text: str) -> bool:
+    # !match(p, s): false as well when p is no regular expression, as in Soufflé
+    return regex.matches(pattern, text) is False
+
+
 COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-           ">": operator.gt, ">=": operator.ge}
+           ">": operator.gt, ">=": operator.ge,
+           # contains(sub, s): sub occurs in s
+           "match": _match, "contains": lambda sub, text: sub in text,
+           "not_match": _no_match, "not_contains": lambda sub, text: sub not in text}
 
 
 class CompiledAtom:

@@ -41,8 +41,13 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
         right = compile_term(term.right, slots, rule, span)
         if term.op in _FUSED:
             return _FUSED[term.op](left, right, _settler(term.op, rule, span))
+        if term.op in _BITWISE:
+            op = _BITWISE[term.op]
+            return lambda b: op(left(b), right(b))
         op = _binary(term.op, rule, span)
         return lambda b: op(left(b), right(b))
+    if isinstance(term, ast.Functor) and term.name == "autoinc":
+        return lambda b: next_autoinc()
     if isinstance(term, ast.Functor):
         args = [compile_term(a, slots, rule, span) for a in term.args]
         fn = _functor(term.name, rule, span)
@@ -50,6 +55,21 @@ def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = Non
     if isinstance(term, (ast.RecordTerm, ast.BranchTerm, ast.Nil, ast.Cast)):     # records (issue 18)
         return compile_record(term, lambda t: compile_term(t, slots, rule, span))
     raise TypeError(f"cannot compile {term!r}")  # aggregates are planned, not compiled here
+
+
+# ---- functors (issue 18): autoinc() (bare $), Soufflé's counter: 0, 1, 2, ... one value per
+# evaluation, over the whole program run (reset when a program is evaluated from scratch).
+_AUTOINC = [0]
+
+
+def next_autoinc() -> int:
+    value = _AUTOINC[0]
+    _AUTOINC[0] = value + 1
+    return value
+
+
+def reset_autoinc() -> None:
+    _AUTOINC[0] = 0
 
 
 def _negate(inner, settle, lo=INT_MIN, hi=INT_MAX):
@@ -60,9 +80,13 @@ def _negate(inner, settle, lo=INT_MIN, hi=INT_MAX):
 
 
 def _fused_add(left, right, settle, lo=INT_MIN, hi=INT_MAX):
+    # "a" + "b" is "ab" in Soufflé (cat); the typecheck lets + join two symbols only
     def add(b):
         value = left(b) + right(b)
-        return value if lo <= value <= hi else settle(value, left(b), right(b))
+        try:
+            return value if lo <= value <= hi else settle(value, left(b), right(b))
+        except TypeError:
+            return value
     return add
 
 
@@ -159,22 +183,82 @@ def _float_power(a, b, rule: str, span) -> float:
 
 def _functor(name: str, rule: str, span):
     def to_number(s):
-        value = numbers.parse_int(s, prefixed=False)
+        # "0xcafe" and "0b100" are numbers too, as Soufflé reads them (strtoll of base 0)
+        value = numbers.parse_int(s)
         if value is not None:
             return value
-        if numbers.int_syntax(s, prefixed=False):
+        if numbers.int_syntax(s):
             raise NumberOutOfRange(f'to_number("{_clip(s)}") in a rule for {rule}: beyond {numbers.RANGE}', span)
         raise InvalidConversion(f'to_number("{_clip(s)}") in a rule for {rule}: not an integer', span)
 
     def substr(s, start, length):
+        # substr("abc", 5, 1) is "" in Soufflé (with a warning at run time); not an error
         if start < 0 or length < 0 or start > len(s):
-            raise InvalidConversion(f'substr("{s}", {start}, {length}) in a rule for {rule}: out of range',
-                                    span)
+            return ""
         return s[start:start + length]
 
-    return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": to_number,
-            "to_string": lambda x: repr(x) if isinstance(x, float) else str(x), "to_float": float,
-            "min": lambda *a: min(a), "max": lambda *a: max(a)}[name]
+    def polymorphic_number(x):
+        # to_number of a float truncates (Soufflé's ftoi), of a number is the number
+        if isinstance(x, str):
+            return to_number(x)
+        return _truncate(x, "to_number", rule, span) if isinstance(x, float) else x
+
+    def polymorphic_float(x):
+        if isinstance(x, str):
+            value = numbers.parse_float(x)
+            if value is None:
+                raise InvalidConversion(f'to_float("{_clip(x)}") in a rule for {rule}: not a float', span)
+            return value
+        return float(x)
+
+    def unsigned(x, what):
+        # unsigned is number here: a negative value has no unsigned value within the range
+        value = _truncate(x, what, rule, span) if isinstance(x, float) else x
+        if value < 0:
+            raise NumberOutOfRange(f"{what}({numbers.describe(x)}) in a rule for {rule}: a negative number "
+                                   f"has no unsigned value here (Soufflé wraps it)", span)
+        return value
+
+    return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": polymorphic_number,
+            "to_string": _to_string, "to_float": polymorphic_float,
+            "min": lambda *a: min(a), "max": lambda *a: max(a),
+            "ord": lambda x: x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
+            "itof": float, "utof": float, "ftoi": lambda x: _truncate(x, "ftoi", rule, span),
+            "ftou": lambda x: unsigned(x, "ftou"), "itou": lambda x: unsigned(x, "itou"),
+            "utoi": lambda x: x, "to_unsigned": lambda x: unsigned(x, "to_unsigned")}[name]
+
+
+def _to_string(x) -> str:
+    """Soufflé's to_string: a float as C's std::to_string prints it ("%f": 3.140000), a number
+    in decimal, a symbol itself."""
+    return f"{x:f}" if isinstance(x, float) else str(x)
+
+
+def _truncate(x: float, what: str, rule: str, span) -> int:
+    """A float's integer part (C's cast toward zero), within the range."""
+    if not math.isfinite(x) or not INT_MIN <= int(x) <= INT_MAX:
+        raise NumberOutOfRange(f"{what}({x!r}) in a rule for {rule}: beyond {numbers.RANGE}", span)
+    return int(x)
+
+
+# ---- functors (issue 18): Soufflé's bitwise and logical operators on 64-bit integers.
+# Left shift is done unsigned and wraps (Java's <<), bshr sign-extends, bshru shifts in zeros;
+# the shift count is taken modulo 64 as Soufflé masks it.
+_MASK = 2 ** 64 - 1
+
+
+def _signed(value: int) -> int:
+    return value - 2 ** 64 if value > INT_MAX else value
+
+
+_BITWISE = {
+    "band": lambda a, b: a & b, "bor": lambda a, b: a | b, "bxor": lambda a, b: a ^ b,
+    "bshl": lambda a, b: _signed(((a & _MASK) << (b & 63)) & _MASK),
+    "bshr": lambda a, b: a >> (b & 63),
+    "bshru": lambda a, b: _signed((a & _MASK) >> (b & 63)),
+    "land": lambda a, b: int(a != 0 and b != 0), "lor": lambda a, b: int(a != 0 or b != 0),
+    "lxor": lambda a, b: int((a != 0) != (b != 0)),
+}
 
 
 def _clip(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from datalog.evaluation.expressions import reset_autoinc
 from datalog.evaluation.evaluate import derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.planning.plan import Lookup
@@ -21,6 +22,8 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
              only: set[str] | None = None) -> None:
     """Every stratum in order, or only those holding a relation of ``only``; ``plans`` are the
     compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived)."""
+    if only is None:
+        reset_autoinc()                           # a run from scratch counts autoinc() from 0
     for number, stratum in enumerate(strata):
         clauses = [c for c in stratum.clauses if c.body]
         if not clauses or (only is not None and only.isdisjoint(stratum.relations)):

@@ -61,7 +61,7 @@ class Constant:
 
 @dataclass(frozen=True)
 class BinaryOp:
-    op: str  # one of + - * / % ^
+    op: str  # one of + - * / % ^, band bor bxor bshl bshr bshru land lor lxor
     left: "Term"
     right: "Term"
     span: Span | None = _span
@@ -83,7 +83,9 @@ class Negate:
 
 @dataclass(frozen=True)
 class Functor:
-    """A built-in function: cat, strlen, substr, to_number, to_string, to_float, min, max."""
+    """A built-in function: cat, strlen, substr, to_number, to_string, to_float, min, max, ord,
+    range, itof ftoi itou utoi ftou utof to_unsigned, and the unary operators bnot and lnot
+    (``bnot x`` is printed ``bnot(x)``, which parses back to it)."""
 
     name: str
     args: tuple["Term", ...]
@@ -183,12 +185,19 @@ class Negation:
 
 @dataclass(frozen=True)
 class Comparison:
-    op: str  # = != < <= > >=
+    """``left op right``; also Soufflé's constraints ``match(pattern, s)`` and
+    ``contains(sub, s)`` (op match / contains) and ``true`` / ``false`` (``1 = 1`` / ``1 != 1``)."""
+
+    op: str  # = != < <= > >= match contains not_match not_contains (!match(p, s))
     left: Term
     right: Term
     span: Span | None = _span
 
     def __str__(self) -> str:
+        if self.op in ("match", "contains", "not_match", "not_contains"):
+            return f"{'!' * self.op.startswith('not_')}{self.op.removeprefix('not_')}({self.left}, {self.right})"
+        if self.left == self.right == Constant(1) and self.op in ("=", "!="):
+            return "true" if self.op == "=" else "false"
         return f"{self.left} {self.op} {self.right}"
 
 

@@ -13,7 +13,8 @@ evaluated; one that fails any is not. The checks of types are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
 from datalog.language import ast, recordtypes
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
@@ -39,6 +40,7 @@ class Checked:
     clauses: list[Clause] = field(default_factory=list)
     strata: list[Stratum] = field(default_factory=list)
     warnings: list[DatalogWarning] = field(default_factory=list)    # never blocking; see errors.py
+    warned: set = field(default_factory=set)       # spans warned of already (a rule splits into clauses)
 
     def directives(self, kind: str) -> list[ast.Directive]:
         return [d for d in self.program.directives if d.kind == kind]
@@ -76,7 +78,10 @@ def declare_relations(ctx: Checked) -> None:
 
 def check_arity(ctx: Checked) -> None:
     """Every use of a relation has the declared arity (or the arity of its first use)."""
-    for atom in _all_atoms(ctx.program):
+    # relations the rewrites made (range's, which may have no fact: range(5, 5))
+    made = [atom for clause in ctx.clauses for atom in (clause.head, *_body_atoms(clause.body))
+            if atom.relation.startswith("_range_")]
+    for atom in [*_all_atoms(ctx.program), *made]:
         info = ctx.schema.get(atom.relation)
         if info is None:
             ctx.schema[atom.relation] = RelationInfo(atom.relation, len(atom.args), [None] * len(atom.args),
@@ -246,6 +251,32 @@ def _check_aggregate(agg: ast.Aggregate, outer_bound, body) -> None:
                                           f"the aggregate body", var.span)
 
 
+# ---- functors (issue 18): singleton variables under negation
+
+def negated_singletons(ctx: Checked) -> None:
+    """``p(x) :- q(x), !r(x, y).``: y occurs once in the rule, under the negation, so it is a
+    wildcard (as in Soufflé, which warns of it): ``!r(x, _)``, with a warning."""
+    for i, clause in enumerate(ctx.clauses):
+        counts = Counter(v.name for v in ast.variables((clause.head, clause.body)))
+        lonely = {name for name, k in counts.items() if k == 1}
+        if not lonely or not any(isinstance(lit, ast.Negation) for lit in clause.body):
+            continue
+        body = tuple(_wildcards(lit, lonely, ctx) if isinstance(lit, ast.Negation) else lit
+                     for lit in clause.body)
+        ctx.clauses[i] = replace(clause, body=body)
+
+
+def _wildcards(negation: ast.Negation, lonely: set[str], ctx: Checked) -> ast.Negation:
+    args = []
+    for arg in negation.atom.args:
+        if isinstance(arg, ast.Variable) and arg.name in lonely and arg.span not in ctx.warned:
+            ctx.warned.add(arg.span)                  # a rule of n alternatives warns once
+            ctx.warnings.append(DatalogWarning("singleton_variable", f"variable {arg.name} occurs only once, "
+                                               f"under a negation: it is the wildcard _", arg.span))
+        args.append(ast.Wildcard(arg.span) if isinstance(arg, ast.Variable) and arg.name in lonely else arg)
+    return ast.Negation(ast.Atom(negation.atom.relation, tuple(args), negation.atom.span), negation.span)
+
+
 CHECKS = (
     declare_types,
     declare_relations,
@@ -253,6 +284,7 @@ CHECKS = (
     check_undefined,
     check_directives,
     check_wildcard_in_head,
+    negated_singletons,
     check_safety,
     infer_types,
     check_types,

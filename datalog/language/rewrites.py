@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from itertools import product
 
 from datalog.language import ast
+from datalog.language.errors import Unsupported
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,132 @@ def split_heads(rules: list[ast.Rule]) -> list[ast.Rule]:
     return [ast.Rule((head,), rule.body, rule.span, rule.pragma, rule.plan) for rule in rules for head in rule.heads]
 
 
+# ---- functors (issue 18): range as the facts of a hidden relation
+
+RANGE_LIMIT = 10_000_000     # values of one range: beyond it, the range is unsupported
+
+
+def expand_ranges(rules: list[ast.Rule]) -> list[ast.Rule]:
+    """``x = range(1, 10)`` binds x to 1, ..., 9 (Soufflé's multi-valued functor): it becomes
+    the atom ``_range_1_10_1(x)`` of a relation whose facts are the range's values, added once.
+    A range whose bounds are not constants (or that is not the value of an assignment) is
+    ``unsupported``."""
+    facts: dict[str, list[ast.Rule]] = {}
+    out = [ast.Rule(rule.heads, _expand_body(rule.body, facts), rule.span, rule.pragma) for rule in rules]
+    for rule in out:
+        for node in _terms((rule.heads, rule.body)):
+            if isinstance(node, ast.Functor) and node.name == "range":
+                raise Unsupported(f"range({', '.join(map(str, node.args))}) here: range is supported as the "
+                                  f"value of an assignment with constant bounds (x = range(1, 10))", node.span)
+    return out + [fact for group in facts.values() for fact in group]
+
+
+def _expand_body(body: tuple, facts) -> tuple:
+    out = []
+    for literal in body:
+        if isinstance(literal, ast.Comparison) and literal.op == "=":
+            for var, expr in ((literal.left, literal.right), (literal.right, literal.left)):
+                if isinstance(var, ast.Variable) and _constant_range(expr):
+                    literal = ast.Atom(_range_relation(expr, facts), (var,), literal.span)
+                    break
+        elif isinstance(literal, ast.Disjunction):
+            literal = ast.Disjunction(tuple(_expand_body(alt, facts) for alt in literal.alternatives), literal.span)
+        out.append(_expand_aggregates(literal, facts))
+    return tuple(out)
+
+
+def _expand_aggregates(literal, facts):
+    if isinstance(literal, ast.Comparison):
+        return ast.Comparison(literal.op, _expand_term(literal.left, facts), _expand_term(literal.right, facts),
+                              literal.span)
+    return literal
+
+
+def _expand_term(term, facts):
+    if isinstance(term, ast.Aggregate):
+        return ast.Aggregate(term.kind, term.target, _expand_body(term.body, facts), term.span)
+    if isinstance(term, ast.BinaryOp):
+        return ast.BinaryOp(term.op, _expand_term(term.left, facts), _expand_term(term.right, facts), term.span)
+    return term
+
+
+def _constant_range(term) -> bool:
+    return isinstance(term, ast.Functor) and term.name == "range" and 2 <= len(term.args) <= 3 and \
+        all(_constant(a) is not None for a in term.args)
+
+
+_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def _constant(term):
+    """The number a bound of range spells with constants (``2 * 10 - 1``), else None."""
+    if isinstance(term, ast.Constant):
+        return None if isinstance(term.value, str) else term.value
+    if isinstance(term, ast.Negate):
+        value = _constant(term.operand)
+        return None if value is None else -value
+    if isinstance(term, ast.BinaryOp) and term.op in _FOLD:
+        left, right = _constant(term.left), _constant(term.right)
+        return None if left is None or right is None else _FOLD[term.op](left, right)
+    return None
+
+
+def _range_relation(term: ast.Functor, facts) -> str:
+    values = [_constant(a) for a in term.args]
+    if any(isinstance(v, float) for v in values):
+        values = [float(v) for v in values]
+    name = "_range_" + "_".join(repr(v).replace("-", "m").replace(".", "p").replace("+", "") for v in values)
+    if name not in facts:
+        facts[name] = [ast.Rule((ast.Atom(name, (ast.Constant(v),), term.span),), (), term.span)
+                       for v in range_values(*values, span=term.span)]
+    return name
+
+
+def range_values(lo, hi, step=None, span=None) -> list:
+    """Soufflé's range: from lo up to (or down to) hi, hi excluded, by step (by 1 or -1 as
+    hi is above or below lo); a step of 0 gives lo alone unless lo = hi."""
+    if step is None:
+        step = 1 if lo <= hi else -1
+        step = float(step) if isinstance(lo, float) else step
+    if step == 0:
+        return [lo] if lo != hi else []
+    count = (hi - lo) / step
+    if count > RANGE_LIMIT:
+        raise Unsupported(f"range({lo}, {hi}, {step}) has more than {RANGE_LIMIT} values", span)
+    out, x = [], lo
+    while (x < hi) if step > 0 else (hi < x):
+        out.append(x)
+        x += step
+    return out
+
+
+def _terms(node):
+    """Every term and literal under ``node``, aggregate bodies included."""
+    yield node
+    if isinstance(node, tuple):
+        children = node
+    elif isinstance(node, ast.Rule):
+        children = (node.heads, node.body)
+    elif isinstance(node, (ast.Atom, ast.Functor)):
+        children = node.args
+    elif isinstance(node, (ast.Comparison, ast.BinaryOp)):
+        children = (node.left, node.right)
+    elif isinstance(node, ast.Negate):
+        children = (node.operand,)
+    elif isinstance(node, ast.Negation):
+        children = (node.atom,)
+    elif isinstance(node, ast.Disjunction):
+        children = node.alternatives
+    elif isinstance(node, ast.Aggregate):
+        children = (node.target, node.body)
+    else:
+        children = ()
+    for child in children:
+        yield from _terms(child)
+
+
 REWRITES = (
+    expand_ranges,
     split_disjunctions,
     split_heads,
 )

@@ -125,6 +125,8 @@ def _check_literals(ctx, body, env) -> None:
             for side, other in ((literal.left, right), (literal.right, left)):
                 if other and isinstance(side, (ast.Nil, *ast.STRUCTURED)):      # records (issue 18)
                     _expect(ctx, side, other, env, "other side")
+            if literal.op in _CONSTRAINTS and {left, right} - {"symbol", None}:
+                raise TypeMismatch(f"{literal.op.removeprefix('not_')} takes two symbols: {literal}", literal.span)
             if literal.op not in ("=", "!=") and "symbol" in (left, right) and False:
                 pass
         atoms = [literal.atom] if isinstance(literal, ast.Negation) else \
@@ -145,14 +147,26 @@ def _expect(ctx, term, column, env, what) -> None:
         raise TypeMismatch(f"{term} is a {t} but the {what} is a {column}", getattr(term, "span", None))
 
 
-_FUNCTORS = {  # name: (argument types or None for "same as result", result type)
-    "cat": ("symbol", "symbol"), "strlen": ("symbol", "number"), "to_number": ("symbol", "number"),
-    "to_string": ("numeric", "symbol"), "to_float": ("numeric", "float"),
+_FUNCTORS = {  # name: (argument type, result type); "numeric": number or float; "any": any type
+    "cat": ("symbol", "symbol"), "strlen": ("symbol", "number"), "to_number": ("any", "number"),
+    "to_string": ("any", "symbol"), "to_float": ("any", "float"),
+    # ---- functors (issue 18): conversions, ord, the unary operators (unsigned is number here)
+    "ord": ("any", "number"), "bnot": ("integer", "number"), "lnot": ("integer", "number"),
+    "itof": ("integer", "float"), "utof": ("integer", "float"), "ftoi": ("numeric", "number"),
+    "ftou": ("numeric", "number"), "itou": ("integer", "number"), "utoi": ("integer", "number"),
+    "to_unsigned": ("numeric", "number"), "autoinc": ("number", "number"),
 }
 
 
 _ARITY = {"strlen": (1, 1), "to_number": (1, 1), "to_string": (1, 1), "to_float": (1, 1),
-          "substr": (3, 3), "cat": (1, 99), "min": (1, 99), "max": (1, 99)}
+          "substr": (3, 3), "cat": (1, 99), "min": (1, 99), "max": (1, 99), "range": (2, 3), "autoinc": (0, 0),
+          **{name: (1, 1) for name in ("ord", "bnot", "lnot", "itof", "utof", "ftoi", "ftou", "itou", "utoi",
+                                       "to_unsigned")}}
+
+_CONSTRAINTS = ("match", "contains", "not_match", "not_contains")
+
+# Soufflé's bitwise and logical operators: on integers only, an integer result
+_INTEGER_OPS = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 
 
 def _type_of(ctx, term, env, lenient) -> str | None:
@@ -166,6 +180,10 @@ def _type_of(ctx, term, env, lenient) -> str | None:
     if isinstance(term, ast.Negate):
         return _numeric(ctx, [term.operand], env, lenient, term)
     if isinstance(term, ast.BinaryOp):
+        if term.op in _INTEGER_OPS:
+            return _integer(ctx, [term.left, term.right], env, lenient, term)
+        if term.op == "+" and _joins_symbols(ctx, term, env):
+            return "symbol"
         return _numeric(ctx, [term.left, term.right], env, lenient, term)
     if isinstance(term, ast.Functor):
         return _functor_type(ctx, term, env, lenient)
@@ -200,6 +218,20 @@ def _numeric(ctx, operands, env, lenient, term) -> str | None:
     return "number" if all(types) else None
 
 
+def _joins_symbols(ctx, term, env) -> bool:
+    """``"a" + s``: Soufflé's + of two symbols is their concatenation."""
+    types = [_type_of(ctx, side, env, True) for side in (term.left, term.right)]
+    return "symbol" in types and all(t in ("symbol", None) for t in types)
+
+
+def _integer(ctx, operands, env, lenient, term) -> str | None:
+    types = [_type_of(ctx, o, env, lenient) for o in operands]
+    wrong = [t for t in types if t in ("symbol", "float")]
+    if wrong and not lenient:
+        raise TypeMismatch(f"{term.op} needs integers, got a {wrong[0]} in {term}", term.span)
+    return "number"
+
+
 def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
     low, high = _ARITY[term.name]
     if not low <= len(term.args) <= high and not lenient:
@@ -211,6 +243,10 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
         if not lenient and any(not compatible(known[0], t) for t in known):
             raise TypeMismatch(f"{term.name} of mixed types in {term}", term.span)
         return "float" if "float" in known else (known[0] if known and len(known) == len(types) else None)
+    if term.name == "range":
+        if not lenient and "symbol" in types:
+            raise TypeMismatch(f"range needs numbers, got a symbol in {term}", term.span)
+        return "float" if "float" in types else ("number" if all(types) else None)
     if term.name == "substr":
         expected = ["symbol", "number", "number"]
         result = "symbol"
@@ -218,11 +254,15 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
         arg, result = _FUNCTORS[term.name]
         expected = [arg] * len(types)
     for want, got, node in zip(expected, types, term.args):
-        ok = got is None or (want == "numeric" and got != "symbol") or compatible(want, got)
+        ok = got is None or want == "any" or (want == "numeric" and got != "symbol") or \
+            (want == "integer" and got == "number") or compatible(want, got)
         if not ok and not lenient:
-            raise TypeMismatch(f"{term.name} expects a {'number' if want == 'numeric' else want} here, "
+            raise TypeMismatch(f"{term.name} expects a {want if want in _TYPES else 'number'} here, "
                                f"got a {got}", getattr(node, "span", None) or term.span)
     return result
+
+
+_TYPES = ("number", "float", "symbol")
 
 
 def _aggregate_type(ctx, agg: ast.Aggregate, env, lenient) -> str | None:

@@ -88,9 +88,14 @@ def _variables_outside(node, agg):
     if node is agg:
         return []
     if isinstance(node, ast.Comparison):
+        # `a = max a : { r(a) }`: the a the aggregate assigns is not its group-by (Soufflé)
+        if node.op == "=" and (node.left is agg or node.right is agg):
+            return []
         return _variables_outside(node.left, agg) + _variables_outside(node.right, agg)
     if isinstance(node, ast.Aggregate):
-        return ast.variables(node)
+        # another aggregate's variables are its own: `t = sum a : {s(a)}, m = min a : {s(a)}`
+        # shares no a between the two (a variable outside both is found where it occurs)
+        return []
     if isinstance(node, (ast.Atom, ast.Functor)):
         return [v for a in node.args for v in _variables_outside(a, agg)]
     if isinstance(node, ast.BinaryOp):

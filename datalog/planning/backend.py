@@ -184,6 +184,8 @@ def _unify(body, bound: set[str]) -> dict[str, str]:
 
 def _predicate(lit: ast.Comparison, rename, bound) -> Predicate | None:
     """``left op right`` as ``var op var + offset`` or ``var op constant``; None when unified away."""
+    if lit.op in ("match", "contains", "not_match", "not_contains"):
+        raise NotGCQ(f"constraint {lit} is no comparison of numbers")
     left, right = _operand(lit.left, rename, bound), _operand(lit.right, rename, bound)
     op = lit.op
     if left[0] is None and right[0] is None:

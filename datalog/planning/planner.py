@@ -232,7 +232,10 @@ def _aggregates_in(literal) -> bool:
 # ---------------------------------------------------------------- existential depths
 
 def _needed_depth(plan: RulePlan, head_names: set[str]) -> int:
-    """1 + the deepest depth the head depends on (through assignments too)."""
+    """1 + the deepest depth the head depends on (through assignments too); every depth when the
+    rule counts with autoinc() (each binding is a tuple of its own)."""
+    if counts(plan.clause):
+        return plan.depth
     needed = {n for n in head_names if n in plan.slots}
     depth_of = {v: i for i, v in enumerate(plan.variable_order)}
     assigns = [f for f in plan.filters if isinstance(f, Assign)]
@@ -243,6 +246,20 @@ def _needed_depth(plan: RulePlan, head_names: set[str]) -> int:
         if any(v.name in needed for v in ast.variables(f.literal)):
             deepest = max(deepest, f.depth)
     return deepest + 1
+
+
+def counts(clause) -> bool:
+    """Whether the clause uses autoinc() (or $): each of its bindings takes a fresh number."""
+    return clause is not None and any(isinstance(t, ast.Functor) and t.name == "autoinc"
+                                      for lit in (clause.head, *clause.body) for t in _terms_of(lit))
+
+
+def _terms_of(literal):
+    atoms = (literal.atom,) if isinstance(literal, ast.Negation) else (literal,)
+    for node in atoms:
+        sides = node.args if isinstance(node, ast.Atom) else (node.left, node.right)
+        for side in sides:
+            yield from ast.subterms(side)
 
 
 # ---------------------------------------------------------------- the program

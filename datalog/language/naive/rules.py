@@ -20,8 +20,20 @@ from datalog.language.composites import NIL, Branch, Record
 from datalog.language.variables import pattern_variables
 from datalog.language.errors import ArityMismatch, UnboundVariable
 from datalog.language.naive.aggregates import NoValue, aggregate
-from datalog.language.naive.nodes import children, walk
-from datalog.language.naive.values import Database, Row, Subst, arith, compare, functor, number
+from datalog.language.naive.nodes import children
+from datalog.language.naive.values import Database, Row, Subst, arith, compare, functor, number, range_of
+
+
+def _is_range(term) -> bool:
+    return isinstance(term, Functor) and term.name == "range"
+
+
+def _walk_scope(node):
+    """The nodes of a scope, an aggregate but not its inside."""
+    yield node
+    if not isinstance(node, Aggregate) and node is not None:
+        for child in children(node):
+            yield from _walk_scope(child)
 
 
 class RuleEvaluator:
@@ -29,13 +41,28 @@ class RuleEvaluator:
 
     def __init__(self, db: Database, rule: Rule):
         self.db = db
-        # aggregate (by id) -> its variables that also occur outside it (Soufflé's "injected")
-        everywhere = Counter(v.name for v in ast.variables((rule.heads, rule.body)))
+        # aggregate (by id) -> its variables that also occur outside it (Soufflé's "injected"):
+        # outside means in its scope (the rule's body, or the enclosing aggregate) but in no
+        # other aggregate, and not as the v of `v = <this aggregate>`
         self.injected: dict[int, frozenset[str]] = {}
-        for node in walk(rule):
-            if isinstance(node, Aggregate):
-                inside = Counter(v.name for v in ast.variables(node))
-                self.injected[id(node)] = frozenset(n for n in inside if everywhere[n] > inside[n])
+        self._scope(rule.body, frozenset())
+        # a variable that occurs once in the rule, under a negation, is a wildcard (Soufflé)
+        counts = Counter(v.name for v in ast.variables((rule.heads, rule.body)))
+        self.singletons = frozenset(name for name, k in counts.items() if k == 1)
+
+    def _scope(self, nodes, inherited: frozenset) -> None:
+        aggregates = [n for n in _walk_scope(nodes) if isinstance(n, Aggregate)]
+        names = Counter(n.name for n in _walk_scope(nodes) if isinstance(n, Variable))
+        for agg in aggregates:
+            outside = Counter(names)
+            for node in _walk_scope(nodes):
+                if isinstance(node, Comparison) and node.op == "=" and (node.left is agg or node.right is agg):
+                    other = node.right if node.left is agg else node.left
+                    if isinstance(other, Variable):
+                        outside[other.name] -= 1
+            visible = inherited | {n for n, k in outside.items() if k > 0}
+            self.injected[id(agg)] = frozenset(v.name for v in ast.variables(agg)) & visible
+            self._scope((agg.target, agg.body), visible)
 
     def head_row(self, head: Atom, subst: Subst) -> Row | None:
         try:
@@ -78,7 +105,8 @@ class RuleEvaluator:
             plain = {name for a in literal.args for name in pattern_variables(a)}
             return 0 if all(self._matchable(a, bound | plain) for a in literal.args) else None
         if isinstance(literal, Negation):
-            return 1 if all(isinstance(a, Wildcard) or self._computable(a, bound)
+            return 1 if all(isinstance(a, Wildcard) or self._computable(a, bound) or
+                            (isinstance(a, Variable) and a.name in self.singletons)
                             for a in literal.atom.args) else None
         if isinstance(literal, Comparison):
             if self._computable(literal.left, bound) and self._computable(literal.right, bound):
@@ -170,6 +198,13 @@ class RuleEvaluator:
             if not any(self._match(atom, row, subst) is not None
                        for row in self.db.get(atom.relation, ())):
                 yield subst
+        elif _is_range(literal.left) or _is_range(literal.right):  # x = range(...): one x per value
+            var, expr = (literal.left, literal.right) if _is_range(literal.right) else (literal.right, literal.left)
+            for value in range_of(*[self.eval(a, subst) for a in expr.args]):
+                if var.name not in subst:
+                    yield {**subst, var.name: value}
+                elif compare("=", subst[var.name], value):
+                    yield subst
         elif self._computable(literal.left, set(subst)) and \
                 self._computable(literal.right, set(subst)):  # a filter
             if compare(literal.op, self.eval(literal.left, subst), self.eval(literal.right, subst)):

@@ -14,7 +14,8 @@ import math
 import operator
 import re
 
-from datalog.language.errors import ArityMismatch, DivisionByZero, InvalidConversion, TypeMismatch
+from datalog.language.errors import ArityMismatch, DivisionByZero, InvalidConversion, NumberOutOfRange, TypeMismatch
+from datalog.language.regex import matches
 
 Row = tuple
 Database = dict[str, set[Row]]
@@ -26,9 +27,17 @@ _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operato
 
 
 def compare(op: str, left, right) -> bool:
-    """Numbers with numbers, symbols with symbols (Python's ordering: by code point)."""
+    """Numbers with numbers, symbols with symbols (Python's ordering: by code point);
+    ``match(p, s)``: s is wholly matched by the regular expression p (none if p is not one);
+    ``contains(t, s)``: t occurs in s."""
     if isinstance(left, str) != isinstance(right, str):
         raise TypeMismatch(f"cannot compare {left!r} {op} {right!r}")
+    if op in ("match", "not_match"):      # a pattern that is no regex: both false (Soufflé)
+        return matches(left, right) is (op == "match")
+    if op == "contains":
+        return right.find(left) >= 0
+    if op == "not_contains":
+        return right.find(left) < 0
     return _COMPARE[op](left, right)
 
 
@@ -42,8 +51,14 @@ def arith(op: str, a, b):
     """Integer arithmetic as in C (Soufflé): ``/`` truncates toward zero, ``%`` takes the
     dividend's sign; ``x ^ -n`` is the truncated power (``2 ^ -1 = 0``). Ints do not wrap
     (Soufflé's 32-bit numbers would). A float operand makes it float arithmetic."""
+    if op == "+" and isinstance(a, str) and isinstance(b, str):
+        return a + b                                # Soufflé's + of two symbols joins them
     a, b = number(a, op), number(b, op)
     ints = isinstance(a, int) and isinstance(b, int)
+    if op in _LOGICAL:
+        return int(_LOGICAL[op](a != 0, b != 0))
+    if op in _BITS:
+        return _bits(op, a, b)
     if op == "+":
         return a + b
     if op == "-":
@@ -68,6 +83,53 @@ def arith(op: str, a, b):
     raise TypeError(f"unknown operator {op}")
 
 
+# ---- functors (issue 18): logical operators on truth values, bitwise ones on the 64 bits
+# of two's complement (written with explicit bit strings, unlike the engine's masks).
+_LOGICAL = {"land": operator.and_, "lor": operator.or_, "lxor": operator.ne}
+_BITS = ("band", "bor", "bxor", "bshl", "bshr", "bshru")
+
+
+def _bits_of(value: int) -> str:
+    return format(value % 2 ** 64, "064b")
+
+
+def _from_bits(bits: str) -> int:
+    value = int(bits, 2)
+    return value - 2 ** 64 if bits[0] == "1" else value
+
+
+def _bits(op: str, a: int, b: int) -> int:
+    """Soufflé's bitwise operators; a shift count is taken modulo 64 (Soufflé masks it), bshl
+    drops the bits shifted out, bshr repeats the sign bit, bshru shifts in zeros."""
+    x, y = _bits_of(a), _bits_of(b)
+    if op in ("band", "bor", "bxor"):
+        pick = {"band": lambda p, q: p & q, "bor": lambda p, q: p | q, "bxor": lambda p, q: p ^ q}[op]
+        return _from_bits("".join(str(pick(int(p), int(q))) for p, q in zip(x, y)))
+    n = b % 64
+    if op == "bshl":
+        return _from_bits(x[n:] + "0" * n)
+    fill = x[0] if op == "bshr" else "0"
+    return _from_bits(fill * n + x[:64 - n])
+
+
+def range_of(lo, hi, step=None) -> list:
+    """Soufflé's ``range(lo, hi[, step])``: lo, lo + step, ... while before hi (hi excluded);
+    without a step it counts by one toward hi; a zero step gives lo alone (none if lo = hi).
+    Floats if any bound is a float."""
+    if any(isinstance(v, float) for v in (lo, hi, step)):
+        lo, hi = float(lo), float(hi)
+        step = None if step is None else float(step)
+    if step is None:
+        step = (1 if hi >= lo else -1) * (1.0 if isinstance(lo, float) else 1)
+    if step == 0:
+        return [] if lo == hi else [lo]
+    values = []
+    while (step > 0 and lo < hi) or (step < 0 and lo > hi):
+        values.append(lo)
+        lo = lo + step
+    return values
+
+
 def functor(name: str, args: list):
     if name in ("cat", "min", "max") and not args:
         raise ArityMismatch(f"{name} needs at least one argument")
@@ -82,9 +144,15 @@ def functor(name: str, args: list):
     if name == "to_number":
         return _to_number(args[0])
     if name == "to_string":
-        return str(number(args[0], name))  # repr of a float: to_string(1.5) = "1.5"
+        value = args[0]   # a float as C's "%f" prints it (6 decimals), a symbol unchanged
+        return "%f" % value if isinstance(value, float) else str(value)
     if name == "to_float":
         return _to_float(args[0])
+    if name == "autoinc":   # its numbers depend on the order of evaluation: no reference for them
+        raise TypeError("autoinc() has no reference semantics here (the engine numbers bindings in its "
+                        "own order)")
+    if name in _CONVERSIONS:
+        return _CONVERSIONS[name](args[0])
     if name in ("min", "max"):
         if len({isinstance(a, str) for a in args}) > 1:
             raise TypeMismatch(f"{name} mixes numbers and symbols: {args}")
@@ -92,7 +160,24 @@ def functor(name: str, args: list):
     raise TypeError(f"unknown functor {name}")
 
 
-_ARITY = {"strlen": 1, "substr": 3, "to_number": 1, "to_string": 1, "to_float": 1}
+_ARITY = {"strlen": 1, "substr": 3, "to_number": 1, "to_string": 1, "to_float": 1, "ord": 1, "bnot": 1,
+          "lnot": 1, "itof": 1, "ftoi": 1, "itou": 1, "utoi": 1, "ftou": 1, "utof": 1, "to_unsigned": 1}
+
+
+def _unsigned(value) -> int:
+    """A number as unsigned: unsigned is number here, so a negative one has no such value."""
+    value = _to_number(value)
+    if value < 0:
+        raise NumberOutOfRange(f"{value} has no unsigned value (Soufflé would wrap it)")
+    return value
+
+
+_CONVERSIONS = {
+    "ord": lambda x: number(x, "ord"), "bnot": lambda x: _from_bits("".join("10"[int(c)] for c in _bits_of(x))),
+    "lnot": lambda x: 1 if x == 0 else 0, "itof": lambda x: float(x), "utof": lambda x: float(x),
+    "ftoi": lambda x: _to_number(x), "utoi": lambda x: x, "itou": _unsigned, "ftou": _unsigned,
+    "to_unsigned": _unsigned,
+}
 
 
 def _symbol(value, what: str) -> str:
@@ -102,23 +187,30 @@ def _symbol(value, what: str) -> str:
 
 
 def _substr(text: str, start, length) -> str:
-    """``substr(s, i, n)`` = ``s[i:i+n]``; i outside 0..len(s) or n < 0 is an error
-    (Soufflé prints a warning and gives "")."""
+    """``substr(s, i, n)`` = ``s[i:i+n]``; i outside 0..len(s) or n < 0 gives "" (as Soufflé,
+    which also prints a warning)."""
     start, length = number(start, "substr"), number(length, "substr")
     if not 0 <= start <= len(text) or length < 0:
-        raise InvalidConversion(f"substr({text!r}, {start}, {length}): index out of range")
+        return ""
     return text[start:start + length]
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(r"([+-]?)(0x[0-9a-fA-F]+|0b[01]+|\d+)")
 
 
 def _to_number(value) -> int:
-    """A symbol of decimal digits with an optional sign; a float is truncated."""
+    """A symbol of digits with an optional sign (0x hex, 0b binary); a float is truncated
+    toward zero; a number is itself."""
     if isinstance(value, str):
-        if not _INTEGER.fullmatch(value.strip()):
+        found = _INTEGER.fullmatch(value.strip())
+        if not found:
             raise InvalidConversion(f"to_number: {value!r} is not a number")
-        return int(value)
+        digits = found.group(2)
+        base = 16 if digits[:2] == "0x" else 2 if digits[:2] == "0b" else 10
+        magnitude = int(digits[2:] if base != 10 else digits, base)
+        return -magnitude if found.group(1) == "-" else magnitude
+    if isinstance(value, float) and not math.isfinite(value):
+        raise NumberOutOfRange(f"to_number({value}) is no integer")
     return int(value)
 
 

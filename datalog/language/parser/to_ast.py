@@ -146,6 +146,44 @@ class ToAst(Transformer):
     def compare_op(self, meta, children):
         return str(children[0])
 
+    # ---- functors (issue 18): constraints, keyword operators, unsigned literals
+    # match(p, s) and contains(sub, s) are comparisons of their two sides (as Soufflé's
+    # BinaryConstraint); true and false are the comparisons 1 = 1 and 1 != 1.
+    def match_(self, meta, children):
+        return ast.Comparison("match", children[0], children[1], self._span(meta))
+
+    def contains_(self, meta, children):
+        return ast.Comparison("contains", children[0], children[1], self._span(meta))
+
+    def true_(self, meta, children):
+        return ast.Comparison("=", ast.Constant(1), ast.Constant(1), self._span(meta))
+
+    def false_(self, meta, children):
+        return ast.Comparison("!=", ast.Constant(1), ast.Constant(1), self._span(meta))
+
+    def negated_constraint(self, meta, children):
+        (c,) = children
+        op = {"=": "!=", "!=": "=", "match": "not_match", "contains": "not_contains"}[c.op]
+        return ast.Comparison(op, c.left, c.right, self._span(meta))
+
+    def keyword_op(self, meta, children):
+        left, op, right = children
+        return ast.BinaryOp(str(op), left, right, self._span(meta))
+
+    def keyword_unary(self, meta, children):
+        op, operand = children
+        return ast.Functor(str(op), (operand,), self._span(meta))
+
+    def autoinc(self, meta, children):
+        """Bare ``$`` is ``autoinc()``: Soufflé's counter."""
+        return ast.Functor("autoinc", (), self._span(meta))
+
+    def unsigned_(self, meta, children):
+        """``7u``: an unsigned literal is the number 7 (unsigned is number here; README)."""
+        tok = children[0]
+        return self.int_(meta, [tok.update(value=str(tok)[:-1])])
+    # ---- end functors
+
     # terms -----------------------------------------------------------------
     def variable(self, meta, children):
         tok = children[0]
@@ -202,7 +240,7 @@ class ToAst(Transformer):
 
     def functor(self, meta, children):
         name, *args = children
-        return ast.Functor(name, tuple(a for a in args if a is not None), self._span(meta))
+        return ast.Functor(str(name), tuple(a for a in args if a is not None), self._span(meta))
 
     def functor_name(self, meta, children):
         return str(children[0])
@@ -224,6 +262,7 @@ class ToAst(Transformer):
 
     def aggregate(self, meta, children):
         kind, target, body = children
+        kind = str(kind)
         if target is None and kind != "count":
             raise SyntaxError_(f"{kind} needs an expression to aggregate, as in "
                                f"`{kind} x : {{ r(x) }}`", self._span(meta))
@@ -233,8 +272,6 @@ class ToAst(Transformer):
             literals = _flatten_body(body, self._span(meta))
         return ast.Aggregate(kind, target, literals, self._span(meta))
 
-    def aggregate_kind(self, meta, children):
-        return str(children[0])
 
 
     # components (issue 18) ----------------------------------------------------
