@@ -17,6 +17,7 @@ A ``filename`` stays under its directory unless the user allows paths
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Callable
@@ -24,21 +25,47 @@ from typing import Callable
 from datalog.language import ast, numbers
 from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
 from datalog.language.types import AUTO
-from datalog.sources import atomic, paths
+from datalog.sources import atomic, paths, sqlite, textformat
+from datalog.sources.textformat import TextFormat
+
+
+def io_name(directive: ast.Directive) -> str:
+    """The name a directive's file, table or printed block goes by: ``name=`` or the relation's."""
+    return directive.param("name") or directive.relation
 
 
 def input_path(directive: ast.Directive, facts_dir: str | Path, allow_paths: bool = False) -> Path:
     """The file an ``.input`` reads; one whose real path leaves ``facts_dir`` is ``input_path``
     unless ``allow_paths``."""
-    name = directive.param("filename") or f"{directive.relation}.facts"
+    name = _file_name(directive, "facts")
     if not allow_paths and not paths.inside(facts_dir, name):
         raise InputPath(f"input file {name!r} of relation {directive.relation} leads out of the fact "
                         f"directory {facts_dir}; pass --allow-paths to read it", directive.span)
     return paths.joined(facts_dir, name)
 
 
-def read_facts(path: Path, types: list[str], delimiter: str = "\t", directive=None) -> list[tuple]:
-    """Parse a fact file; a malformed row is a ``bad_fact_file`` error naming file:line."""
+def _file_name(directive: ast.Directive, suffix: str) -> str:
+    """``filename=`` (for SQLite also ``dbname=``, a ``file:`` URI's path), else the name and
+    the suffix Soufflé gives: ``r.facts``, ``r.csv``, ``r.csv.gz`` when compressed, ``r.sqlite``."""
+    if directive.io == "sqlite":
+        return sqlite.file_name(directive.param("filename") or directive.param("dbname")
+                                or f"{io_name(directive)}.sqlite")
+    if suffix == "csv" and TextFormat.of(directive).compress:
+        suffix = "csv.gz"
+    return directive.param("filename") or f"{io_name(directive)}.{suffix}"
+
+
+def read_input(directive: ast.Directive, path: Path, types: list[str]) -> list[tuple]:
+    """The rows of an ``.input``'s file (CSV text or SQLite, as its ``IO`` says)."""
+    if directive.io == "sqlite":
+        return sqlite.read_relation(path, io_name(directive), types, parse_value, directive)
+    return read_facts(path, types, TextFormat.of(directive), directive)
+
+
+def read_facts(path: Path, types: list[str], fmt: str | TextFormat = "\t", directive=None) -> list[tuple]:
+    """Parse a fact file laid out as ``fmt`` says (a delimiter, or a whole :class:`TextFormat`);
+    a malformed row is a ``bad_fact_file`` error naming file:line."""
+    fmt = fmt if isinstance(fmt, TextFormat) else TextFormat(fmt)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -47,11 +74,22 @@ def read_facts(path: Path, types: list[str], delimiter: str = "\t", directive=No
                            f"{directive.relation if directive else '?'} does not exist", span) from None
     except (IsADirectoryError, PermissionError) as exc:
         raise MissingInput(f"cannot read input file {path}: {exc}") from None
+    try:
+        data = textformat.inflate(data)
+    except ValueError as exc:
+        raise BadFactFile(f"{exc}", Span(Source(str(path), ""), 1, 1, 1, 2)) from None
     text = _decode(data, path)
-    rows = _read_fast(text, types, delimiter)
-    if rows is not None:
-        return _settle_auto_columns(rows, types)
-    return _read_careful(text, types, delimiter, path)
+    source = Source(str(path), text)
+    first = 1
+    if fmt.headers:                        # Soufflé skips the first line, whatever it holds
+        text, first = text.partition("\n")[2], 2
+    if not types:                          # nullary: each line, even a blank one, is the one tuple
+        return [()] if textformat.lines(text) else []
+    if not fmt.rfc4180:
+        rows = _read_fast(text, types, fmt.delimiter)
+        if rows is not None:
+            return _settle_auto_columns(rows, types)
+    return _read_careful(text, types, fmt, source, first)
 
 
 def _decode(data: bytes, path: Path) -> str:
@@ -110,38 +148,76 @@ def _in_range(rows: list[tuple], columns: list[int]) -> bool:
                for i in columns) if rows else True
 
 
-def _read_careful(text: str, types: list[str], delimiter: str, path: Path) -> list[tuple]:
-    source = Source(str(path), text)
+def _read_careful(text: str, types: list[str], fmt: TextFormat, source: Source, first: int) -> list[tuple]:
+    """Row by row, reporting the first bad one. As Soufflé's reader, a row's first
+    ``len(types)`` fields are its values and any further ones are ignored; fewer is an error.
+    A blank line is skipped (or is the empty symbol of a one-column relation, but for the last)."""
     rows = []
-    for number, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line and len(types) != 1:
+    for number, line, fields in _rows_of_text(text, fmt, source, first):
+        if not line and (len(types) != 1 or number == first + text.count("\n")):
             continue
-        if not line and number == text.count("\n") + 1:
-            continue
-        fields = line.split(delimiter)
-        if len(fields) != len(types):
+        if len(fields) < len(types):
             raise BadFactFile(f"expected {len(types)} field{'s' * (len(types) != 1)} separated by "
-                              f"{delimiter!r}, found {len(fields)}", Span(source, number, 1, number, len(line) + 1))
-        rows.append(tuple(_field(f, t, source, number, line, i, delimiter) for i, (f, t) in
-                          enumerate(zip(fields, types))))
+                              f"{fmt.delimiter!r}, found {len(fields)}",
+                              Span(source, number, 1, number, len(line) + 1))
+        columns = _columns(fields, fmt.delimiter) if not fmt.rfc4180 else [1] * len(fields)
+        rows.append(tuple(_field(f, t, Span(source, number, c, number, c + max(len(f), 1)), i)
+                          for i, (f, t, c) in enumerate(zip(fields, types, columns))))
     return _settle_auto_columns(rows, types)
 
 
-def _field(text: str, type_: str, source, number, line, index, delimiter):
+def _rows_of_text(text: str, fmt: TextFormat, source: Source, first: int):
+    """``(line number, line text, fields)`` of each row: split at the delimiter, or as RFC 4180
+    quoting says (an unclosed quote is ``bad_fact_file`` at the line that opened it)."""
+    if not fmt.rfc4180:
+        for number, line in enumerate(text.split("\n"), first):
+            line = line.rstrip("\r")
+            yield number, line, line.split(fmt.delimiter)
+        return
+    try:
+        for number, fields in textformat.records(text, fmt, first):
+            yield number, source.line(number), fields
+    except textformat.Unbalanced as exc:
+        raise BadFactFile(str(exc), Span(source, exc.line, 1, exc.line, len(source.line(exc.line)) + 1)) from None
+
+
+def _columns(fields: list[str], delimiter: str) -> list[int]:
+    """The 1-based column where each field starts."""
+    out, at = [], 1
+    for f in fields:
+        out.append(at)
+        at += len(f) + len(delimiter)
+    return out
+
+
+def parse_value(text: str, type_: str):
+    """One primitive value of a fact file (``number``, ``unsigned``, ``float``, ``symbol``) as
+    Soufflé reads it; None if ``text`` is not one. (Records and ADTs wrap this.)"""
     if type_ == "symbol" or type_ == AUTO:
         return text
-    value = numbers.parse_int(text) if type_ == "number" else numbers.parse_float(text)
+    if type_ == "float":
+        return numbers.parse_float(text)
+    value = numbers.parse_int(text)
+    if type_ == "unsigned" and (value is None or value < 0 or text.strip().startswith("-")):
+        return None
+    return value
+
+
+def _field(text: str, type_: str, span: Span, index: int):
+    value = parse_value(text, type_)
     if value is not None:
         return value
-    column = sum(len(f) + len(delimiter) for f in line.split(delimiter)[:index]) + 1
-    if type_ == "number":
-        why = f"beyond {numbers.RANGE}" if numbers.int_syntax(text) else "not a number"
+    if type_ == "unsigned" and text.strip().startswith("-"):
+        why = "negative, not an unsigned number"
+    elif type_ in ("number", "unsigned"):
+        why = f"beyond {numbers.RANGE}" if numbers.int_syntax(text) else f"not {_ARTICLE[type_]}"
     else:
         why = numbers.float_problem(text)
     shown = text if len(text) <= 40 else f"{text[:37]}..."
-    raise BadFactFile(f"field {index + 1} is {shown!r}, {why}",
-                      Span(source, number, column, number, column + max(len(text), 1)))
+    raise BadFactFile(f"field {index + 1} is {shown!r}, {why}", span)
+
+
+_ARTICLE = {"number": "a number", "unsigned": "an unsigned number"}
 
 
 def _settle_auto_columns(rows, types):
@@ -156,39 +232,74 @@ def _settle_auto_columns(rows, types):
     return rows
 
 
+# Soufflé prints a float with ``std::setprecision(max_digits10)`` in C++'s default float format
+# (``%g``: shortest of fixed and exponent form, trailing zeros dropped), since 2.0.2 (its PR
+# #1546). Our floats are doubles, as in Soufflé built with 64-bit values, where max_digits10 is 17:
+# ``0.5``, ``3`` (not ``3.0``), ``1e+17``, ``0.10000000000000001``, ``inf``, ``-inf``. (The
+# default build holds 32-bit floats and prints 9 digits of those; no width of ours matches it.)
+FLOAT_DIGITS = 17
+
+
 def format_value(value) -> str:
-    """Soufflé's text: integers in decimal, symbols raw, floats shortest round-trip (``3`` not ``3.0``)."""
+    """One primitive value as Soufflé prints it: integers in decimal, symbols raw, floats as
+    ``%.17g``. (Records and ADTs wrap this.)"""
     if isinstance(value, float):
-        text = repr(value)
-        return text[:-2] if text.endswith(".0") else text
+        return f"{value:.{FLOAT_DIGITS}g}"
     return str(value)
 
 
-def format_rows(rows, delimiter: str = "\t") -> str:
-    """Rows as text lines. A column holds one type (floats are converted on insert), so a
-    relation whose first row has no float has none: its values print with plain ``str``."""
+def format_field(value, fmt: TextFormat) -> str:
+    """A value as an output field: with ``rfc4180`` a symbol is quoted."""
+    return textformat.quote(value) if fmt.rfc4180 and isinstance(value, str) else format_value(value)
+
+
+def format_rows(rows, fmt: str | TextFormat = "\t") -> str:
+    """Rows as text lines; a nullary relation that holds is the line ``()``. A column holds one
+    type (floats are converted on insert), so a relation whose first row has no float has
+    none: its values print with plain ``str`` (unless symbols are quoted)."""
+    fmt = fmt if isinstance(fmt, TextFormat) else TextFormat(fmt)
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         return ""
-    fmt = format_value if any(isinstance(v, float) for v in rows[0]) else str
-    join = delimiter.join
-    return "".join([join(map(fmt, row)) + "\n" for row in rows])
+    if not rows[0]:
+        return "()\n"
+    if fmt.rfc4180:
+        fmt_one = functools.partial(format_field, fmt=fmt)
+    else:
+        fmt_one = format_value if any(isinstance(v, float) for v in rows[0]) else str
+    join = fmt.delimiter.join
+    return "".join([join(map(fmt_one, row)) + "\n" for row in rows])
+
+
+def header(directive: ast.Directive, columns: list[str], fmt: TextFormat) -> str:
+    """The header line's text: ``attributeNames=`` as given, else the column names joined by the
+    delimiter."""
+    given = directive.param("attributeNames")
+    return given if given is not None else fmt.delimiter.join(columns)
 
 
 def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list], out_dir: str | None,
-                  allow_paths: bool = False) -> None:
-    """Write each directive's relation (``rows_of(relation)``): printed when ``out_dir`` is ``-``
-    or its IO is ``stdout``, else to its file under ``out_dir``, all or none: every path is
-    checked, then every file written to a temporary name, then all are renamed, then the
-    printed ones printed. On a failure the temporaries are removed and no file has changed
-    (``output_path``, ``output_error``)."""
+                  allow_paths: bool = False, columns_of: Callable[[str], list[str]] | None = None,
+                  types_of: Callable[[str], list[str]] | None = None) -> None:
+    """Write each directive's relation (``rows_of(relation)``; ``columns_of`` gives the column
+    names for headers and SQLite views, ``types_of`` the column types for SQLite): printed when
+    ``out_dir`` is ``-`` (Soufflé then prints every output, with its header line) or its IO is
+    ``stdout``, else to its file under ``out_dir``, all or none: every path is checked, then
+    every file written to a temporary name (a SQLite database is copied there and changed),
+    then all are renamed, then the printed ones printed. On a failure the temporaries are
+    removed and no file has changed (``output_path``, ``output_error``)."""
+    columns_of = columns_of or (lambda name: [])
     printed = [d for d in directives if out_dir == "-" or d.io == "stdout"]
     targets = [(d, *_output_path(d, out_dir or ".", allow_paths)) for d in directives
                if not (out_dir == "-" or d.io == "stdout")]
     staged: list[atomic.Staged] = []
     try:
         for directive, shown, real in targets:
-            staged.append(_stage(directive, rows_of(directive.relation), shown, real))
+            if directive.io != "sqlite":
+                staged.append(_stage(directive, rows_of(directive.relation), columns_of(directive.relation),
+                                     shown, real))
+        staged.extend(_stage_databases([t for t in targets if t[0].io == "sqlite"], rows_of, columns_of,
+                                       types_of))
         atomic.commit_all(staged)
     except OSError as exc:                       # a rename, or the directory's fsync
         atomic.discard_all(staged)
@@ -198,13 +309,13 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
         atomic.discard_all(staged)
         raise
     for directive in printed:
-        _print(directive, rows_of(directive.relation))
+        _print(directive, rows_of(directive.relation), columns_of(directive.relation), out_dir == "-")
 
 
 def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> tuple[Path, Path]:
     """The file of an ``.output`` as the user names it and its real path, where it is written;
     one that leads out of ``out_dir`` is ``output_path`` unless ``allow_paths``."""
-    name = directive.param("filename") or f"{directive.relation}.csv"
+    name = _file_name(directive, "csv")
     shown = paths.joined(out_dir, name)
     if not allow_paths and not paths.inside(out_dir, name):
         raise OutputPath(f"output file {name!r} of relation {directive.relation} leads out of the output "
@@ -216,18 +327,46 @@ def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> t
     return shown, real
 
 
-def _stage(directive: ast.Directive, rows, shown: Path, real: Path) -> atomic.Staged:
-    """The relation's text in a temporary file beside ``real``; ``output_error`` naming ``shown``."""
-    text = format_rows(rows, directive.param("delimiter") or "\t")
+def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real: Path) -> atomic.Staged:
+    """The relation's text (gzip-compressed with ``compress``) in a temporary file beside
+    ``real``; ``output_error`` naming ``shown``."""
+    fmt = TextFormat.of(directive)
+    text = format_rows(rows, fmt)
+    if fmt.headers:
+        text = header(directive, columns, fmt) + "\n" + text
+    data = text.encode("utf-8")
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
-        return atomic.stage(real, [text.encode("utf-8")])
+        return atomic.stage(real, [textformat.deflate(data) if fmt.compress else data])
     except OSError as exc:
         raise OutputError(f"cannot write {shown} for relation {directive.relation}: {exc.strerror or exc}",
                           directive.span) from None
 
 
-def _print(directive: ast.Directive, rows) -> None:
-    sys.stdout.write(f"---------------\n{directive.relation}\n===============\n")
-    sys.stdout.write(format_rows(rows, directive.param("delimiter") or "\t"))
-    sys.stdout.write("===============\n")
+def _stage_databases(targets, rows_of, columns_of, types_of) -> list[atomic.Staged]:
+    """Each SQLite database named by ``targets`` copied to a temporary file, every relation
+    written into it there (several relations may share one database)."""
+    by_file: dict[Path, list] = {}
+    for directive, shown, real in targets:
+        by_file.setdefault(real, []).append((directive, shown))
+    staged = []
+    for real, group in by_file.items():
+        tables = [sqlite.Table(io_name(d), rows_of(d.relation), columns_of(d.relation),
+                               types_of(d.relation) if types_of else None) for d, _ in group]
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            staged.append(sqlite.stage_database(real, tables))
+        except (OSError, sqlite.Error) as exc:
+            directive, shown = group[0]
+            raise OutputError(f"cannot write {shown} for relation {directive.relation}: "
+                              f"{getattr(exc, 'strerror', None) or exc}", directive.span) from None
+    return staged
+
+
+def _print(directive: ast.Directive, rows, columns: list[str], headers: bool) -> None:
+    """A relation printed as Soufflé prints it: its name (and header line), its rows, between rules."""
+    fmt = TextFormat.of(directive, stdout=headers)
+    top = f"---------------\n{io_name(directive)}"
+    if fmt.headers:
+        top += "\n" + header(directive, columns, fmt)
+    sys.stdout.write(top + "\n===============\n" + format_rows(rows, fmt) + "===============\n")
