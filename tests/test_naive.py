@@ -330,7 +330,8 @@ def test_invalid_conversions():
 
 
 def test_to_string_of_a_float():
-    assert rows("f(to_string(1.5)).", "f") == [("1.5",)]
+    # Soufflé's to_string is C++'s std::to_string: "%f" of a float
+    assert rows("f(to_string(1.5)).", "f") == [("1.500000",)]
 
 
 # ---------------------------------------------------------------- safety

@@ -170,7 +170,7 @@ def _functor(name: str, rule: str, span):
         return s[start:start + length]
 
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": to_number,
-            "to_string": lambda x: repr(x) if isinstance(x, float) else str(x), "to_float": float,
+            "to_string": numbers.to_string, "to_float": float,
             "min": lambda *a: min(a), "max": lambda *a: max(a)}[name]
 
 

@@ -14,6 +14,7 @@ import math
 import operator
 import re
 
+from datalog.language import numbers
 from datalog.language.errors import ArityMismatch, DivisionByZero, InvalidConversion, TypeMismatch
 
 Row = tuple
@@ -82,7 +83,7 @@ def functor(name: str, args: list):
     if name == "to_number":
         return _to_number(args[0])
     if name == "to_string":
-        return str(number(args[0], name))  # repr of a float: to_string(1.5) = "1.5"
+        return numbers.to_string(number(args[0], name))   # std::to_string: "%f" of a float
     if name == "to_float":
         return _to_float(args[0])
     if name in ("min", "max"):
