@@ -9,7 +9,8 @@ relation) names the table or view.
 - Output: a table ``_<name>`` with columns ``'0'``, ``'1'``, ... holding numbers as they are and
   each symbol as its id in the table ``__SymbolTable(id INTEGER PRIMARY KEY, symbol TEXT
   UNIQUE)``, and a view ``<name>`` that joins them back and names the columns as the ``.decl``
-  does. The table is emptied first; other tables of the database stay, so several relations may
+  does. The table is emptied first (replaced if it has another number of columns), the view
+  made anew; other tables of the database stay, so several relations may
   share one database. Floats are stored as SQLite REALs (Soufflé stores their bit pattern as an
   integer, which its own reader does not read back as the float).
 - Input: ``SELECT * FROM <name>`` (a table or a view: a Soufflé output, or any table), each
@@ -97,6 +98,9 @@ def _write(con: sqlite3.Connection, table: Table) -> None:
     if arity == 0:
         raise sqlite3.OperationalError("a nullary relation has no column to store in SQLite")
     data = _ident("_" + table.name)
+    # a table left by an earlier program of another arity is replaced (Soufflé would fail on it)
+    if len(con.execute(f"PRAGMA table_info({data})").fetchall()) not in (0, arity):
+        con.execute(f"DROP TABLE {data}")
     con.execute(f"CREATE TABLE IF NOT EXISTS {data} ("
                 + ",".join(f"{_ident(str(i))} INTEGER" for i in range(arity)) + ")")
     con.execute(f"DELETE FROM {data}")
@@ -125,7 +129,8 @@ def _create_view(con: sqlite3.Connection, table: Table, symbols: list[bool]) -> 
         else:
             select.append(f"{data}.{_ident(str(i))} AS {_ident(column)}")
     where = f" WHERE {' AND '.join(joins)}" if joins else ""
-    con.execute(f"CREATE VIEW IF NOT EXISTS {_ident(table.name)} AS SELECT {', '.join(select)} "
+    con.execute(f"DROP VIEW IF EXISTS {_ident(table.name)}")       # its columns may have changed
+    con.execute(f"CREATE VIEW {_ident(table.name)} AS SELECT {', '.join(select)} "
                 f"FROM {', '.join(sources)}{where}")
 
 
