@@ -180,7 +180,7 @@ def _explain(args) -> int:
 def _rewrite_output_files(engine: Engine, out_dir: str) -> None:
     """The final state into the ``.output`` files, all or none (``IO=stdout`` ones are not printed
     again)."""
-    files = [d for d in engine.checked.directives("output") if d.io in ("file", "sqlite")]
+    files = [d for d in engine.checked.directives("output") if d.io in ("file", "sqlite", "jsonfile")]
     write_files(engine, files, out_dir)
 
 

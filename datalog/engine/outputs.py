@@ -24,7 +24,7 @@ def write_outputs(engine, out_dir: str | None = None) -> list[str]:
     return [f"{files.io_name(d)}\t{len(engine.db[d.relation])}" for d in sizes]
 
 
-FILE_IO = ("file", "stdout", "sqlite")
+FILE_IO = ("file", "stdout", "sqlite", "json", "jsonfile")
 
 
 def write_files(engine, directives: list[ast.Directive], out_dir: str | None) -> None:

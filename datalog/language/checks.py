@@ -107,8 +107,8 @@ _COMMON = {"io", "filename", "delimiter", "headers", "rfc4180", "compress", "nam
 KNOWN_PARAMETERS = {"input": _COMMON | {"query", "columns"},
                     "output": _COMMON | {"mode", "attributenames"},
                     "printsize": set()}
-KNOWN_IO = {"input": ("file", "stdin", "sqlite", "spark"),
-            "output": ("file", "stdout", "sqlite", "stdoutprintsize", "spark"),
+KNOWN_IO = {"input": ("file", "stdin", "sqlite", "jsonfile", "spark"),
+            "output": ("file", "stdout", "sqlite", "jsonfile", "json", "stdoutprintsize", "spark"),
             "printsize": ("file",)}
 
 

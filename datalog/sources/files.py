@@ -25,7 +25,7 @@ from typing import Callable
 from datalog.language import ast, numbers
 from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
 from datalog.language.types import AUTO
-from datalog.sources import atomic, paths, sqlite, textformat
+from datalog.sources import atomic, jsonio, paths, sqlite, textformat
 from datalog.sources.textformat import TextFormat
 
 
@@ -50,30 +50,46 @@ def _file_name(directive: ast.Directive, suffix: str) -> str:
     if directive.io == "sqlite":
         return sqlite.file_name(directive.param("filename") or directive.param("dbname")
                                 or f"{io_name(directive)}.sqlite")
+    if directive.io == "jsonfile":
+        suffix = "json"
     if suffix == "csv" and TextFormat.of(directive).compress:
         suffix = "csv.gz"
     return directive.param("filename") or f"{io_name(directive)}.{suffix}"
 
 
-def read_input(directive: ast.Directive, path: Path, types: list[str]) -> list[tuple]:
-    """The rows of an ``.input``'s file (CSV text or SQLite, as its ``IO`` says)."""
+def read_input(directive: ast.Directive, path: Path, types: list[str], columns: list[str] = ()) -> list[tuple]:
+    """The rows of an ``.input``'s file (CSV text, SQLite or JSON, as its ``IO`` says; JSON
+    objects find values by the ``columns``' names)."""
     if directive.io == "sqlite":
         return sqlite.read_relation(path, io_name(directive), types, parse_value, directive)
+    if directive.io == "jsonfile":
+        return _read_json(path, types, list(columns), directive)
     return read_facts(path, types, TextFormat.of(directive), directive)
+
+
+def _read_json(path: Path, types: list[str], columns: list[str], directive) -> list[tuple]:
+    data = _read_bytes(path, directive)
+    text = _decode(data, path)
+    try:
+        return jsonio.parse_json(text, types, columns)
+    except ValueError as exc:
+        raise BadFactFile(f"{exc}", Span(Source(str(path), text), 1, 1, 1, 2)) from None
 
 
 def read_facts(path: Path, types: list[str], fmt: str | TextFormat = "\t", directive=None) -> list[tuple]:
     """Parse a fact file laid out as ``fmt`` says (a delimiter, or a whole :class:`TextFormat`);
     a malformed row is a ``bad_fact_file`` error naming file:line."""
     fmt = fmt if isinstance(fmt, TextFormat) else TextFormat(fmt)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        span = directive.span if directive else None
-        raise MissingInput(f"input file {path} for relation "
-                           f"{directive.relation if directive else '?'} does not exist", span) from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise MissingInput(f"cannot read input file {path}: {exc}") from None
+    return parse_facts(_read_bytes(path, directive), types, fmt, path)
+
+
+def read_stdin(directive: ast.Directive, types: list[str]) -> list[tuple]:
+    """``.input r(IO=stdin)``: the rows of the standard input, laid out as a fact file."""
+    return parse_facts(sys.stdin.buffer.read(), types, TextFormat.of(directive), Path("<stdin>"))
+
+
+def parse_facts(data: bytes, types: list[str], fmt: TextFormat, path: Path) -> list[tuple]:
+    """The rows of a fact file's bytes (gzip or not); errors name ``path``."""
     try:
         data = textformat.inflate(data)
     except ValueError as exc:
@@ -90,6 +106,17 @@ def read_facts(path: Path, types: list[str], fmt: str | TextFormat = "\t", direc
         if rows is not None:
             return _settle_auto_columns(rows, types)
     return _read_careful(text, types, fmt, source, first)
+
+
+def _read_bytes(path: Path, directive) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        span = directive.span if directive else None
+        raise MissingInput(f"input file {path} for relation "
+                           f"{directive.relation if directive else '?'} does not exist", span) from None
+    except (IsADirectoryError, PermissionError) as exc:
+        raise MissingInput(f"cannot read input file {path}: {exc}") from None
 
 
 def _decode(data: bytes, path: Path) -> str:
@@ -289,9 +316,9 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
     then all are renamed, then the printed ones printed. On a failure the temporaries are
     removed and no file has changed (``output_path``, ``output_error``)."""
     columns_of = columns_of or (lambda name: [])
-    printed = [d for d in directives if out_dir == "-" or d.io == "stdout"]
+    printed = [d for d in directives if out_dir == "-" or d.io in PRINTED]
     targets = [(d, *_output_path(d, out_dir or ".", allow_paths)) for d in directives
-               if not (out_dir == "-" or d.io == "stdout")]
+               if not (out_dir == "-" or d.io in PRINTED)]
     staged: list[atomic.Staged] = []
     try:
         for directive, shown, real in targets:
@@ -309,7 +336,19 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
         atomic.discard_all(staged)
         raise
     for directive in printed:
-        _print(directive, rows_of(directive.relation), columns_of(directive.relation), out_dir == "-")
+        rows, columns = rows_of(directive.relation), columns_of(directive.relation)
+        if directive.io == "json" and out_dir != "-":
+            sys.stdout.write(jsonio.format_json(rows, columns, _objects(directive)))
+        else:
+            _print(directive, rows, columns, out_dir == "-")
+
+
+PRINTED = ("stdout", "json")             # IO= values printed rather than written to a file
+
+
+def _objects(directive: ast.Directive) -> bool:
+    """JSON rows as objects (``format=object``) rather than arrays (``format=list``)."""
+    return (directive.param("format") or "list").lower() == "object"
 
 
 def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> tuple[Path, Path]:
@@ -331,9 +370,12 @@ def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real
     """The relation's text (gzip-compressed with ``compress``) in a temporary file beside
     ``real``; ``output_error`` naming ``shown``."""
     fmt = TextFormat.of(directive)
-    text = format_rows(rows, fmt)
-    if fmt.headers:
-        text = header(directive, columns, fmt) + "\n" + text
+    if directive.io == "jsonfile":
+        text = jsonio.format_json(rows, columns, _objects(directive))
+    else:
+        text = format_rows(rows, fmt)
+        if fmt.headers:
+            text = header(directive, columns, fmt) + "\n" + text
     data = text.encode("utf-8")
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
