@@ -143,6 +143,8 @@ def _read_fast(text: str, types: list[str], delimiter: str) -> list[tuple] | Non
         lines.pop()
     if any(t not in ("number", "symbol", "auto") for t in types) or "\r" in text or "_" in text:
         return None
+    if "," in delimiter and "[" in text:                     # records' commas: see split_fields
+        return None
     if "number" in types and not text.isascii():
         return None
     try:
@@ -199,7 +201,10 @@ def _rows_of_text(text: str, fmt: TextFormat, source: Source, first: int):
     if not fmt.rfc4180:
         for number, line in enumerate(text.split("\n"), first):
             line = line.rstrip("\r")
-            yield number, line, line.split(fmt.delimiter)
+            try:
+                yield number, line, textformat.split_fields(line, fmt.delimiter)
+            except textformat.Unbalanced as exc:
+                raise BadFactFile(str(exc), Span(source, number, 1, number, len(line) + 1)) from None
         return
     try:
         for number, fields in textformat.records(text, fmt, first):
