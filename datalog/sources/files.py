@@ -210,7 +210,7 @@ def _rows_of_text(text: str, fmt: TextFormat, source: Source, first: int):
         for number, fields in textformat.records(text, fmt, first):
             yield number, source.line(number), fields
     except textformat.Unbalanced as exc:
-        raise BadFactFile(str(exc), Span(source, exc.line, 1, exc.line, len(source.line(exc.line)) + 1)) from None
+        raise BadFactFile(str(exc), Span(source, exc.line, exc.column, exc.line, exc.column)) from None
 
 
 def _columns(fields: list[str], delimiter: str) -> list[int]:

@@ -55,9 +55,9 @@ class Unbalanced(ValueError):
     """A quoted field whose closing quote never comes (``line`` is where it opened), or a quoted
     field followed by something other than the delimiter."""
 
-    def __init__(self, message: str, line: int):
+    def __init__(self, message: str, line: int, column: int = 1):
         super().__init__(message)
-        self.line = line
+        self.line, self.column = line, column
 
 
 def inflate(data: bytes) -> bytes:
@@ -136,7 +136,7 @@ def _record(all_lines: list[str], i: int, delimiter: str, first_line: int) -> tu
             field, line, i, crlf, start = _quoted(all_lines, i, line, crlf, start + 1, first_line)
             if start < len(line) and not line.startswith(delimiter, start):
                 raise Unbalanced("a quoted field must be followed by the delimiter or the line's end",
-                                 first_line + i)
+                                 first_line + i, start + 1)
         else:
             end = line.find(delimiter, start)
             end = len(line) if end < 0 else end
@@ -150,13 +150,13 @@ def _record(all_lines: list[str], i: int, delimiter: str, first_line: int) -> tu
 
 def _quoted(all_lines, i, line, crlf, pos, first_line):
     """A quoted field from ``pos`` (after its opening quote): its text, and where reading goes on."""
-    opened, out = first_line + i, []
+    opened, column, out = first_line + i, pos, []
     while True:
         close = line.find('"', pos)
         if close < 0:
             out.append(line[pos:])
             if i + 1 >= len(all_lines):
-                raise Unbalanced("a quoted field is never closed", opened)
+                raise Unbalanced("a quoted field is never closed", opened, column)
             out.append("\r\n" if crlf else "\n")
             i += 1
             line, crlf = _strip_cr(all_lines[i])
