@@ -1,18 +1,24 @@
-"""Fact files in and output files out, in Soufflé's text format.
+"""Fact files in and output files out, as Soufflé 2.x reads and writes them.
 
 Input: ``.input r`` reads ``<facts_dir>/r.facts`` (or ``filename=``), UTF-8 (a
-byte-order mark at its start is dropped), one row per line, fields separated by a
-tab (or ``delimiter=``). Numbers are read as Soufflé reads them, ASCII only
+byte-order mark at its start is dropped; a gzip file is read through), one row per
+line, laid out as its parameters say (:mod:`datalog.sources.textformat`: delimiter,
+headers, rfc4180). A row's fields beyond the relation's arity are ignored, as
+Soufflé ignores them; a nullary relation holds its tuple if the file has any line.
+Values are read by :func:`parse_value`, as Soufflé reads them, ASCII only
 (:mod:`datalog.language.numbers`): integers ``[-+]?digits`` or ``0x``/``0b``
 prefixed within the signed 64-bit range, floats decimal with an optional
 exponent or ``inf``; never ``nan``. Symbols are the raw text.
 Output: ``.output r`` writes ``<out_dir>/r.csv`` (or ``filename=``), the same
-format, rows in ascending order. Every file of a run is written to a temporary
-name first (:mod:`datalog.sources.atomic`) and they are renamed together at the
-end: a reader never sees half a file, and a failed output leaves every file as
-it was.
-A ``filename`` stays under its directory unless the user allows paths
-(:mod:`datalog.sources.paths`).
+format, rows in ascending order, each value by :func:`format_value`; a nullary
+relation that holds is the line ``()``. ``IO=stdout`` (and every output under
+``-D -``) prints instead, ``IO=sqlite`` goes through :mod:`datalog.sources.sqlite`,
+``IO=json``/``jsonfile`` through :mod:`datalog.sources.jsonio`, ``IO=stdin`` reads
+the standard input. Every file of a run is written to a temporary name first
+(:mod:`datalog.sources.atomic`) and they are renamed together at the end: a reader
+never sees half a file, and a failed output leaves every file as it was.
+A ``filename`` (or SQLite ``dbname``) stays under its directory unless the user
+allows paths (:mod:`datalog.sources.paths`).
 """
 
 from __future__ import annotations
