@@ -293,8 +293,9 @@ def format_field(value, fmt: TextFormat) -> str:
 
 def format_rows(rows, fmt: str | TextFormat = "\t") -> str:
     """Rows as text lines; a nullary relation that holds is the line ``()``. A column holds one
-    type (floats are converted on insert), so a relation whose first row has no float has
-    none: its values print with plain ``str`` (unless symbols are quoted)."""
+    type (floats are converted on insert), so a relation whose first row holds only integers
+    and symbols holds nothing else: its values print with plain ``str`` (unless symbols are
+    quoted); any other value (a float, a record) goes through :func:`format_value`."""
     fmt = fmt if isinstance(fmt, TextFormat) else TextFormat(fmt)
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
@@ -304,7 +305,8 @@ def format_rows(rows, fmt: str | TextFormat = "\t") -> str:
     if fmt.rfc4180:
         fmt_one = functools.partial(format_field, fmt=fmt)
     else:
-        fmt_one = format_value if any(isinstance(v, float) for v in rows[0]) else str
+        plain = all(type(v) in (int, str) for v in rows[0])
+        fmt_one = str if plain else format_value
     join = fmt.delimiter.join
     return "".join([join(map(fmt_one, row)) + "\n" for row in rows])
 
