@@ -255,6 +255,26 @@ def test_io_stdin_reads_the_standard_input(tmp_path):
     assert (tmp_path / "r.csv").read_text() == "1\ta\n2\tb\n"
 
 
+def test_sqlite_cannot_hold_a_nullary_relation(tmp_path):
+    with pytest.raises(DatalogError) as info:
+        Engine.from_source(".decl u()\n.output u(IO=sqlite)\n", tmp_path)
+    assert info.value.code == "unknown_parameter" and "nullary" in info.value.message
+
+
+def test_sqlite_replaces_a_table_of_another_arity_and_keeps_the_others(tmp_path):
+    run('.decl r(x: number)\n.output r(IO=sqlite, dbname="d.db")\nr(1).\n'
+        '.decl keep(s: symbol)\n.output keep(IO=sqlite, dbname="d.db")\nkeep("k").\n', tmp_path, tmp_path)
+    run('.decl r(x: number, y: symbol)\n.output r(IO=sqlite, dbname="d.db")\nr(2, "two").\n', tmp_path, tmp_path)
+    db = tmp_path / "d.db"
+    assert _query(db, "SELECT * FROM r") == [(2, "two")] and _query(db, "SELECT * FROM keep") == [("k",)]
+
+
+def test_dash_D_dash_prints_sqlite_and_json_outputs_too(tmp_path):
+    done = run('.decl r(x: number)\n.output r(IO=sqlite)\n.output r(IO=jsonfile)\nr(1).\n', tmp_path, "-")
+    assert done.stdout == "---------------\nr\nx\n===============\n1\n===============\n" * 2
+    assert not list(tmp_path.glob("r.*"))
+
+
 # ---------------------------------------------------------------- floats
 
 @pytest.mark.parametrize("value, text", [
