@@ -260,7 +260,7 @@ def _facts_engine(tmp_path: Path, decl: str, facts: str) -> Engine:
 
 
 @pytest.mark.parametrize("decl, facts, line, column, words", [
-    ("a: number, b: number", "1\t2\n3\t4\t5\n", 2, 1, ["2 fields", "found 3"]),
+    ("a: number, b: number, c: number", "1\t2\t3\n3\t4\n", 2, 1, ["3 fields", "found 2"]),
     ("a: number, b: number", "1\t2\n3\tx\n", 2, 3, ["'x'", "number"]),
     ("a: number, b: number", "1\t2\n3\n", 2, 1, ["found 1"]),
     ("a: symbol, b: number", "ann\t1\nbob\tten\n", 2, 5, ["'ten'", "number"]),

@@ -313,7 +313,7 @@ def test_stdout_output_dir_prints_initial_outputs_then_deltas(tmp_path):
     result = ok(datalog("run", "p.dl", "-D", "-", "--updates", "u.dl", "--maintenance", "recompute",
                         cwd=tmp_path))
     assert deltas(result.stdout, batches=1) == (
-        "---------------\npath\n===============\n1\t2\n===============\npath\t1\n"
+        "---------------\npath\na\tb\n===============\n1\t2\n===============\npath\t1\n"   # -D -: headers
         "batch 1: +2 -0 tuples in path\n+path\t1\t3\n+path\t2\t3\n")
     assert not (tmp_path / "path.csv").exists()
 

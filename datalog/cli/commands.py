@@ -17,9 +17,9 @@ import sys
 import time
 
 from datalog.engine.engine import Engine
+from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
 from datalog.language.errors import DatalogError, IOFault
-from datalog.sources.files import write_outputs
 from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
                                  parse_options, progress_line, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
@@ -187,8 +187,8 @@ def _explain(args) -> int:
 def _rewrite_output_files(engine: Engine, out_dir: str) -> None:
     """The final state into the ``.output`` files, all or none (``IO=stdout`` ones are not printed
     again)."""
-    files = [d for d in engine.checked.directives("output") if d.io == "file"]
-    write_outputs(files, engine.rows, out_dir, engine.allow_paths)
+    files = [d for d in engine.checked.directives("output") if d.io in ("file", "sqlite", "jsonfile")]
+    write_files(engine, files, out_dir)
 
 
 if __name__ == "__main__":

@@ -46,11 +46,14 @@ def read_inputs(checked, directives, facts_dir: Path, spark=None, stage=None,
     ``facts_dir`` is ``input_path`` unless ``allow_paths``."""
     loaded = _read_spark_inputs(checked, directives, spark, stage, progress)
     for directive in directives:
-        if directive.kind != "input" or directive.io != "file":
+        if directive.kind != "input" or directive.io not in ("file", "sqlite", "jsonfile", "stdin"):
             continue
         info = checked.schema[directive.relation]
+        if directive.io == "stdin":
+            loaded.append((directive.relation, files.read_stdin(directive, info.types)))
+            continue
         path = files.input_path(directive, facts_dir, allow_paths)
-        rows = files.read_facts(path, info.types, directive.param("delimiter") or "\t", directive)
+        rows = files.read_input(directive, path, info.types, info.column_names)
         loaded.append((directive.relation, rows))
     return loaded
 

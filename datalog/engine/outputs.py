@@ -13,14 +13,27 @@ def write_outputs(engine, out_dir: str | None = None) -> list[str]:
     sinks; return the ``.printsize`` lines (``name<TAB>count``), in evaluation order."""
     checked = engine.checked
     directives = checked.directives("output")
-    files.write_outputs([d for d in directives if d.io in ("file", "stdout")], engine.rows, out_dir,
-                        engine.allow_paths)
+    write_files(engine, [d for d in directives if d.io in FILE_IO], out_dir)
     for directive in directives:
         if directive.io == "spark":
             write_spark_output(engine, directive)
     stratum_of = {r: i for i, s in enumerate(checked.strata) for r in s.relations}
-    sizes = sorted(checked.directives("printsize"), key=lambda d: stratum_of.get(d.relation, -1))
-    return [f"{d.relation}\t{len(engine.db[d.relation])}" for d in sizes]
+    # `.output r(IO=stdoutprintsize)` is Soufflé's spelling of `.printsize r`
+    counted = checked.directives("printsize") + [d for d in directives if d.io == "stdoutprintsize"]
+    sizes = sorted(counted, key=lambda d: stratum_of.get(d.relation, -1))
+    return [f"{files.io_name(d)}\t{len(engine.db[d.relation])}" for d in sizes]
+
+
+FILE_IO = ("file", "stdout", "sqlite", "json", "jsonfile")
+
+
+def write_files(engine, directives: list[ast.Directive], out_dir: str | None) -> None:
+    """The ``.output`` directives that write files or print (:data:`FILE_IO`), all or none, with
+    the relations' column names (for header lines and SQLite views) and types."""
+    schema = engine.schema
+    files.write_outputs(directives, engine.rows, out_dir, engine.allow_paths,
+                        columns_of=lambda name: list(schema[name].column_names),
+                        types_of=lambda name: list(schema[name].types))
 
 
 def write_spark_output(engine, directive: ast.Directive, delta=None) -> None:

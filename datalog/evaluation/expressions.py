@@ -220,18 +220,12 @@ def _functor(name: str, rule: str, span):
         return value
 
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": polymorphic_number,
-            "to_string": _to_string, "to_float": polymorphic_float,
+            "to_string": numbers.to_string, "to_float": polymorphic_float,
             "min": lambda *a: min(a), "max": lambda *a: max(a),
             "ord": lambda x: x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
             "itof": float, "utof": float, "ftoi": lambda x: _truncate(x, "ftoi", rule, span),
             "ftou": lambda x: unsigned(x, "ftou"), "itou": lambda x: unsigned(x, "itou"),
             "utoi": lambda x: x, "to_unsigned": lambda x: unsigned(x, "to_unsigned")}[name]
-
-
-def _to_string(x) -> str:
-    """Soufflé's to_string: a float as C's std::to_string prints it ("%f": 3.140000), a number
-    in decimal, a symbol itself."""
-    return f"{x:f}" if isinstance(x, float) else str(x)
 
 
 def _truncate(x: float, what: str, rule: str, span) -> int:

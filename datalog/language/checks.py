@@ -107,24 +107,37 @@ def check_undefined(ctx: Checked) -> None:
                                     directive.span)
 
 
+# Soufflé's I/O parameters (``name`` renames the file, table or printed block; ``dbname`` is
+# SQLite's; ``attributeNames`` replaces an output's header line) and our Spark ones.
+_COMMON = {"io", "filename", "delimiter", "headers", "rfc4180", "compress", "name", "dbname",
+           "table", "path", "format"}
+KNOWN_PARAMETERS = {"input": _COMMON | {"query", "columns"},
+                    "output": _COMMON | {"mode", "attributenames"},
+                    "printsize": set()}
+KNOWN_IO = {"input": ("file", "stdin", "sqlite", "jsonfile", "spark"),
+            "output": ("file", "stdout", "sqlite", "jsonfile", "json", "stdoutprintsize", "spark"),
+            "printsize": ("file",)}
+
+
 def check_directives(ctx: Checked) -> None:
-    known = {"input": {"io", "filename", "delimiter", "headers", "rfc4180", "table", "path",
-                       "format", "query", "columns"},
-             "output": {"io", "filename", "delimiter", "headers", "table", "path", "format", "mode",
-                        "attributenames"},
-             "printsize": set()}
     for directive in ctx.program.directives:
         for key, value in directive.params:
-            if key.lower() not in known[directive.kind]:
+            if key.lower() not in KNOWN_PARAMETERS[directive.kind]:
                 raise UnknownDirective(f"unknown parameter {key} for .{directive.kind} {directive.relation}",
                                        directive.span)
         io = directive.io
-        if io not in ("file", "stdout", "stdin", "spark"):
-            raise UnknownDirective(f"unknown IO={io} for {directive.relation} (use file, stdout or spark)",
-                                   directive.span)
+        if io not in KNOWN_IO[directive.kind]:
+            raise UnknownDirective(f"unknown IO={io} for .{directive.kind} {directive.relation} "
+                                   f"(use {', '.join(KNOWN_IO[directive.kind])})", directive.span)
         if io == "spark":
             check_spark_directive(directive)
             _refuse_spark_records(ctx, directive)
+        if io == "sqlite" and ctx.schema[directive.relation].arity == 0:
+            raise UnknownDirective(f"IO=sqlite cannot hold the nullary relation {directive.relation}: "
+                                   f"a SQLite table needs a column", directive.span)
+        if directive.param("rfc4180", "").lower() == "true" and '"' in (directive.param("delimiter") or ""):
+            raise UnknownDirective(f"the delimiter of {directive.relation} holds '\"', which rfc4180=true "
+                                   f"uses to quote fields", directive.span)
 
 
 def _refuse_spark_records(ctx: Checked, directive: ast.Directive) -> None:

@@ -152,24 +152,6 @@ class TextError(ValueError):
         self.position = position
 
 
-def split_fields(line: str, delimiter: str) -> list[str]:
-    """A fact file's line cut at ``delimiter``, as Soufflé cuts it when the delimiter holds a
-    comma: not inside the brackets of a record (``[1, a],[2, b]`` with ``,`` is two fields)."""
-    if "," not in delimiter or "[" not in line:
-        return line.split(delimiter)
-    fields, start, depth, pos = [], 0, 0, 0
-    while pos < len(line):
-        char = line[pos]
-        if depth == 0 and line.startswith(delimiter, pos):
-            fields.append(line[start:pos])
-            pos = start = pos + len(delimiter)
-            continue
-        depth += (char == "[") - (char == "]")
-        pos += 1
-    fields.append(line[start:])
-    return fields
-
-
 def parse_value(text: str, type_: str, primitive: Callable[[str, str], object]):
     """The value ``text`` spells as a ``type_`` (a CompositeType); ``primitive(text, type)``
     reads a number, float or symbol (None if it is not one). Raises TextError."""

@@ -106,6 +106,17 @@ def float_problem(text: str) -> str:
     return "not a float"
 
 
+def to_string(value) -> str:
+    """``to_string(x)`` as Soufflé computes it, C++'s ``std::to_string``: an integer in decimal, a
+    float as ``%f`` (six decimals: ``to_string(1.5)`` is ``"1.500000"``, ``1e20`` is
+    ``"100000000000000000000.000000"``, infinity ``"inf"``).
+
+    >>> to_string(7), to_string(0.1), to_string(-2.0), to_string(float("-inf"))
+    ('7', '0.100000', '-2.000000', '-inf')
+    """
+    return f"{value:f}" if isinstance(value, float) else str(value)
+
+
 def value_problem(value) -> str | None:
     """What makes ``value`` (from an insert, a source, a computation) no value of this engine:
     an integer beyond the range or a NaN; None if it is one."""

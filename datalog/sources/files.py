@@ -1,22 +1,29 @@
-"""Fact files in and output files out, in Soufflé's text format.
+"""Fact files in and output files out, as Soufflé 2.x reads and writes them.
 
 Input: ``.input r`` reads ``<facts_dir>/r.facts`` (or ``filename=``), UTF-8 (a
-byte-order mark at its start is dropped), one row per line, fields separated by a
-tab (or ``delimiter=``). Numbers are read as Soufflé reads them, ASCII only
+byte-order mark at its start is dropped; a gzip file is read through), one row per
+line, laid out as its parameters say (:mod:`datalog.sources.textformat`: delimiter,
+headers, rfc4180). A row's fields beyond the relation's arity are ignored, as
+Soufflé ignores them; a nullary relation holds its tuple if the file has any line.
+Values are read by :func:`parse_value`, as Soufflé reads them, ASCII only
 (:mod:`datalog.language.numbers`): integers ``[-+]?digits`` or ``0x``/``0b``
 prefixed within the signed 64-bit range, floats decimal with an optional
 exponent or ``inf``; never ``nan``. Symbols are the raw text.
 Output: ``.output r`` writes ``<out_dir>/r.csv`` (or ``filename=``), the same
-format, rows in ascending order. Every file of a run is written to a temporary
-name first (:mod:`datalog.sources.atomic`) and they are renamed together at the
-end: a reader never sees half a file, and a failed output leaves every file as
-it was.
-A ``filename`` stays under its directory unless the user allows paths
-(:mod:`datalog.sources.paths`).
+format, rows in ascending order, each value by :func:`format_value`; a nullary
+relation that holds is the line ``()``. ``IO=stdout`` (and every output under
+``-D -``) prints instead, ``IO=sqlite`` goes through :mod:`datalog.sources.sqlite`,
+``IO=json``/``jsonfile`` through :mod:`datalog.sources.jsonio`, ``IO=stdin`` reads
+the standard input. Every file of a run is written to a temporary name first
+(:mod:`datalog.sources.atomic`) and they are renamed together at the end: a reader
+never sees half a file, and a failed output leaves every file as it was.
+A ``filename`` (or SQLite ``dbname``) stays under its directory unless the user
+allows paths (:mod:`datalog.sources.paths`).
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Callable
@@ -24,34 +31,98 @@ from typing import Callable
 from datalog.language import ast, composites, numbers
 from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
 from datalog.language.types import AUTO
-from datalog.sources import atomic, paths
+from datalog.sources import atomic, jsonio, paths, sqlite, textformat
+from datalog.sources.textformat import TextFormat
+
+
+def io_name(directive: ast.Directive) -> str:
+    """The name a directive's file, table or printed block goes by: ``name=`` or the relation's."""
+    return directive.param("name") or directive.relation
 
 
 def input_path(directive: ast.Directive, facts_dir: str | Path, allow_paths: bool = False) -> Path:
     """The file an ``.input`` reads; one whose real path leaves ``facts_dir`` is ``input_path``
     unless ``allow_paths``."""
-    name = directive.param("filename") or f"{directive.relation}.facts"
+    name = _file_name(directive, "facts")
     if not allow_paths and not paths.inside(facts_dir, name):
         raise InputPath(f"input file {name!r} of relation {directive.relation} leads out of the fact "
                         f"directory {facts_dir}; pass --allow-paths to read it", directive.span)
     return paths.joined(facts_dir, name)
 
 
-def read_facts(path: Path, types: list[str], delimiter: str = "\t", directive=None) -> list[tuple]:
-    """Parse a fact file; a malformed row is a ``bad_fact_file`` error naming file:line."""
+def _file_name(directive: ast.Directive, suffix: str) -> str:
+    """``filename=`` (for SQLite also ``dbname=``, a ``file:`` URI's path), else the name and
+    the suffix Soufflé gives: ``r.facts``, ``r.csv``, ``r.csv.gz`` when compressed, ``r.sqlite``."""
+    if directive.io == "sqlite":
+        return sqlite.file_name(directive.param("filename") or directive.param("dbname")
+                                or f"{io_name(directive)}.sqlite")
+    if directive.io == "jsonfile":
+        suffix = "json"
+    if suffix == "csv" and TextFormat.of(directive).compress:
+        suffix = "csv.gz"
+    return directive.param("filename") or f"{io_name(directive)}.{suffix}"
+
+
+def read_input(directive: ast.Directive, path: Path, types: list[str], columns: list[str] = ()) -> list[tuple]:
+    """The rows of an ``.input``'s file (CSV text, SQLite or JSON, as its ``IO`` says; JSON
+    objects find values by the ``columns``' names)."""
+    if directive.io == "sqlite":
+        return sqlite.read_relation(path, io_name(directive), types, parse_value, directive)
+    if directive.io == "jsonfile":
+        return _read_json(path, types, list(columns), directive)
+    return read_facts(path, types, TextFormat.of(directive), directive)
+
+
+def _read_json(path: Path, types: list[str], columns: list[str], directive) -> list[tuple]:
+    data = _read_bytes(path, directive)
+    text = _decode(data, path)
     try:
-        data = path.read_bytes()
+        return jsonio.parse_json(text, types, columns)
+    except ValueError as exc:
+        raise BadFactFile(f"{exc}", Span(Source(str(path), text), 1, 1, 1, 2)) from None
+
+
+def read_facts(path: Path, types: list[str], fmt: str | TextFormat = "\t", directive=None) -> list[tuple]:
+    """Parse a fact file laid out as ``fmt`` says (a delimiter, or a whole :class:`TextFormat`);
+    a malformed row is a ``bad_fact_file`` error naming file:line."""
+    fmt = fmt if isinstance(fmt, TextFormat) else TextFormat(fmt)
+    return parse_facts(_read_bytes(path, directive), types, fmt, path)
+
+
+def read_stdin(directive: ast.Directive, types: list[str]) -> list[tuple]:
+    """``.input r(IO=stdin)``: the rows of the standard input, laid out as a fact file."""
+    return parse_facts(sys.stdin.buffer.read(), types, TextFormat.of(directive), Path("<stdin>"))
+
+
+def parse_facts(data: bytes, types: list[str], fmt: TextFormat, path: Path) -> list[tuple]:
+    """The rows of a fact file's bytes (gzip or not); errors name ``path``."""
+    try:
+        data = textformat.inflate(data)
+    except ValueError as exc:
+        raise BadFactFile(f"{exc}", Span(Source(str(path), ""), 1, 1, 1, 2)) from None
+    text = _decode(data, path)
+    source = Source(str(path), text)
+    first = 1
+    if fmt.headers:                        # Soufflé skips the first line, whatever it holds
+        text, first = text.partition("\n")[2], 2
+    if not types:                          # nullary: each line, even a blank one, is the one tuple
+        return [()] if textformat.lines(text) else []
+    if not fmt.rfc4180:
+        rows = _read_fast(text, types, fmt.delimiter)
+        if rows is not None:
+            return _settle_auto_columns(rows, types)
+    return _read_careful(text, types, fmt, source, first)
+
+
+def _read_bytes(path: Path, directive) -> bytes:
+    try:
+        return path.read_bytes()
     except FileNotFoundError:
         span = directive.span if directive else None
         raise MissingInput(f"input file {path} for relation "
                            f"{directive.relation if directive else '?'} does not exist", span) from None
     except (IsADirectoryError, PermissionError) as exc:
         raise MissingInput(f"cannot read input file {path}: {exc}") from None
-    text = _decode(data, path)
-    rows = _read_fast(text, types, delimiter)
-    if rows is not None:
-        return _settle_auto_columns(rows, types)
-    return _read_careful(text, types, delimiter, path)
 
 
 def _decode(data: bytes, path: Path) -> str:
@@ -77,6 +148,8 @@ def _read_fast(text: str, types: list[str], delimiter: str) -> list[tuple] | Non
     if lines and lines[-1] == "":
         lines.pop()
     if any(t not in ("number", "symbol", "auto") for t in types) or "\r" in text or "_" in text:
+        return None
+    if "," in delimiter and "[" in text:                     # records' commas: see split_fields
         return None
     if "number" in types and not text.isascii():
         return None
@@ -110,63 +183,91 @@ def _in_range(rows: list[tuple], columns: list[int]) -> bool:
                for i in columns) if rows else True
 
 
-def _read_careful(text: str, types: list[str], delimiter: str, path: Path) -> list[tuple]:
-    source = Source(str(path), text)
+def _read_careful(text: str, types: list[str], fmt: TextFormat, source: Source, first: int) -> list[tuple]:
+    """Row by row, reporting the first bad one. As Soufflé's reader, a row's first
+    ``len(types)`` fields are its values and any further ones are ignored; fewer is an error.
+    A blank line is skipped (or is the empty symbol of a one-column relation, but for the last)."""
     rows = []
-    for number, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line and len(types) != 1:
+    for number, line, fields in _rows_of_text(text, fmt, source, first):
+        if not line and (len(types) != 1 or number == first + text.count("\n")):
             continue
-        if not line and number == text.count("\n") + 1:
-            continue
-        fields = _split(line, delimiter, types)
-        if len(fields) != len(types):
+        if len(fields) < len(types):
             raise BadFactFile(f"expected {len(types)} field{'s' * (len(types) != 1)} separated by "
-                              f"{delimiter!r}, found {len(fields)}", Span(source, number, 1, number, len(line) + 1))
-        rows.append(tuple(_field(f, t, source, number, line, i, delimiter) for i, (f, t) in
-                          enumerate(zip(fields, types))))
+                              f"{fmt.delimiter!r}, found {len(fields)}",
+                              Span(source, number, 1, number, len(line) + 1))
+        columns = _columns(fields, fmt.delimiter) if not fmt.rfc4180 else [1] * len(fields)
+        rows.append(tuple(_field(f, t, Span(source, number, c, number, c + max(len(f), 1)), i)
+                          for i, (f, t, c) in enumerate(zip(fields, types, columns))))
     return _settle_auto_columns(rows, types)
 
 
-def _split(line: str, delimiter: str, types) -> list[str]:
-    if any(getattr(t, "is_composite", False) for t in types):       # records (issue 18)
-        return composites.split_fields(line, delimiter)
-    return line.split(delimiter)
-
-
-def _composite(text: str, type_, source, number, line, index, delimiter):
-    """A record or ADT field (issue 18), as Soufflé's ReadStream reads it."""
+def _rows_of_text(text: str, fmt: TextFormat, source: Source, first: int):
+    """``(line number, line text, fields)`` of each row: split at the delimiter, or as RFC 4180
+    quoting says (an unclosed quote is ``bad_fact_file`` at the line that opened it)."""
+    if not fmt.rfc4180:
+        for number, line in enumerate(text.split("\n"), first):
+            line = line.rstrip("\r")
+            try:
+                yield number, line, textformat.split_fields(line, fmt.delimiter)
+            except textformat.Unbalanced as exc:
+                raise BadFactFile(str(exc), Span(source, number, 1, number, len(line) + 1)) from None
+        return
     try:
-        return composites.parse_value(text, type_, _primitive)
-    except composites.TextError as exc:
-        column = sum(len(f) + len(delimiter) for f in _split(line, delimiter, [type_])[:index]) + 1
-        raise BadFactFile(f"field {index + 1} is not a {type_}: {exc}",
-                          Span(source, number, column + exc.position, number, column + exc.position + 1)) from None
+        for number, fields in textformat.records(text, fmt, first):
+            yield number, source.line(number), fields
+    except textformat.Unbalanced as exc:
+        raise BadFactFile(str(exc), Span(source, exc.line, exc.column, exc.line, exc.column)) from None
 
 
-def _primitive(text: str, type_: str):
-    """A number, float or symbol inside a record or ADT field; None if it is not one."""
-    if type_ == "symbol":
-        return text
-    return numbers.parse_int(text) if type_ == "number" else numbers.parse_float(text)
+def _columns(fields: list[str], delimiter: str) -> list[int]:
+    """The 1-based column where each field starts."""
+    out, at = [], 1
+    for f in fields:
+        out.append(at)
+        at += len(f) + len(delimiter)
+    return out
 
 
-def _field(text: str, type_: str, source, number, line, index, delimiter):
-    if getattr(type_, "is_composite", False):
-        return _composite(text, type_, source, number, line, index, delimiter)
+def parse_value(text: str, type_: str):
+    """One primitive value of a fact file (``number``, ``unsigned``, ``float``, ``symbol``) as
+    Soufflé reads it; None if ``text`` is not one. (Records and ADTs wrap this.)"""
     if type_ == "symbol" or type_ == AUTO:
         return text
-    value = numbers.parse_int(text) if type_ == "number" else numbers.parse_float(text)
+    if type_ == "float":
+        return numbers.parse_float(text)
+    value = numbers.parse_int(text)
+    if type_ == "unsigned" and (value is None or value < 0 or text.strip().startswith("-")):
+        return None
+    return value
+
+
+def _composite(text: str, type_, span: Span, index: int):
+    """A record or ADT field (issue 18), as Soufflé's ReadStream reads it."""
+    try:
+        return composites.parse_value(text, type_, parse_value)
+    except composites.TextError as exc:
+        at = span.column + exc.position
+        raise BadFactFile(f"field {index + 1} is not a {type_}: {exc}",
+                          Span(span.source, span.line, at, span.line, at + 1)) from None
+
+
+def _field(text: str, type_: str, span: Span, index: int):
+    if getattr(type_, "is_composite", False):
+        return _composite(text, type_, span, index)
+    value = parse_value(text, type_)
     if value is not None:
         return value
-    column = sum(len(f) + len(delimiter) for f in line.split(delimiter)[:index]) + 1
-    if type_ == "number":
-        why = f"beyond {numbers.RANGE}" if numbers.int_syntax(text) else "not a number"
+    if type_ == "unsigned" and text.strip().startswith("-"):
+        why = "negative, not an unsigned number"
+    elif type_ in ("number", "unsigned"):
+        why = f"beyond {numbers.RANGE}" if numbers.int_syntax(text) else f"not {_ARTICLE[type_]}"
     else:
         why = numbers.float_problem(text)
     shown = text if len(text) <= 40 else f"{text[:37]}..."
-    raise BadFactFile(f"field {index + 1} is {shown!r}, {why}",
-                      Span(source, number, column, number, column + max(len(text), 1)))
+    raise BadFactFile(f"field {index + 1} is {shown!r}, {why}", span)
+
+
+_ARTICLE = {"number": "a number", "unsigned": "an unsigned number"}
 
 
 def _settle_auto_columns(rows, types):
@@ -181,41 +282,78 @@ def _settle_auto_columns(rows, types):
     return rows
 
 
+# Soufflé prints a float with ``std::setprecision(max_digits10)`` in C++'s default float format
+# (``%g``: shortest of fixed and exponent form, trailing zeros dropped), since 2.0.2 (its PR
+# #1546). Our floats are doubles, as in Soufflé built with 64-bit values, where max_digits10 is 17:
+# ``0.5``, ``3`` (not ``3.0``), ``1e+17``, ``0.10000000000000001``, ``inf``, ``-inf``. (The
+# default build holds 32-bit floats and prints 9 digits of those; no width of ours matches it.)
+FLOAT_DIGITS = 17
+
+
 def format_value(value) -> str:
-    """Soufflé's text: integers in decimal, symbols raw, floats shortest round-trip (``3`` not ``3.0``)."""
+    """One primitive value as Soufflé prints it: integers in decimal, symbols raw, floats as
+    ``%.17g``. (Records and ADTs wrap this.)"""
     if isinstance(value, tuple):            # a record or ADT value (issue 18)
         return composites.render(value, format_value)
     if isinstance(value, float):
-        text = repr(value)
-        return text[:-2] if text.endswith(".0") else text
+        return f"{value:.{FLOAT_DIGITS}g}"
     return str(value)
 
 
-def format_rows(rows, delimiter: str = "\t") -> str:
-    """Rows as text lines. A column holds one type (floats are converted on insert), so a
-    relation whose first row has no float has none: its values print with plain ``str``."""
+def format_field(value, fmt: TextFormat) -> str:
+    """A value as an output field: with ``rfc4180`` a symbol is quoted."""
+    return textformat.quote(value) if fmt.rfc4180 and isinstance(value, str) else format_value(value)
+
+
+def format_rows(rows, fmt: str | TextFormat = "\t") -> str:
+    """Rows as text lines; a nullary relation that holds is the line ``()``. A column holds one
+    type (floats are converted on insert), so a relation whose first row holds only integers
+    and symbols holds nothing else: its values print with plain ``str`` (unless symbols are
+    quoted); any other value (a float, a record) goes through :func:`format_value`."""
+    fmt = fmt if isinstance(fmt, TextFormat) else TextFormat(fmt)
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         return ""
-    fmt = format_value if any(isinstance(v, (float, tuple)) for v in rows[0]) else str
-    join = delimiter.join
-    return "".join([join(map(fmt, row)) + "\n" for row in rows])
+    if not rows[0]:
+        return "()\n"
+    if fmt.rfc4180:
+        fmt_one = functools.partial(format_field, fmt=fmt)
+    else:
+        plain = all(type(v) in (int, str) for v in rows[0])
+        fmt_one = str if plain else format_value
+    join = fmt.delimiter.join
+    return "".join([join(map(fmt_one, row)) + "\n" for row in rows])
+
+
+def header(directive: ast.Directive, columns: list[str], fmt: TextFormat) -> str:
+    """The header line's text: ``attributeNames=`` as given, else the column names joined by the
+    delimiter."""
+    given = directive.param("attributeNames")
+    return given if given is not None else fmt.delimiter.join(columns)
 
 
 def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list], out_dir: str | None,
-                  allow_paths: bool = False) -> None:
-    """Write each directive's relation (``rows_of(relation)``): printed when ``out_dir`` is ``-``
-    or its IO is ``stdout``, else to its file under ``out_dir``, all or none: every path is
-    checked, then every file written to a temporary name, then all are renamed, then the
-    printed ones printed. On a failure the temporaries are removed and no file has changed
-    (``output_path``, ``output_error``)."""
-    printed = [d for d in directives if out_dir == "-" or d.io == "stdout"]
+                  allow_paths: bool = False, columns_of: Callable[[str], list[str]] | None = None,
+                  types_of: Callable[[str], list[str]] | None = None) -> None:
+    """Write each directive's relation (``rows_of(relation)``; ``columns_of`` gives the column
+    names for headers and SQLite views, ``types_of`` the column types for SQLite): printed when
+    ``out_dir`` is ``-`` (Soufflé then prints every output, with its header line) or its IO is
+    ``stdout``, else to its file under ``out_dir``, all or none: every path is checked, then
+    every file written to a temporary name (a SQLite database is copied there and changed),
+    then all are renamed, then the printed ones printed. On a failure the temporaries are
+    removed and no file has changed (``output_path``, ``output_error``)."""
+    columns_of = columns_of or (lambda name: [])
+    printed = [d for d in directives if out_dir == "-" or d.io in PRINTED]
     targets = [(d, *_output_path(d, out_dir or ".", allow_paths)) for d in directives
-               if not (out_dir == "-" or d.io == "stdout")]
+               if not (out_dir == "-" or d.io in PRINTED)]
     staged: list[atomic.Staged] = []
     try:
         for directive, shown, real in targets:
-            staged.append(_stage(directive, rows_of(directive.relation), shown, real))
+            if directive.io != "sqlite":
+                staged.append(_stage(directive, rows_of(directive.relation), columns_of(directive.relation),
+                                     shown, real))
+        staged.extend(_stage_databases([t for t in targets if t[0].io == "sqlite"], rows_of, columns_of,
+                                       types_of))
         atomic.commit_all(staged)
     except OSError as exc:                       # a rename, or the directory's fsync
         atomic.discard_all(staged)
@@ -225,13 +363,25 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
         atomic.discard_all(staged)
         raise
     for directive in printed:
-        _print(directive, rows_of(directive.relation))
+        rows, columns = rows_of(directive.relation), columns_of(directive.relation)
+        if directive.io == "json" and out_dir != "-":
+            sys.stdout.write(jsonio.format_json(rows, columns, _objects(directive)))
+        else:
+            _print(directive, rows, columns, out_dir == "-")
+
+
+PRINTED = ("stdout", "json")             # IO= values printed rather than written to a file
+
+
+def _objects(directive: ast.Directive) -> bool:
+    """JSON rows as objects (``format=object``) rather than arrays (``format=list``)."""
+    return (directive.param("format") or "list").lower() == "object"
 
 
 def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> tuple[Path, Path]:
     """The file of an ``.output`` as the user names it and its real path, where it is written;
     one that leads out of ``out_dir`` is ``output_path`` unless ``allow_paths``."""
-    name = directive.param("filename") or f"{directive.relation}.csv"
+    name = _file_name(directive, "csv")
     shown = paths.joined(out_dir, name)
     if not allow_paths and not paths.inside(out_dir, name):
         raise OutputPath(f"output file {name!r} of relation {directive.relation} leads out of the output "
@@ -243,18 +393,49 @@ def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> t
     return shown, real
 
 
-def _stage(directive: ast.Directive, rows, shown: Path, real: Path) -> atomic.Staged:
-    """The relation's text in a temporary file beside ``real``; ``output_error`` naming ``shown``."""
-    text = format_rows(rows, directive.param("delimiter") or "\t")
+def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real: Path) -> atomic.Staged:
+    """The relation's text (gzip-compressed with ``compress``) in a temporary file beside
+    ``real``; ``output_error`` naming ``shown``."""
+    fmt = TextFormat.of(directive)
+    if directive.io == "jsonfile":
+        text = jsonio.format_json(rows, columns, _objects(directive))
+    else:
+        text = format_rows(rows, fmt)
+        if fmt.headers:
+            text = header(directive, columns, fmt) + "\n" + text
+    data = text.encode("utf-8")
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
-        return atomic.stage(real, [text.encode("utf-8")])
+        return atomic.stage(real, [textformat.deflate(data) if fmt.compress else data])
     except OSError as exc:
         raise OutputError(f"cannot write {shown} for relation {directive.relation}: {exc.strerror or exc}",
                           directive.span) from None
 
 
-def _print(directive: ast.Directive, rows) -> None:
-    sys.stdout.write(f"---------------\n{directive.relation}\n===============\n")
-    sys.stdout.write(format_rows(rows, directive.param("delimiter") or "\t"))
-    sys.stdout.write("===============\n")
+def _stage_databases(targets, rows_of, columns_of, types_of) -> list[atomic.Staged]:
+    """Each SQLite database named by ``targets`` copied to a temporary file, every relation
+    written into it there (several relations may share one database)."""
+    by_file: dict[Path, list] = {}
+    for directive, shown, real in targets:
+        by_file.setdefault(real, []).append((directive, shown))
+    staged = []
+    for real, group in by_file.items():
+        tables = [sqlite.Table(io_name(d), rows_of(d.relation), columns_of(d.relation),
+                               types_of(d.relation) if types_of else None) for d, _ in group]
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            staged.append(sqlite.stage_database(real, tables))
+        except (OSError, sqlite.Error) as exc:
+            directive, shown = group[0]
+            raise OutputError(f"cannot write {shown} for relation {directive.relation}: "
+                              f"{getattr(exc, 'strerror', None) or exc}", directive.span) from None
+    return staged
+
+
+def _print(directive: ast.Directive, rows, columns: list[str], headers: bool) -> None:
+    """A relation printed as Soufflé prints it: its name (and header line), its rows, between rules."""
+    fmt = TextFormat.of(directive, stdout=headers)
+    top = f"---------------\n{io_name(directive)}"
+    if fmt.headers:
+        top += "\n" + header(directive, columns, fmt)
+    sys.stdout.write(top + "\n===============\n" + format_rows(rows, fmt) + "===============\n")
