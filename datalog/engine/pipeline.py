@@ -37,6 +37,8 @@ from datalog.language import ast
 from datalog.language.checks import Checked, check
 from datalog.language.parser import parse
 from datalog.language.rewrites import rewrite
+from datalog.language.semantics import lower
+from datalog.language.semantics.pragmas import pragma_values
 from datalog.language.strata import stratify
 from datalog.planning.plan import RulePlan
 from datalog.planning.planner import plan_program
@@ -61,9 +63,14 @@ def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect
 
 
 def analyse(program: ast.Program, known=None) -> Checked:
-    """The program checked: rewritten into clauses (REWRITES), checked (CHECKS), stratified."""
+    """The program checked: its semantic constructs lowered (:func:`lower`), rewritten into
+    clauses (REWRITES), checked (CHECKS), stratified."""
+    program = lower(program)                      # eqrel, inline, pragmas: plain rules
     clauses = rewrite(program)
-    return stratified(check(program, clauses, known))
+    checked = check(program, clauses, known)
+    if pragma_values(program, "no-warn"):         # .pragma "no-warn": Soufflé's --no-warn
+        checked.warnings.clear()
+    return stratified(checked)
 
 
 def stratified(checked: Checked) -> Checked:

@@ -149,3 +149,9 @@ SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is nee
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
 BadBlock = _error("BadBlock", "bad_block", "addblock/removeblock named a block that exists already or does not exist.")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
+
+# ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas
+Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
+InvalidQualifier = _error("InvalidQualifier", "invalid_qualifier", "A relation qualifier (eqrel, choice-domain) does not fit its relation.")
+InvalidInline = _error("InvalidInline", "invalid_inline", "An inline relation cannot be inlined: it is recursive, an input or an output.")
+InvalidSubsumption = _error("InvalidSubsumption", "invalid_subsumption", "A subsumption rule's two atoms are not of one relation.")
