@@ -91,7 +91,7 @@ def attach_constraints(strata, checked: Checked) -> None:
     choice = {name: (domains, order) for name, domains in choice_domains(checked.program).items()}
     schema = dict(checked.schema)
     dominance = {}
-    for name, clauses in dominance_clauses(checked.program).items():
+    for name, clauses in dominance_clauses(checked.program, checked.schema).items():
         info = schema[name]             # the pairs of r's tuples: r's column types twice
         schema[dominance_name(name)] = RelationInfo(dominance_name(name), 2 * info.arity, info.types * 2)
         dominance[name] = [compile_plan(plan_clause(c, schema)) for c in clauses]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 
 from datalog.language import ast
-from datalog.language.errors import InvalidQualifier, InvalidSubsumption
+from datalog.language.errors import ArityMismatch, InvalidQualifier, InvalidSubsumption, UndefinedRelation
 from datalog.language.rewrites import Clause, dnf
 
 
@@ -36,13 +36,21 @@ def choice_domains(program: ast.Program) -> dict[str, tuple[tuple[int, ...], ...
     return out
 
 
-def dominance_clauses(program: ast.Program) -> dict[str, list[Clause]]:
+def dominance_clauses(program: ast.Program, schema: dict) -> dict[str, list[Clause]]:
     """Each subsumed relation -> the clauses whose heads are its dominated tuples."""
     out: dict[str, list[Clause]] = {}
     for sub in program.subsumptions:
         if sub.dominated.relation != sub.dominating.relation:
             raise InvalidSubsumption(f"a subsumption compares tuples of one relation, not "
                                      f"{sub.dominated.relation} and {sub.dominating.relation}", sub.span)
+        info = schema.get(sub.dominated.relation)
+        if info is None:
+            raise UndefinedRelation(f"undefined relation {sub.dominated.relation} in a subsumption: it has "
+                                    f"no .decl, facts, rules or .input", sub.dominated.span)
+        for atom in (sub.dominated, sub.dominating):
+            if len(atom.args) != info.arity:
+                raise ArityMismatch(f"{atom.relation} has arity {info.arity} but the subsumption uses it "
+                                    f"with {len(atom.args)}", atom.span)
         out.setdefault(sub.dominated.relation, []).extend(dominance_clause(sub, body) for body in dnf(sub.body))
     return out
 
