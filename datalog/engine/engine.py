@@ -347,6 +347,8 @@ class Engine:
         lines = []
         for number, stratum in enumerate(self.checked.strata, 1):
             kind = "recursive" if stratum.recursive else "non-recursive"
+            if stratum.constrained:             # choice-domain / subsumption: no delta rules
+                kind += "; choice-domain/subsumption, recomputed on change"
             lines.append(f"stratum {number} ({kind}): {', '.join(stratum.relations)}")
             for clause in stratum.clauses:
                 plan_ = self.plans.get(clause.index)
