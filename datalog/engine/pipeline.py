@@ -38,7 +38,7 @@ from datalog.language.checks import Checked, check
 from datalog.language.parser import parse
 from datalog.language.rewrites import rewrite
 from datalog.language.semantics import lower
-from datalog.language.semantics.constraints import (choice_domains, dominance_clauses, dominance_name,
+from datalog.language.semantics.constraints import (choice_domains, dominance_clauses, dominance_name, subsumption_dependencies,
                                                       row_order, symbol_ranks)
 from datalog.language.types import RelationInfo
 from datalog.language.semantics.pragmas import pragma_values
@@ -79,7 +79,10 @@ def analyse(program: ast.Program, known=None) -> Checked:
 def stratified(checked: Checked) -> Checked:
     """The checked program with its strata (dependency order; ``cyclic_negation`` if a negation
     or an aggregate is inside a recursion)."""
-    strata = stratify(checked.clauses, checked.schema)
+    ordering = subsumption_dependencies(checked.program)   # what subsumption bodies read comes first
+    strata = stratify(checked.clauses + ordering, checked.schema)
+    for stratum in strata:
+        stratum.clauses = [c for c in stratum.clauses if not any(c is o for o in ordering)]
     attach_constraints(strata, checked)
     return replace(checked, strata=strata)
 

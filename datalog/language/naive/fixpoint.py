@@ -17,6 +17,7 @@ from datalog.language.naive.constrained import Constraints
 from datalog.language.naive.nodes import children, split_disjunctions, walk
 from datalog.language.naive.rules import RuleEvaluator
 from datalog.language.naive.values import Database, Row
+from datalog.language.semantics.constraints import subsumption_dependencies
 
 
 def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Database:
@@ -26,7 +27,8 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
         db.setdefault(name, set()).update(tuple(row) for row in rows)
     rules = [split for rule in program.rules for split in split_disjunctions(rule)]
     constraints = Constraints(program)
-    for stratum in stratify(program.rules, list(db)):
+    ordering = [c.rule for c in subsumption_dependencies(program)]   # subsumption bodies read first
+    for stratum in stratify(program.rules + ordering, list(db)):
         _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db, constraints)
     return db
 

@@ -55,6 +55,19 @@ def dominance_clauses(program: ast.Program, schema: dict) -> dict[str, list[Clau
     return out
 
 
+def subsumption_dependencies(program: ast.Program) -> list[Clause]:
+    """For stratification only: ``r :- body`` for each subsumption of r, without r's own atoms,
+    so that the relations a subsumption body reads are computed before r (never evaluated)."""
+    out = []
+    for sub in program.subsumptions:
+        name = sub.dominated.relation
+        for body in dnf(sub.body):
+            others = tuple(lit for lit in body if not (isinstance(lit, ast.Atom) and lit.relation == name))
+            if others:
+                out.append(Clause(sub.dominated, others, ast.Rule((sub.dominated,), others, sub.span)))
+    return out
+
+
 def dominance_name(relation: str) -> str:
     """The head of a dominance clause: a pair of r's tuples (not a relation of the program)."""
     return f"{relation}@dominance"
