@@ -5,13 +5,17 @@ values: r's rules get a guard, the *magic* relation of the values asked for, and
 magic relations from where r is used, left to right (the sideways information passing of
 Soufflé's MagicSet.cpp). With ``b`` for a bound and ``f`` for a free column:
 
-    r(x, y) :- e(x, y).                      r@bf(x, y) :- r@magic@bf(x), e(x, y).
-    r(x, z) :- r(x, y), e(y, z).       ->    r@bf(x, z) :- r@magic@bf(x), r@bf(x, y), e(y, z).
+    r(x, y) :- e(x, y).                      r@bf(x, y) :- e(x, y), r@magic@bf(x).
+    r(x, z) :- r(x, y), e(y, z).       ->    r@bf(x, z) :- r@bf(x, y), e(y, z), r@magic@bf(x).
     q(y) :- r(1, y).                         q(y) :- r@bf(1, y).
                                              r@magic@bf(1).
                                              r@magic@bf(x) :- r@magic@bf(x).   (from the recursive rule)
 
-Outputs never change. Which relations are rewritten follows MagicSet.cpp's exclusions: not an
+Bindings enter the rewrite at constants, as a query's would (``r(1, y)``): in the rules of
+relations computed completely, a variable bound by an earlier atom does not make a use bound
+(``p(x) :- c(a), c(b), mul(a, b, x).`` keeps mul complete: its magic relation would be the
+whole cross product of c, slower in this engine than mul itself); inside an adorned rule,
+every variable bound before a use passes on. Outputs never change. Which relations are rewritten follows MagicSet.cpp's exclusions: not an
 input, output or printed relation (they must stay complete), not one without rules that read
 atoms, not one used under negation or in an aggregate, not one with choice-domain, subsumption
 or eqrel, and (here) not one whose rule heads hold expressions. Magic rules carry only the
@@ -72,9 +76,8 @@ def _eligible(program: ast.Program, rules: list[ast.Rule], named: set[str]) -> s
     excluded |= {s.dominated.relation for s in program.subsumptions}
     excluded |= _read_negatively(program)
     with_atoms = {r.heads[0].relation for r in rules if any(_atoms(r.body))}
-    plain_heads = {r.heads[0].relation for r in rules
-                   if all(isinstance(a, (ast.Variable, ast.Constant)) for a in r.heads[0].args)}
-    bad_heads = {r.heads[0].relation for r in rules} - plain_heads
+    bad_heads = {r.heads[0].relation for r in rules          # a head computes a value: p(x + 1)
+                 if not all(isinstance(a, (ast.Variable, ast.Constant)) for a in r.heads[0].args)}
     every = {r.heads[0].relation for r in rules}
     chosen = every if "*" in named else named
     return (chosen & with_atoms) - excluded - bad_heads
@@ -120,6 +123,25 @@ def _atoms(body) -> list[ast.Atom]:
 
 
 # ---------------------------------------------------------------- the rewrite
+
+def _one_component(use: ast.Atom, before: tuple, bound: set[str]) -> tuple[tuple, set[str]]:
+    """The atoms before ``use`` that share variables with each other, the group of the first
+    bound argument of ``use``, and the variables they bind. Passing bindings from two groups
+    with nothing in common would make the magic relation their cross product (``prod(x) :-
+    c(a), c(b), mul(a, b, x).``): only one group's bindings pass, the others' columns stay free."""
+    groups: list[tuple[list, set[str]]] = []
+    for atom in before:
+        names = {v.name for v in ast.variables(atom)}
+        joined = [g for g in groups if g[1] & names]
+        merged = ([atom] + [a for g in joined for a in g[0]], names.union(*(g[1] for g in joined)))
+        groups = [g for g in groups if all(g is not j for j in joined)] + [merged]
+    for arg in use.args:
+        if isinstance(arg, ast.Variable) and arg.name in bound:
+            for atoms, names in groups:
+                if arg.name in names:
+                    kept = tuple(a for a in before if any(a is b for b in atoms))
+                    return kept, names & bound
+    return (), set()
 
 def _adornment(atom: ast.Atom, bound: set[str]) -> str:
     """``b`` for an argument known before the atom (a constant or a bound variable), else ``f``."""
@@ -177,25 +199,28 @@ class _Rewrite:
             guard = (ast.Atom(magic_name(head.relation, adornment), _bound_args(head, adornment), head.span),)
             bound = {v.name for v in ast.variables(_bound_args(head, adornment))}
             head = ast.Atom(adorned_name(head.relation, adornment), head.args, head.span)
-        body, before = [], list(guard)
+        body, before = [], []
         for literal in rule.body:
             if isinstance(literal, ast.Atom):
-                literal = self._use(literal, bound, tuple(before))
+                literal = self._use(literal, bound, tuple(before) + guard)
                 before.append(literal)
-                bound |= {v.name for v in ast.variables(literal)}
+                if adornment is not None:       # bindings enter at constants (see the docstring)
+                    bound |= {v.name for v in ast.variables(literal)}
             body.append(literal)
-        self.out.append(ast.Rule((head,), tuple(guard) + tuple(body), rule.span, rule.pragma))
+        # the guard last: the planner breaks ties by body order, and the rule's own atoms know best
+        self.out.append(ast.Rule((head,), tuple(body) + tuple(guard), rule.span, rule.pragma))
 
     def _use(self, atom: ast.Atom, bound: set[str], before: tuple) -> ast.Atom:
         """A body atom: adorned (and its magic relation fed) when eligible and something is bound."""
         if atom.relation not in self.eligible:
             return atom
+        before, bound = _one_component(atom, before, bound)
         adornment = _adornment(atom, bound)
         if "b" not in adornment:
             self._ask(atom.relation, None)
             return atom
         self._ask(atom.relation, adornment)
-        # magic_q(bound args of the use) :- guard and the atoms before the use
+        # magic_q(bound args of the use) :- the atoms before the use that bind them
         seed = ast.Atom(magic_name(atom.relation, adornment), _bound_args(atom, adornment), atom.span)
         self.out.append(ast.Rule((seed,), before, atom.span))
         return ast.Atom(adorned_name(atom.relation, adornment), atom.args, atom.span)
