@@ -7,8 +7,10 @@ unified with the use's argument (a variable of r's head is replaced by the use's
 constant; anything else becomes an equality ``use_arg = head_arg``). A relation with several
 rules gives a disjunction of their bodies.
 
-Uses under negation or inside an aggregate are not expanded: there r stays a materialised
-relation (its rules kept), which gives the same tuples. Soufflé's restrictions are coded
+Under negation, ``!r(t)`` becomes the conjunction over r's rules of their negated bodies (a
+disjunction of negated literals each) when no rule of r has a variable its head does not bind
+(Soufflé's condition); otherwise, and inside aggregates, r stays a materialised relation for
+that use (its rules kept), which gives the same tuples. Soufflé's restrictions are coded
 errors (``invalid_inline``): an inline relation in a recursion through inline relations, or
 one that is an input, an output or printed.
 """
@@ -126,6 +128,8 @@ def _expand_body(body: tuple, definitions, fresh) -> tuple:
         if isinstance(literal, ast.Atom) and literal.relation in definitions:
             alternatives = tuple(_instance(rule, literal, next(fresh)) for rule in definitions[literal.relation])
             out.append(_disjunction(alternatives, literal.span))
+        elif isinstance(literal, ast.Negation) and literal.atom.relation in definitions:
+            out.extend(_negated(literal, definitions, fresh))
         elif isinstance(literal, ast.Disjunction):
             alts = tuple(_expand_body(alt, definitions, fresh) for alt in literal.alternatives)
             out.append(ast.Disjunction(alts, literal.span))
@@ -140,6 +144,44 @@ def _disjunction(alternatives: tuple, span) -> ast.Literal:
         zero = ast.Constant(0, span)
         return ast.Comparison("!=", zero, zero, span)
     return ast.Disjunction(alternatives, span)
+
+
+# !r(t) with r(x) :- a(x), x > 1.  and  r(x) :- b(x).   becomes   (!a(t) ; t <= 1), !b(t).
+# Only when no rule of r has a variable of its own (one its head does not give a value to):
+# then no rule introduces a new variable and each negated body is a disjunction of negated
+# literals. Otherwise r stays a relation for this use.
+_OPPOSITE = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def _negated(literal: ast.Negation, definitions, fresh) -> tuple:
+    use = literal.atom
+    given = {v.name for v in ast.variables(use)}
+    negated = []
+    for rule in definitions[use.relation]:
+        body = _instance(rule, use, next(fresh))
+        if any(a is None for a in map(_negate, body)) or \
+                any(v.name not in given for v in ast.variables(body)):
+            return (literal,)
+        if not body:                            # r(t) holds outright for one of its facts' matches
+            return (literal,)
+        negated.append(ast.Disjunction(tuple((_negate(lit),) for lit in body), literal.span))
+    return tuple(negated) if negated else ()
+
+
+def _negate(literal):
+    """The literal that holds exactly when ``literal`` does not (None when there is none here)."""
+    if isinstance(literal, ast.Atom):
+        return ast.Negation(literal, literal.span)
+    if isinstance(literal, ast.Negation):
+        return literal.atom
+    if isinstance(literal, ast.Comparison) and not _has_aggregate(literal):
+        return ast.Comparison(_OPPOSITE[literal.op], literal.left, literal.right, literal.span)
+    return None
+
+
+def _has_aggregate(literal: ast.Comparison) -> bool:
+    return any(isinstance(node, ast.Aggregate) for side in (literal.left, literal.right)
+               for node in ast.subterms(side))
 
 
 def _instance(rule: ast.Rule, use: ast.Atom, number: int) -> tuple:
