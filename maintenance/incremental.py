@@ -27,6 +27,7 @@ from collections import Counter
 from datalog.language import ast
 from datalog.language.strata import dependencies
 from datalog.planning.planner import counts
+from maintenance import constrained
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
@@ -70,7 +71,7 @@ class IncrementalMaintainer:
         for name, rows in program.facts_of(self.support).items():
             self.support[name].update(rows)
         for stratum in program.strata:
-            if stratum.recursive:
+            if stratum.recursive or stratum.constrained:
                 continue
             for clause in stratum.clauses:
                 if clause.body:
@@ -164,6 +165,17 @@ class IncrementalMaintainer:
         finally:
             self.registry.journal = None
 
+    def _recompute_constrained(self, stratum, journal, out: Delta) -> None:
+        """choice-domain / subsumption: the stratum again from scratch when something it reads
+        changed (maintenance/constrained.py); its delta goes on like any other."""
+        if not any(out.get(name) for name in constrained.reads(stratum)):
+            return
+        for name, change in constrained.recompute(self.program, self.db, stratum).items():
+            previous = out.get(name)
+            self._apply_change(name, change, journal, out)
+            if previous:                              # an EDB change of the relation itself, then this
+                out[name] = constrained.net(previous, change)
+
     def _apply_change(self, name: str, change: Change, journal, out: Delta) -> None:
         if name in self.unstored:                     # not stored, read by no rule
             if change:
@@ -176,6 +188,9 @@ class IncrementalMaintainer:
             self.pending.setdefault(rule, []).extend(regions)
 
     def _maintain(self, stratum, journal, out: Delta) -> None:
+        if stratum.constrained:
+            self._recompute_constrained(stratum, journal, out)
+            return
         clauses = [c for c in stratum.clauses if c.body]
         if not clauses:
             return
@@ -270,7 +285,11 @@ class IncrementalMaintainer:
         out = {}
         recursive = {c.index: stratum for stratum in self.program.strata if stratum.recursive
                      for c in stratum.clauses}
+        recomputed = {c.index for stratum in self.program.strata if stratum.constrained for c in stratum.clauses}
         for clause in self.program.clauses:
+            if clause.index in recomputed and clause.body:
+                out[str(clause)] = {"strategy": constrained.STRATEGY, "delta_rules": None, "derived": None}
+                continue
             if clause.index in recursive and clause.body:
                 out[str(clause)] = self._dred_stats(clause, recursive[clause.index])
                 continue

@@ -189,12 +189,13 @@ class Engine:
         if not self._evaluated:
             self.run()
         added = parse(text, name) if isinstance(text, str) else text
-        checked = self._check_added(added)
+        source, checked = self._check_added(added)
         old = {key: getattr(self, key) for key in (*_STATE, "facts_dir")}
         try:
             if facts_dir is not None:
                 self.facts_dir = Path(facts_dir)
             affected = self._install(checked, added, old["db"])
+            self.program = source       # as written: eqrel, inline, pragmas are lowered again next time
             if durable is not None:
                 durable()
         except BaseException:
@@ -205,10 +206,12 @@ class Engine:
                    for n in affected}
         return {n: change for n, change in changes.items() if change}
 
-    def _check_added(self, added: ast.Program) -> Checked:
-        """The program with ``added`` checked (relations it newly derives keep their rows as facts)."""
+    def _check_added(self, added: ast.Program) -> tuple[ast.Program, Checked]:
+        """The program with ``added`` (relations it newly derives keep their rows as facts), and
+        it checked."""
         converted = {n: self.rows(n) for n in newly_derived(added, self.idb, self.db)}
-        return analyse(combined(self.program, added, converted))
+        source = combined(self.program, added, converted)
+        return source, analyse(source)
 
     def _install(self, checked: Checked, added: ast.Program, old_db) -> set[str]:
         """Switch to ``checked`` (the old program plus ``added``), keeping unaffected relations, and
@@ -352,6 +355,8 @@ class Engine:
         lines = []
         for number, stratum in enumerate(self.checked.strata, 1):
             kind = "recursive" if stratum.recursive else "non-recursive"
+            if stratum.constrained:             # choice-domain / subsumption: no delta rules
+                kind += "; choice-domain/subsumption, recomputed on change"
             lines.append(f"stratum {number} ({kind}): {', '.join(stratum.relations)}")
             for clause in stratum.clauses:
                 plan_ = self.plans.get(clause.index)

@@ -37,9 +37,14 @@ from datalog.language import ast
 from datalog.language.checks import Checked, check
 from datalog.language.parser import parse
 from datalog.language.rewrites import rewrite
+from datalog.language.semantics import lower
+from datalog.language.semantics.constraints import (choice_domains, dominance_clauses, dominance_name, subsumption_dependencies,
+                                                      row_order, symbol_ranks)
+from datalog.language.types import RelationInfo
+from datalog.language.semantics.pragmas import pragma_values
 from datalog.language.strata import stratify
 from datalog.planning.plan import RulePlan
-from datalog.planning.planner import plan_program
+from datalog.planning.planner import plan_clause, plan_program
 from lftj.relation import Relation
 
 
@@ -61,15 +66,41 @@ def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect
 
 
 def analyse(program: ast.Program, known=None) -> Checked:
-    """The program checked: rewritten into clauses (REWRITES), checked (CHECKS), stratified."""
+    """The program checked: its semantic constructs lowered (:func:`lower`), rewritten into
+    clauses (REWRITES), checked (CHECKS), stratified."""
+    program = lower(program)                      # eqrel, inline, pragmas: plain rules
     clauses = rewrite(program)
-    return stratified(check(program, clauses, known))
+    checked = check(program, clauses, known)
+    if pragma_values(program, "no-warn"):         # .pragma "no-warn": Soufflé's --no-warn
+        checked.warnings.clear()
+    return stratified(checked)
 
 
 def stratified(checked: Checked) -> Checked:
     """The checked program with its strata (dependency order; ``cyclic_negation`` if a negation
     or an aggregate is inside a recursion)."""
-    return replace(checked, strata=stratify(checked.clauses, checked.schema))
+    ordering = subsumption_dependencies(checked.program)   # what subsumption bodies read comes first
+    strata = stratify(checked.clauses + ordering, checked.schema)
+    for stratum in strata:
+        stratum.clauses = [c for c in stratum.clauses if not any(c is o for o in ordering)]
+    attach_constraints(strata, checked)
+    return replace(checked, strata=strata)
+
+
+def attach_constraints(strata, checked: Checked) -> None:
+    """Each stratum learns its relations' choice-domains and the compiled plans of their
+    subsumptions' dominated tuples (enforced by the fixpoint, :mod:`datalog.evaluation.constrained`)."""
+    order = row_order(symbol_ranks(checked.program))
+    choice = {name: (domains, order) for name, domains in choice_domains(checked.program).items()}
+    schema = dict(checked.schema)
+    dominance = {}
+    for name, clauses in dominance_clauses(checked.program, checked.schema).items():
+        info = schema[name]             # the pairs of r's tuples: r's column types twice
+        schema[dominance_name(name)] = RelationInfo(dominance_name(name), 2 * info.arity, info.types * 2)
+        dominance[name] = [compile_plan(plan_clause(c, schema)) for c in clauses]
+    for stratum in strata:
+        stratum.choice = {n: choice[n] for n in stratum.relations if n in choice}
+        stratum.dominance = {n: dominance[n] for n in stratum.relations if n in dominance}
 
 
 def plan(checked: Checked) -> dict[int, RulePlan]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from datalog.evaluation.expressions import reset_autoinc
+from datalog.evaluation.constrained import inserter
 from datalog.evaluation.evaluate import derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.planning.plan import Lookup
@@ -26,11 +27,11 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
         reset_autoinc()                           # a run from scratch counts autoinc() from 0
     for number, stratum in enumerate(strata):
         clauses = [c for c in stratum.clauses if c.body]
-        if not clauses or (only is not None and only.isdisjoint(stratum.relations)):
+        if (not clauses and not stratum.constrained) or (only is not None and only.isdisjoint(stratum.relations)):
             continue
         if progress:
             progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
-        if stratum.recursive:
+        if stratum.recursive or stratum.constrained:
             fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress)
         else:
             for clause in clauses:
@@ -46,10 +47,14 @@ def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progre
     recursive = {p.index: [a for a, atom in enumerate(p.atoms) if atom.relation in members] for p in plans}
     lookups = {p.index: {f.filter.relation for f in p.filters if isinstance(f.filter, Lookup)
                          and not f.filter.negated and f.filter.relation in members} for p in plans}
+    # choice-domain and subsumption: every insert of this stratum goes through their check
+    insert = {n: inserter(stratum, n, db, intersect) for n in members}
+    for add in insert.values():                 # the facts already in: dominated ones go
+        add(())
     for plan in plans:                          # base rules: no atom of this stratum
         if not recursive[plan.index] and not lookups[plan.index]:
-            db[plan.clause.head.relation].insert(derive(plan, db, intersect=intersect))
-    variables = {n: Variable(n, db[n].arity, db[n].insert, recent=db[n].tuples) for n in members}
+            insert[plan.clause.head.relation](derive(plan, db, intersect=intersect))
+    variables = {n: Variable(n, db[n].arity, insert[n], recent=db[n].tuples) for n in members}
 
     def report(number: int) -> None:
         if progress:

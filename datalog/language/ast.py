@@ -247,18 +247,31 @@ class Column:
 
 @dataclass(frozen=True)
 class Declaration:
+    """``.decl r(x: T, ...) qualifiers``; ``qualifiers`` are the words after the columns (``btree``,
+    ``inline``, ``eqrel``, ...), ``choice_domain`` the column tuples of ``choice-domain x, (x, y)``."""
+
     relation: str
     columns: tuple[Column, ...]
     span: Span | None = _span
-    overridable: bool = False      # a component's relation whose rules a derived component may replace
+    qualifiers: tuple[str, ...] = ()
+    choice_domain: tuple[tuple[str, ...], ...] = ()
 
     @property
     def arity(self) -> int:
         return len(self.columns)
 
+    @property
+    def overridable(self) -> bool:
+        """A component's relation whose rules a derived component may replace (``.override``)."""
+        return "overridable" in self.qualifiers
+
     def __str__(self) -> str:
         cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
-        return f".decl {self.relation}({cols})" + (" overridable" if self.overridable else "")
+        text = f".decl {self.relation}({cols})" + "".join(f" {q}" for q in self.qualifiers)
+        if self.choice_domain:
+            keys = (k[0] if len(k) == 1 else f"({', '.join(k)})" for k in self.choice_domain)
+            text += f" choice-domain {', '.join(keys)}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -465,8 +478,40 @@ class AdtTypeDeclaration:
 TYPE_DECLARATIONS = (TypeDeclaration, UnionTypeDeclaration, RecordTypeDeclaration, AdtTypeDeclaration)
 
 
+# ---------------------------------------------------------------- semantics (issue 18)
+
+@dataclass(frozen=True)
+class Pragma:
+    """``.pragma "key" "value"`` (``value`` None for ``.pragma "key"``): an option of the program."""
+
+    key: str
+    value: str | None = None
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        value = "" if self.value is None else f" {_quote(self.value)}"
+        return f".pragma {_quote(self.key)}{value}"
+
+
+@dataclass(frozen=True)
+class Subsumption:
+    """``r(x, y1) <= r(x, y2) :- y1 < y2.``: a tuple of r matching ``dominated`` is removed when
+    the tuple matching ``dominating`` is in r too and the body holds."""
+
+    dominated: Atom
+    dominating: Atom
+    body: tuple[Literal, ...]
+    span: Span | None = _span
+
+    def __str__(self) -> str:
+        head = f"{self.dominated} <= {self.dominating}"
+        if not self.body:
+            return f"{head}."
+        return f"{head} :- {', '.join(map(str, self.body))}."
+
+
 Statement = Rule | Declaration | TypeDeclaration | Directive | UnionTypeDeclaration | RecordTypeDeclaration | \
-    AdtTypeDeclaration
+    AdtTypeDeclaration | Pragma | Subsumption
 
 
 @dataclass(frozen=True)
@@ -494,6 +539,14 @@ class Program:
     @property
     def directives(self) -> list[Directive]:
         return [s for s in self.statements if isinstance(s, Directive)]
+
+    @property
+    def pragmas(self) -> list[Pragma]:
+        return [s for s in self.statements if isinstance(s, Pragma)]
+
+    @property
+    def subsumptions(self) -> list[Subsumption]:
+        return [s for s in self.statements if isinstance(s, Subsumption)]
 
 
 def subterms(term):

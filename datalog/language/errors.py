@@ -157,3 +157,9 @@ ComponentCycle = _error("ComponentCycle", "component_cycle", "A component inheri
 IncludePath = _error("IncludePath", "include_path", "A .include or #include names a file outside the program's directory and the -I "
                      "directories. Allowed only by --allow-paths on the command line.")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
+
+# ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas
+Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
+InvalidQualifier = _error("InvalidQualifier", "invalid_qualifier", "A relation qualifier (eqrel, choice-domain) does not fit its relation.")
+InvalidInline = _error("InvalidInline", "invalid_inline", "An inline relation cannot be inlined: it is recursive, an input or an output.")
+InvalidSubsumption = _error("InvalidSubsumption", "invalid_subsumption", "A subsumption rule's two atoms are not of one relation.")

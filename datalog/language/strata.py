@@ -14,7 +14,7 @@ the SCCs in dependency order; negation or aggregation inside one SCC is a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from datalog.language import ast
 from datalog.language.errors import CyclicNegation
@@ -23,9 +23,21 @@ from datalog.language.rewrites import Clause
 
 @dataclass
 class Stratum:
+    """``choice``: choice-domain relations -> (their domains as column positions, the row order
+    that decides which row comes first); ``dominance``:
+    subsumed relations -> the compiled plans of their dominated tuples (both attached by the
+    pipeline; see :mod:`datalog.language.semantics.constraints`)."""
+
     relations: tuple[str, ...]
     clauses: list[Clause]
     recursive: bool
+    choice: dict = field(default_factory=dict)
+    dominance: dict = field(default_factory=dict)
+
+    @property
+    def constrained(self) -> bool:
+        """Whether choice-domain or subsumption removes tuples here: no incremental maintenance."""
+        return bool(self.choice or self.dominance)
 
     def __repr__(self) -> str:
         kind = "recursive" if self.recursive else "non-recursive"

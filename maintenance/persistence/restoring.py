@@ -41,7 +41,7 @@ def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMainta
     wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
     by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
     stored = _Stored(frames, where, state, by_where, rows) if "groups" in state else None
-    expected = {c.index for s in program.strata if not s.recursive for c in s.clauses if c.body}
+    expected = {c.index for s in program.strata if not s.recursive and not s.constrained for c in s.clauses if c.body}
     groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
     for position, record in enumerate(state["rules"]):
         clause = clauses[record["clause"]]

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from datalog.language import ast
 from datalog.language.ast import Aggregate, Atom, Negation, Rule
 from datalog.language.errors import CyclicNegation
+from datalog.language.naive.constrained import Constraints
 from datalog.language.naive.nodes import children, split_disjunctions, walk
 from datalog.language.naive.rules import RuleEvaluator
 from datalog.language.naive.values import Database, Row
+from datalog.language.semantics.constraints import subsumption_dependencies
 
 
 def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Database:
@@ -24,15 +26,22 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
     for name, rows in (edb or {}).items():
         db.setdefault(name, set()).update(tuple(row) for row in rows)
     rules = [split for rule in program.rules for split in split_disjunctions(rule)]
-    for stratum in stratify(program.rules, list(db)):
-        _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db)
+    constraints = Constraints(program)
+    ordering = [c.rule for c in subsumption_dependencies(program)]   # subsumption bodies read first
+    for stratum in stratify(program.rules + ordering, list(db)):
+        _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db, constraints)
     return db
 
 
-def _fixpoint(rules: list[Rule], stratum: set[str], db: Database) -> None:
-    """Re-evaluate every rule of the stratum on the whole database until nothing is new."""
-    evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
+def _fixpoint(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints) -> None:
+    """Re-evaluate every rule of the stratum on the whole database until nothing changes
+    (eqrel, choice-domain and subsumption enforced after each round: naive/constrained.py)."""
+    for name in stratum:
+        db[name] |= constraints.admit(name, set(), db)
+    constraints.settle(stratum, db)
     while True:
+        evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
+        before = {name: frozenset(db[name]) for name in stratum}
         new: dict[str, set[Row]] = {name: set() for name in stratum}
         for rule, ev in evaluators:
             for subst in ev.solve(rule.body, {}):
@@ -41,10 +50,11 @@ def _fixpoint(rules: list[Rule], stratum: set[str], db: Database) -> None:
                         row = ev.head_row(head, subst)
                         if row is not None and row not in db[head.relation]:
                             new[head.relation].add(row)
-        if not any(new.values()):
-            return
         for name, rows in new.items():
-            db[name] |= rows
+            db[name] |= constraints.admit(name, rows, db)
+        constraints.settle(stratum, db)
+        if all(db[name] == before[name] for name in stratum):
+            return
 
 
 def _relations(program: ast.Program) -> list[str]:

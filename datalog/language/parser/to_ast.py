@@ -53,12 +53,34 @@ class ToAst(Transformer):
 
     def declaration(self, meta, children):
         names, *rest = children                  # .decl a, b(x: number): one Declaration each
-        columns = tuple(c for c in rest if isinstance(c, ast.Column))  # qualifiers are dropped
-        overridable = "overridable" in rest
-        return [ast.Declaration(str(name), columns, self._span(meta), overridable) for name in names]
+        columns = tuple(c for c in rest if isinstance(c, ast.Column))
+        words = tuple(q for q in rest if isinstance(q, str))
+        domains = tuple(k for q in rest if isinstance(q, _ChoiceDomain) for k in q)
+        return [ast.Declaration(str(name), columns, self._span(meta), words, domains) for name in names]
 
     def qualifier(self, meta, children):
-        return str(children[0])
+        (word,) = children
+        return word if isinstance(word, _ChoiceDomain) else str(word)
+
+    # semantics (issue 18) ----------------------------------------------------
+    def semantic_qualifier(self, meta, children):
+        word, *keys = children
+        if str(word) != "choice-domain":
+            return str(word)
+        return _ChoiceDomain(k for k in keys if isinstance(k, tuple))
+
+    def choice_key(self, meta, children):
+        return tuple(str(name) for name in children if name.type == "NAME")
+
+    def pragma(self, meta, children):
+        key, value = children
+        text = None if value is None else _unquote(value, self._tok_span(value))
+        return ast.Pragma(_unquote(key, self._tok_span(key)), text, self._span(meta))
+
+    def subsumption(self, meta, children):
+        dominated, dominating, body = children
+        literals = () if body is None else _flatten_body(body, self._span(meta))
+        return ast.Subsumption(dominated, dominating, literals, self._span(meta))
 
     def column(self, meta, children):
         name, type_ = children
@@ -344,6 +366,10 @@ class ToAst(Transformer):
 
 def _clip(text: str) -> str:
     return text if len(text) <= 30 else f"{text[:12]}...{text[-12:]} ({len(text)} digits)"
+
+
+class _ChoiceDomain(tuple):
+    """The column tuples of one ``choice-domain`` qualifier."""
 
 
 class _Group(tuple):

@@ -1,0 +1,34 @@
+"""``.pragma "key" "value"``: which pragmas mean something here, and a warning for the others.
+
+Soufflé's pragmas set its command-line options (``.pragma "magic-transform" "*"`` is
+``--magic-transform=*``). Those this engine honours:
+
+* ``magic-transform`` / ``magic-transform-exclude``: the magic-set rewrite (:mod:`.magic`);
+* ``no-warn``: no warnings for the program.
+
+Every other pragma (a Soufflé option this engine has no use for: ``jobs``, ``legacy``,
+``fact-dir``, ``provenance``, ...) is accepted and warned about (``ignored_pragma``); the
+command line, not a pragma, sets the fact and output directories here.
+"""
+
+from __future__ import annotations
+
+from datalog.language import ast
+from datalog.language.errors import DatalogWarning
+
+HONOURED = ("magic-transform", "magic-transform-exclude", "no-warn")
+
+
+def pragma_values(program: ast.Program, key: str) -> list[str]:
+    """The values given to ``key`` by the program's pragmas (``""`` for a pragma without one)."""
+    return [p.value or "" for p in program.pragmas if p.key == key]
+
+
+def relation_list(values: list[str]) -> set[str]:
+    """``"a, b"`` and ``"c"`` -> ``{a, b, c}`` (Soufflé's comma-separated relation lists)."""
+    return {name.strip() for value in values for name in value.split(",") if name.strip()}
+
+
+def pragma_warnings(program: ast.Program) -> list[DatalogWarning]:
+    return [DatalogWarning("ignored_pragma", f'pragma "{p.key}" is accepted and has no effect in this '
+                           f"engine", p.span) for p in program.pragmas if p.key not in HONOURED]
