@@ -195,9 +195,10 @@ def _read_careful(text: str, types: list[str], fmt: TextFormat, source: Source, 
             raise BadFactFile(f"expected {len(types)} field{'s' * (len(types) != 1)} separated by "
                               f"{fmt.delimiter!r}, found {len(fields)}",
                               Span(source, number, 1, number, len(line) + 1))
-        columns = _columns(fields, fmt.delimiter) if not fmt.rfc4180 else [1] * len(fields)
-        rows.append(tuple(_field(f, t, Span(source, number, c, number, c + max(len(f), 1)), i)
-                          for i, (f, t, c) in enumerate(zip(fields, types, columns))))
+        values = tuple(map(parse_value, fields, types))      # the first len(types) fields
+        if None in values:
+            _bad_field(fields, types, values.index(None), fmt, source, number)
+        rows.append(values)
     return _settle_auto_columns(rows, types)
 
 
@@ -241,10 +242,11 @@ def parse_value(text: str, type_: str):
     return value
 
 
-def _field(text: str, type_: str, span: Span, index: int):
-    value = parse_value(text, type_)
-    if value is not None:
-        return value
+def _bad_field(fields: list[str], types: list[str], index: int, fmt: TextFormat, source: Source, number: int):
+    """``bad_fact_file`` at field ``index`` of line ``number``, saying why it is no value of its type."""
+    text, type_ = fields[index], types[index]
+    column = _columns(fields, fmt.delimiter)[index] if not fmt.rfc4180 else 1
+    span = Span(source, number, column, number, column + max(len(text), 1))
     if type_ == "unsigned" and text.strip().startswith("-"):
         why = "negative, not an unsigned number"
     elif type_ in ("number", "unsigned"):
