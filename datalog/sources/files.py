@@ -195,9 +195,10 @@ def _read_careful(text: str, types: list[str], fmt: TextFormat, source: Source, 
             raise BadFactFile(f"expected {len(types)} field{'s' * (len(types) != 1)} separated by "
                               f"{fmt.delimiter!r}, found {len(fields)}",
                               Span(source, number, 1, number, len(line) + 1))
-        columns = _columns(fields, fmt.delimiter) if not fmt.rfc4180 else [1] * len(fields)
-        rows.append(tuple(_field(f, t, Span(source, number, c, number, c + max(len(f), 1)), i)
-                          for i, (f, t, c) in enumerate(zip(fields, types, columns))))
+        values = tuple(map(_value, fields, types))           # the first len(types) fields
+        if None in values:
+            _bad_field(fields, types, values.index(None), fmt, source, number)
+        rows.append(values)
     return _settle_auto_columns(rows, types)
 
 
@@ -241,22 +242,29 @@ def parse_value(text: str, type_: str):
     return value
 
 
-def _composite(text: str, type_, span: Span, index: int):
-    """A record or ADT field (issue 18), as Soufflé's ReadStream reads it."""
+def _value(text: str, type_: str):
+    """:func:`parse_value`, and a record or ADT (issue 18) read by composites around it; None if
+    ``text`` is not a value of ``type_``."""
+    if not getattr(type_, "is_composite", False):
+        return parse_value(text, type_)
     try:
         return composites.parse_value(text, type_, parse_value)
-    except composites.TextError as exc:
-        at = span.column + exc.position
-        raise BadFactFile(f"field {index + 1} is not a {type_}: {exc}",
-                          Span(span.source, span.line, at, span.line, at + 1)) from None
+    except composites.TextError:
+        return None
 
 
-def _field(text: str, type_: str, span: Span, index: int):
+def _bad_field(fields: list[str], types: list[str], index: int, fmt: TextFormat, source: Source, number: int):
+    """``bad_fact_file`` at field ``index`` of line ``number``, saying why it is no value of its type."""
+    text, type_ = fields[index], types[index]
+    column = _columns(fields, fmt.delimiter)[index] if not fmt.rfc4180 else 1
+    span = Span(source, number, column, number, column + max(len(text), 1))
     if getattr(type_, "is_composite", False):
-        return _composite(text, type_, span, index)
-    value = parse_value(text, type_)
-    if value is not None:
-        return value
+        try:
+            composites.parse_value(text, type_, parse_value)
+        except composites.TextError as exc:       # a record's or ADT's own position of the fault
+            at = column + exc.position
+            raise BadFactFile(f"field {index + 1} is not a {type_}: {exc}",
+                              Span(source, number, at, number, at + 1)) from None
     if type_ == "unsigned" and text.strip().startswith("-"):
         why = "negative, not an unsigned number"
     elif type_ in ("number", "unsigned"):
