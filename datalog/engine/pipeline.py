@@ -37,7 +37,7 @@ from datalog.language import ast
 from datalog.language.checks import Checked, check
 from datalog.language.parser import parse
 from datalog.language.rewrites import rewrite
-from datalog.language.strata import stratify
+from datalog.language.strata import limited, stratify
 from datalog.planning.plan import RulePlan
 from datalog.planning.planner import plan_program
 from lftj.relation import Relation
@@ -69,7 +69,8 @@ def analyse(program: ast.Program, known=None) -> Checked:
 def stratified(checked: Checked) -> Checked:
     """The checked program with its strata (dependency order; ``cyclic_negation`` if a negation
     or an aggregate is inside a recursion)."""
-    return replace(checked, strata=stratify(checked.clauses, checked.schema))
+    strata = limited(stratify(checked.clauses, checked.schema), checked.program, checked.schema)
+    return replace(checked, strata=strata)
 
 
 def plan(checked: Checked) -> dict[int, RulePlan]:

@@ -24,27 +24,52 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
     for name, rows in (edb or {}).items():
         db.setdefault(name, set()).update(tuple(row) for row in rows)
     rules = [split for rule in program.rules for split in split_disjunctions(rule)]
+    limits = {s.relation: s.limit for s in program.statements if isinstance(s, ast.LimitSize)}
     for stratum in stratify(program.rules, list(db)):
-        _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db)
+        own = [r for r in rules if any(h.relation in stratum for h in r.heads)]
+        mine = {name: n for name, n in limits.items() if name in stratum}
+        if mine and any(_reads(rule, stratum) for rule in own):
+            _limited_fixpoint(own, stratum, db, mine)
+        else:
+            _fixpoint(own, stratum, db)
     return db
+
+
+def _reads(rule: Rule, stratum: set[str]) -> bool:
+    """Whether a positive atom of the rule's body is a relation of the stratum (recursion)."""
+    return any(isinstance(literal, Atom) and literal.relation in stratum for literal in rule.body)
+
+
+def _limited_fixpoint(rules: list[Rule], stratum: set[str], db: Database, limits: dict[str, int]) -> None:
+    """``.limitsize r(n=N)`` in a recursion, as Soufflé iterates: the rules that read no relation
+    of the stratum once, then rounds of all of them; before each round, stop if a limited
+    relation holds N tuples or more (so what is kept depends on the rounds, as in Soufflé)."""
+    _round([r for r in rules if not _reads(r, stratum)], stratum, db)
+    while not any(len(db[name]) >= n for name, n in limits.items()):
+        if not _round(rules, stratum, db):
+            return
 
 
 def _fixpoint(rules: list[Rule], stratum: set[str], db: Database) -> None:
     """Re-evaluate every rule of the stratum on the whole database until nothing is new."""
-    evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
-    while True:
-        new: dict[str, set[Row]] = {name: set() for name in stratum}
-        for rule, ev in evaluators:
-            for subst in ev.solve(rule.body, {}):
-                for head in rule.heads:  # h1, h2 :- body.  gives the tuple to every head
-                    if head.relation in stratum:
-                        row = ev.head_row(head, subst)
-                        if row is not None and row not in db[head.relation]:
-                            new[head.relation].add(row)
-        if not any(new.values()):
-            return
-        for name, rows in new.items():
-            db[name] |= rows
+    while _round(rules, stratum, db):
+        pass
+
+
+def _round(rules: list[Rule], stratum: set[str], db: Database) -> bool:
+    """Every rule once on the whole database, then what it derived added; whether anything was new."""
+    new: dict[str, set[Row]] = {name: set() for name in stratum}
+    for rule in rules:
+        ev = RuleEvaluator(db, rule)
+        for subst in ev.solve(rule.body, {}):
+            for head in rule.heads:  # h1, h2 :- body.  gives the tuple to every head
+                if head.relation in stratum:
+                    row = ev.head_row(head, subst)
+                    if row is not None and row not in db[head.relation]:
+                        new[head.relation].add(row)
+    for name, rows in new.items():
+        db[name] |= rows
+    return any(new.values())
 
 
 def _relations(program: ast.Program) -> list[str]:
