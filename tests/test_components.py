@@ -54,8 +54,10 @@ def test_a_multi_name_declaration_is_one_declaration_per_name():
         [(n, ["number", "symbol"]) for n in ("a", "b.c", "d")]
 
 
-def test_number_type_and_symbol_type_are_subtypes():
-    assert str(parse(".number_type N\n.symbol_type S")) == ".type N <: number\n.type S <: symbol"
+def test_number_type_symbol_type_and_a_bare_type_are_subtypes_with_a_warning():
+    program = parse(".number_type N\n.symbol_type S\n.type T")
+    assert str(program) == ".type N <: number\n.type S <: symbol\n.type T <: symbol"
+    assert [w.message for w in program.warnings] == ["Deprecated type declaration used"] * 3
 
 
 # ---------------------------------------------------------------- expansion
@@ -191,6 +193,7 @@ def test_line_and_file_are_where_they_are_written():
     ("r(x) :- s(x), x band 1 = 0.", "band", 17),
     ("r([1, 2]).", "records", 3),
     ("r(x) :- s(x), x = @f(x).", "@f", 19),
+    (".decl r(x: number)\n.decl d = debug_delta(r)", "debug_delta", 9),
 ])
 def test_a_soufflé_construct_the_engine_lacks_is_unsupported_at_its_position(text, named, column):
     with pytest.raises(DatalogError) as info:
