@@ -54,8 +54,10 @@ def test_a_multi_name_declaration_is_one_declaration_per_name():
         [(n, ["number", "symbol"]) for n in ("a", "b.c", "d")]
 
 
-def test_number_type_and_symbol_type_are_subtypes():
-    assert str(parse(".number_type N\n.symbol_type S")) == ".type N <: number\n.type S <: symbol"
+def test_number_type_symbol_type_and_a_bare_type_are_subtypes_with_a_warning():
+    program = parse(".number_type N\n.symbol_type S\n.type T")
+    assert str(program) == ".type N <: number\n.type S <: symbol\n.type T <: symbol"
+    assert [w.message for w in program.warnings] == ["Deprecated type declaration used"] * 3
 
 
 # ---------------------------------------------------------------- expansion
@@ -191,6 +193,7 @@ def test_line_and_file_are_where_they_are_written():
     ("r(x) :- s(x), x band 1 = 0.", "band", 17),
     ("r([1, 2]).", "records", 3),
     ("r(x) :- s(x), x = @f(x).", "@f", 19),
+    (".decl r(x: number)\n.decl d = debug_delta(r)", "debug_delta", 9),
 ])
 def test_a_soufflé_construct_the_engine_lacks_is_unsupported_at_its_position(text, named, column):
     with pytest.raises(DatalogError) as info:
@@ -241,3 +244,43 @@ r(x, z) :- a(x, y), b(y, z).{}"""
         assert rule.variable_order == order
         engine.run()
         assert engine.rows("r") == [(1, 3)]
+
+
+# ---------------------------------------------------------------- .limitsize
+
+LIMITED = """.decl e(a: number, b: number)
+.decl p(a: number, b: number)
+p(x, y) :- e(x, y).
+p(x, z) :- p(x, y), e(y, z).
+.limitsize p(n={n})
+"""
+CHAIN = {(i, i + 1) for i in range(12)} | {(3, 0)}
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 30, 200])
+def test_a_limited_recursion_stops_at_the_round_that_reaches_the_limit(n):
+    from datalog.language.naive import evaluate
+    engine = Engine.from_source(LIMITED.format(n=n))
+    engine.insert("e", sorted(CHAIN))
+    engine.run()
+    reference = evaluate(parse(LIMITED.format(n=n)), {"e": CHAIN})["p"]
+    assert set(engine.rows("p")) == reference
+    unlimited = evaluate(parse(LIMITED.format(n=10 ** 9)), {"e": CHAIN})["p"]
+    assert len(reference) >= min(n, len(unlimited)) and reference <= unlimited
+
+
+def test_a_limited_program_is_maintained_by_recomputation_and_says_so():
+    text = LIMITED.format(n=20)
+    engine = Engine.from_source(text)
+    engine.insert("e", sorted(CHAIN))
+    engine.run()
+    engine.commit(inserts={"e": [(12, 13)]}, retracts={"e": [(3, 0)]})
+    scratch = Engine.from_source(text)
+    scratch.insert("e", sorted(CHAIN - {(3, 0)} | {(12, 13)}))
+    scratch.run()
+    assert engine.rows("p") == scratch.rows("p")
+    assert engine.stats()[".limitsize p(n=20)"] == {"maintenance": "recomputed"}
+
+
+def test_a_limit_on_an_undefined_relation_is_an_error():
+    assert code_of("r(1).\n.limitsize q(n=3)")[:2] == ("undefined_relation", 2)

@@ -179,7 +179,7 @@ def _explain(args) -> int:
         print("no maintenance ran yet: give --updates with a committed batch" if not applied else
               f"the {strategy} maintenance reported no statistics")
         return 0
-    print(f"maintenance ({strategy}) of batch {applied}, the last one, per rule:")
+    print(f"maintenance ({engine.maintenance}) of batch {applied}, the last one, per rule:")   # a .limitsize forces recompute
     print(stats_table(stats))
     return 0
 

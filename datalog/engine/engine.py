@@ -73,6 +73,8 @@ class Engine:
         self._inputs_loaded = False
         self._evaluated = False
         self.maintenance = maintenance
+        if maintenance == "incremental" and self.limited():
+            self.maintenance = "recompute"        # see limited()
         self.maintainer = None                    # built on the first commit
         self.spark_options = spark or {}          # master=, conf= for the Spark session
         self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
@@ -298,8 +300,19 @@ class Engine:
 
     def stats(self) -> dict:
         """Per rule: iterator operations in the last maintenance, sensitivity-index sizes, oracle
-        regions visited, and whether no change reached it (skipped)."""
-        return self.maintainer.stats() if self.maintainer else {}
+        regions visited, and whether no change reached it (skipped); a program with a
+        ``.limitsize`` says that it is recomputed."""
+        stats = self.maintainer.stats() if self.maintainer else {}
+        if self.maintainer and self.limited():
+            stats = {**{f".limitsize {name}(n={n})": {"maintenance": "recomputed"}
+                        for name, n in self.limited().items()}, **stats}
+        return stats
+
+    def limited(self) -> dict[str, int]:
+        """The relations of recursive strata that a ``.limitsize`` stops, with their limits. What
+        such a relation holds depends on the rounds of its evaluation (Soufflé's definition), which
+        incremental maintenance does not replay: such a program is maintained by recomputation."""
+        return {name: n for s in self.checked.strata if s.recursive for name, n in s.limits.items()}
 
     # ------------------------------------------------------------ answers
     def relations(self) -> list[str]:

@@ -42,7 +42,7 @@ from datalog.language.semantics.constraints import (choice_domains, dominance_cl
                                                       row_order, symbol_ranks)
 from datalog.language.types import RelationInfo
 from datalog.language.semantics.pragmas import pragma_values
-from datalog.language.strata import stratify
+from datalog.language.strata import limited, stratify
 from datalog.planning.plan import RulePlan
 from datalog.planning.planner import plan_clause, plan_program
 from lftj.relation import Relation
@@ -80,7 +80,7 @@ def stratified(checked: Checked) -> Checked:
     """The checked program with its strata (dependency order; ``cyclic_negation`` if a negation
     or an aggregate is inside a recursion)."""
     ordering = subsumption_dependencies(checked.program)   # what subsumption bodies read comes first
-    strata = stratify(checked.clauses + ordering, checked.schema)
+    strata = limited(stratify(checked.clauses + ordering, checked.schema), checked.program, checked.schema)
     for stratum in strata:
         stratum.clauses = [c for c in stratum.clauses if not any(c is o for o in ordering)]
     attach_constraints(strata, checked)

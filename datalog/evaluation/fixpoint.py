@@ -60,6 +60,8 @@ def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progre
         if progress:
             progress(f"  iteration {number}: {sum(len(db[n]) for n in members)} tuples")
     for _ in rounds(list(variables.values()), report):
+        if any(len(db[name]) >= n for name, n in stratum.limits.items()):
+            break                               # .limitsize: Soufflé's loop exits at the limit
         for plan in plans:
             target = variables[plan.clause.head.relation].to_add
             if any(variables[r].recent for r in lookups[plan.index]):

@@ -146,7 +146,7 @@ def _collect_own(component, binding: dict, content: _Content, orphans: list, ove
     """The component's own types, relations, directives and rules; a rule whose head is not a
     relation of the instance is an orphan, kept until a scope declares its relation."""
     for stmt in component.body:
-        if isinstance(stmt, ast.TypeDeclaration):
+        if _is_type(stmt):
             content.types.append(_bound_type(stmt, binding))
         elif isinstance(stmt, ast.Declaration):
             columns = tuple(dataclasses.replace(c, type=binding.get(c.type, c.type)) for c in stmt.columns)
@@ -184,12 +184,34 @@ def _check_overrides(component: ast.Component, inherited: list) -> None:
                               f"{component.type.name}: declare it `overridable` in the base", stmt.span)
 
 
+_NOT_TYPES = (ast.Rule, ast.Declaration, ast.Directive, ast.LimitSize, ast.Component, ast.Instantiation,
+              ast.Override, ast.Include, ast.Once, ast.FunctorDeclaration)
+
+
+def _is_type(stmt) -> bool:
+    """A type declaration: ``.type``, or any other kind of statement with a ``name`` (records',
+    unions' and ADTs' declarations are their own classes)."""
+    return not isinstance(stmt, _NOT_TYPES) and isinstance(getattr(stmt, "name", None), str)
+
+
 def _bound_type(stmt, binding: dict):
-    """A type declaration with the component's type parameters replaced by their arguments."""
-    if isinstance(stmt, ast.TypeDeclaration):
-        return dataclasses.replace(stmt, name=binding.get(stmt.name, stmt.name),
-                                   base=binding.get(stmt.base, stmt.base))
-    return stmt
+    """A type declaration with the component's type parameters replaced by their arguments: in
+    every name it holds (its own, its base, a union's members, a field's type)."""
+    return _map_type_names(stmt, binding)
+
+
+def _map_type_names(node, names: dict):
+    """``node`` with each string that names a type of ``names`` replaced, in the fields of a type
+    declaration and of the nodes it holds (fields, branches); never in a rule."""
+    if isinstance(node, str):
+        return names.get(node, node)
+    if isinstance(node, tuple):
+        return tuple(_map_type_names(n, names) for n in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, (Span, type)):
+        return node
+    changes = {f.name: _map_type_names(getattr(node, f.name), names)
+               for f in dataclasses.fields(node) if f.name != "span"}
+    return dataclasses.replace(node, **changes)
 
 
 def _renamed(content: _Content, orphans: list, instance: str) -> _Content:
@@ -201,7 +223,7 @@ def _renamed(content: _Content, orphans: list, instance: str) -> _Content:
     def rename(node):
         return _rename(node, relations, types)
     orphans[:] = [rename(r) for r in orphans]
-    return _Content([rename(t) for t in content.types], [rename(d) for d in content.relations],
+    return _Content([_map_type_names(t, types) for t in content.types], [rename(d) for d in content.relations],
                     [rename(r) for r in content.rules], [rename(d) for d in content.directives])
 
 
@@ -219,8 +241,7 @@ def _rename(node, relations: dict, types: dict):
             continue
         if f.name == "relation" and isinstance(value, str):
             changes[f.name] = relations.get(value, value)
-        elif isinstance(value, str) and (f.name == "type" and isinstance(node, ast.Column) or
-                                         f.name in ("name", "base") and isinstance(node, ast.TypeDeclaration)):
+        elif isinstance(value, str) and f.name == "type" and isinstance(node, ast.Column):
             changes[f.name] = types.get(value, value)
         elif isinstance(value, tuple) or dataclasses.is_dataclass(value):
             changes[f.name] = _rename(value, relations, types)

@@ -14,10 +14,10 @@ the SCCs in dependency order; negation or aggregation inside one SCC is a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from datalog.language import ast
-from datalog.language.errors import CyclicNegation
+from datalog.language.errors import CyclicNegation, UndefinedRelation
 from datalog.language.rewrites import Clause
 
 
@@ -31,6 +31,7 @@ class Stratum:
     relations: tuple[str, ...]
     clauses: list[Clause]
     recursive: bool
+    limits: dict[str, int] = field(default_factory=dict)   # .limitsize r(n=10) of a member: see limited()
     choice: dict = field(default_factory=dict)
     dominance: dict = field(default_factory=dict)
 
@@ -96,6 +97,21 @@ def stratify(clauses: list[Clause], relations=()) -> list[Stratum]:
         own = [c for c in clauses if component_of[c.head.relation] == component_of[comp[0]]]
         strata.append(Stratum(tuple(comp), own, recursive))
     return strata
+
+
+def limited(strata: list[Stratum], program: ast.Program, schema) -> list[Stratum]:
+    """The strata with the ``.limitsize r(n=N)`` of their members. As in Soufflé, a recursive
+    stratum stops iterating once a limited member holds N tuples or more (checked before each
+    round, so a round may overshoot); a non-recursive one is not limited."""
+    limits = {}
+    for stmt in program.statements:
+        if isinstance(stmt, ast.LimitSize):
+            if stmt.relation not in schema:
+                raise UndefinedRelation(f"undefined relation {stmt.relation} in .limitsize", stmt.span)
+            limits[stmt.relation] = stmt.limit
+    if not limits:
+        return strata
+    return [replace(s, limits={r: limits[r] for r in s.relations if r in limits}) for s in strata]
 
 
 def _cycle_message(graph, rel, dep, node) -> str:

@@ -28,33 +28,66 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
     rules = [split for rule in program.rules for split in split_disjunctions(rule)]
     constraints = Constraints(program)
     ordering = [c.rule for c in subsumption_dependencies(program)]   # subsumption bodies read first
+    limits = {s.relation: s.limit for s in program.statements if isinstance(s, ast.LimitSize)}
     for stratum in stratify(program.rules + ordering, list(db)):
-        _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db, constraints)
+        own = [r for r in rules if any(h.relation in stratum for h in r.heads)]
+        mine = {name: n for name, n in limits.items() if name in stratum}
+        if mine and any(_reads(rule, stratum) for rule in own):
+            _limited_fixpoint(own, stratum, db, mine, constraints)
+        else:
+            _fixpoint(own, stratum, db, constraints)
     return db
+
+
+def _reads(rule: Rule, stratum: set[str]) -> bool:
+    """Whether a positive atom of the rule's body is a relation of the stratum (recursion)."""
+    return any(isinstance(literal, Atom) and literal.relation in stratum for literal in rule.body)
+
+
+def _limited_fixpoint(rules: list[Rule], stratum: set[str], db: Database, limits: dict[str, int],
+                      constraints: Constraints) -> None:
+    """``.limitsize r(n=N)`` in a recursion, as Soufflé iterates: the rules that read no relation
+    of the stratum once, then rounds of all of them; before each round, stop if a limited
+    relation holds N tuples or more (so what is kept depends on the rounds, as in Soufflé)."""
+    _start(stratum, db, constraints)
+    _round([r for r in rules if not _reads(r, stratum)], stratum, db, constraints)
+    while not any(len(db[name]) >= n for name, n in limits.items()):
+        if not _round(rules, stratum, db, constraints):
+            return
 
 
 def _fixpoint(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints) -> None:
     """Re-evaluate every rule of the stratum on the whole database until nothing changes
     (eqrel, choice-domain and subsumption enforced after each round: naive/constrained.py)."""
+    _start(stratum, db, constraints)
+    while _round(rules, stratum, db, constraints):
+        pass
+
+
+def _start(stratum: set[str], db: Database, constraints: Constraints) -> None:
+    """The stratum's facts under its constraints, before any round."""
     for name in stratum:
         db[name] |= constraints.admit(name, set(), db)
     constraints.settle(stratum, db)
-    while True:
-        evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
-        before = {name: frozenset(db[name]) for name in stratum}
-        new: dict[str, set[Row]] = {name: set() for name in stratum}
-        for rule, ev in evaluators:
-            for subst in ev.solve(rule.body, {}):
-                for head in rule.heads:  # h1, h2 :- body.  gives the tuple to every head
-                    if head.relation in stratum:
-                        row = ev.head_row(head, subst)
-                        if row is not None and row not in db[head.relation]:
-                            new[head.relation].add(row)
-        for name, rows in new.items():
-            db[name] |= constraints.admit(name, rows, db)
-        constraints.settle(stratum, db)
-        if all(db[name] == before[name] for name in stratum):
-            return
+
+
+def _round(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints) -> bool:
+    """Every rule once on the whole database, then what it derived admitted under the stratum's
+    constraints; whether the stratum changed."""
+    evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
+    before = {name: frozenset(db[name]) for name in stratum}
+    new: dict[str, set[Row]] = {name: set() for name in stratum}
+    for rule, ev in evaluators:
+        for subst in ev.solve(rule.body, {}):
+            for head in rule.heads:  # h1, h2 :- body.  gives the tuple to every head
+                if head.relation in stratum:
+                    row = ev.head_row(head, subst)
+                    if row is not None and row not in db[head.relation]:
+                        new[head.relation].add(row)
+    for name, rows in new.items():
+        db[name] |= constraints.admit(name, rows, db)
+    constraints.settle(stratum, db)
+    return any(db[name] != before[name] for name in stratum)
 
 
 def _relations(program: ast.Program) -> list[str]:

@@ -25,8 +25,9 @@ def resolve(program: ast.Program, name: str, options: ParseOptions, parse: Parse
     if not _has_includes(program.statements):
         return program
     seen = {os.path.realpath(name)} if os.path.isfile(name) else set()
-    statements = _resolved(program.statements, name, name, options, parse, seen, once=set())
-    return dataclasses.replace(program, statements=tuple(statements))
+    warnings = list(program.warnings)          # the included files' warnings join the program's
+    statements = _resolved(program.statements, name, name, options, parse, seen, set(), warnings)
+    return dataclasses.replace(program, statements=tuple(statements), warnings=tuple(warnings))
 
 
 def _has_includes(statements) -> bool:
@@ -35,13 +36,13 @@ def _has_includes(statements) -> bool:
 
 
 def _resolved(statements, including: str, program: str, options: ParseOptions, parse: Parser,
-              seen: set, once: set) -> list:
+              seen: set, once: set, warnings: list) -> list:
     out = []
     for stmt in statements:
         if isinstance(stmt, ast.Include):
-            out.extend(_included(stmt, including, program, options, parse, seen, once))
+            out.extend(_included(stmt, including, program, options, parse, seen, once, warnings))
         elif isinstance(stmt, ast.Component) and _has_includes(stmt.body):
-            body = _resolved(stmt.body, including, program, options, parse, seen, once)
+            body = _resolved(stmt.body, including, program, options, parse, seen, once, warnings)
             out.append(dataclasses.replace(stmt, body=tuple(body)))
         elif not isinstance(stmt, ast.Once):
             out.append(stmt)
@@ -49,7 +50,7 @@ def _resolved(statements, including: str, program: str, options: ParseOptions, p
 
 
 def _included(include: ast.Include, including: str, program: str, options: ParseOptions,
-              parse: Parser, seen: set, once: set) -> list:
+              parse: Parser, seen: set, once: set, warnings: list) -> list:
     path = _find(include, including, options)
     options.check_allowed(path, program, include.span)
     real = os.path.realpath(path)
@@ -65,7 +66,8 @@ def _included(include: ast.Include, including: str, program: str, options: Parse
             return []
         once.add(real)
     seen.add(real)
-    return _resolved(included.statements, str(path), program, options, parse, seen, once)
+    warnings.extend(included.warnings)
+    return _resolved(included.statements, str(path), program, options, parse, seen, once, warnings)
 
 
 def _find(include: ast.Include, including: str, options: ParseOptions) -> Path:

@@ -16,6 +16,7 @@ start
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import lark
@@ -98,7 +99,9 @@ def _unsupported(exc, source: Source) -> DatalogError | None:
     if construct is None:
         return None
     start = unsupported.word_before(token, before)
-    start, width = (position, len(token)) if start is None else (start, position - start)
+    word = re.match(r"\.?[A-Za-z_]\w*", source.text[position:position + 40]) if token == "." else None
+    width = len(word.group(0)) if word else len(token)          # .pragma: the whole directive
+    start, width = (position, width) if start is None else (start, position - start)
     line = before.count("\n", 0, start) + 1
     column = start - before.rfind("\n", 0, start)
     width = len(source.text[start:start + width].rstrip()) or 1

@@ -14,11 +14,10 @@ directive (most programs): :func:`needed` says so with one regular expression.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
-
-import pcpp
 
 from datalog.language.errors import MissingInput, Source, Span, SyntaxError_
 from datalog.language.parser.options import ParseOptions
@@ -46,7 +45,7 @@ class Places:
 
 def preprocess(text: str, name: str, options: ParseOptions) -> tuple[str, Places]:
     """``text`` (of the program file ``name``) preprocessed, and where its lines came from."""
-    cpp = _Preprocessor(name, text, options)
+    cpp = _preprocessor_class()(name, text, options)
     for definition in _BUILTIN + options.definitions():
         cpp.define(definition)
     for directory in options.include_dirs:
@@ -86,46 +85,54 @@ def _source(name: str, main: Source, opened: dict[str, str]) -> Source:
     return Source(name, "")
 
 
-class _Preprocessor(pcpp.Preprocessor):
-    """pcpp with our errors: an included file outside the allowed directories is refused before
-    it is read, a missing one is ``missing_input``, ``#error`` and malformed directives are
-    syntax errors."""
+@functools.cache
+def _preprocessor_class():
+    """pcpp's Preprocessor with our errors, built on first use: importing pcpp costs some 30 ms,
+    which a program without a directive never pays."""
+    import pcpp
 
-    def __init__(self, program: str, text: str, options: ParseOptions):
-        super().__init__()
-        self.program, self.text, self.options = program, text, options
-        self.opened: dict[str, str] = {}
-        self.line_directive = "#line"
+    class Preprocessor(pcpp.Preprocessor):
+        """pcpp with our errors: an included file outside the allowed directories is refused before
+        it is read, a missing one is ``missing_input``, ``#error`` and malformed directives are
+        syntax errors."""
 
-    def on_file_open(self, is_system_include, includepath):
-        if not os.path.isfile(includepath):
-            raise FileNotFoundError(includepath)           # pcpp tries the next directory
-        self.options.check_allowed(includepath, self.program, self._span())
-        handle = super().on_file_open(is_system_include, includepath)
-        self.opened[includepath] = handle.read()
-        handle.seek(0)
-        return handle
+        def __init__(self, program: str, text: str, options: ParseOptions):
+            super().__init__()
+            self.program, self.text, self.options = program, text, options
+            self.opened: dict[str, str] = {}
+            self.line_directive = "#line"
 
-    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
-        what = "malformed #include" if is_malformed else "cannot find include file"
-        raise MissingInput(f"{what} {includepath!r} (searched the including file's directory and "
-                           f"the -I directories)", self._span())
+        def on_file_open(self, is_system_include, includepath):
+            if not os.path.isfile(includepath):
+                raise FileNotFoundError(includepath)           # pcpp tries the next directory
+            self.options.check_allowed(includepath, self.program, self._span())
+            handle = super().on_file_open(is_system_include, includepath)
+            self.opened[includepath] = handle.read()
+            handle.seek(0)
+            return handle
 
-    def on_error(self, file, line, msg):
-        raise SyntaxError_(f"preprocessor: {msg}", self._span(file, line))
+        def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
+            what = "malformed #include" if is_malformed else "cannot find include file"
+            raise MissingInput(f"{what} {includepath!r} (searched the including file's directory and "
+                               f"the -I directories)", self._span())
 
-    def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
-        text = "".join(tok.value for tok in toks).strip()
-        if directive.value == "error":
-            raise SyntaxError_(f"#error {text}", self._span(directive.source, directive.lineno))
-        if directive.value == "warning":
-            return True                    # pcpp would print it; nothing here prints
-        raise SyntaxError_(f"unknown preprocessor directive #{directive.value}",
-                           self._span(directive.source, directive.lineno))
+        def on_error(self, file, line, msg):
+            raise SyntaxError_(f"preprocessor: {msg}", self._span(file, line))
 
-    def _span(self, file=None, line=None) -> Span:
-        directive = getattr(self, "lastdirective", None)
-        file = file or (directive.source if directive is not None else self.program)
-        line = line or (directive.lineno if directive is not None else 1)
-        text = self.text if file == self.program else self.opened.get(os.path.abspath(file), "")
-        return Span(Source(file, text), line, 1)
+        def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+            text = "".join(tok.value for tok in toks).strip()
+            if directive.value == "error":
+                raise SyntaxError_(f"#error {text}", self._span(directive.source, directive.lineno))
+            if directive.value == "warning":
+                return True                    # pcpp would print it; nothing here prints
+            raise SyntaxError_(f"unknown preprocessor directive #{directive.value}",
+                               self._span(directive.source, directive.lineno))
+
+        def _span(self, file=None, line=None) -> Span:
+            directive = getattr(self, "lastdirective", None)
+            file = file or (directive.source if directive is not None else self.program)
+            line = line or (directive.lineno if directive is not None else 1)
+            text = self.text if file == self.program else self.opened.get(os.path.abspath(file), "")
+            return Span(Source(file, text), line, 1)
+
+    return Preprocessor

@@ -18,7 +18,7 @@ import json
 from lark import Transformer, v_args
 
 from datalog.language import ast, numbers
-from datalog.language.errors import NumberOutOfRange, Source, Span, SyntaxError_, Unsupported
+from datalog.language.errors import DatalogWarning, NumberOutOfRange, Source, Span, SyntaxError_, Unsupported
 
 
 @v_args(meta=True)
@@ -29,6 +29,7 @@ class ToAst(Transformer):
         super().__init__()
         self.source = source
         self.places = places      # preprocessed text: its line -> (original Source, line); see preprocessor.py
+        self.warnings: list = []  # DatalogWarnings of the parse, given to the Program
 
     def _span(self, meta) -> Span | None:
         if getattr(meta, "empty", True):
@@ -49,7 +50,7 @@ class ToAst(Transformer):
         flat = []
         for child in children:
             flat.extend(child if isinstance(child, list) else [child])
-        return ast.Program(tuple(flat))
+        return ast.Program(tuple(flat), tuple(self.warnings))
 
     def declaration(self, meta, children):
         names, *rest = children                  # .decl a, b(x: number): one Declaration each
@@ -359,7 +360,8 @@ class ToAst(Transformer):
         return ast.LimitSize(str(name), int(str(limit), 0), self._span(meta))
 
     def legacy_type(self, meta, children):
-        keyword, name = children     # .number_type T is .type T <: number
+        keyword, name = children     # .number_type T is .type T <: number; .symbol_type T and .type T <: symbol
+        self.warnings.append(DatalogWarning("deprecated", "Deprecated type declaration used", self._span(meta)))
         return ast.TypeDeclaration(str(name), "number" if keyword == ".number_type" else "symbol",
                                    self._span(meta))
 

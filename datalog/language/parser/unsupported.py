@@ -55,6 +55,8 @@ def construct(token: str, before: str, after: str = "") -> str | None:
         return "binary literals (0b101)"
     if token == "u" and re.search(r"\d$", before):
         return "unsigned literals (1u)"
+    if token == "=" and re.search(r"\.decl\s+[\w.]+\s*$", before):
+        return "debug_delta relations (.decl r = debug_delta(s))"
     if token == "{" and before.rsplit("\n", 1)[-1].lstrip().startswith(".type"):
         return "algebraic data types (.type T = A {x: number} | B {})"
     return _BEFORE.get(previous)
