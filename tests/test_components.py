@@ -187,11 +187,7 @@ def test_line_and_file_are_where_they_are_written():
 # ---------------------------------------------------------------- unsupported, named
 
 @pytest.mark.parametrize("text, named, column", [
-    (".decl r(x: number, y: number) eqrel\nr(1, 2).", "eqrel", 31),
-    (".decl r(x: number) choice-domain x", "choice-domain", 20),
-    ("r(x) :- s(x), y = itof(x).", "itof", 19),
-    ("r(x) :- s(x), x band 1 = 0.", "band", 17),
-    ("r([1, 2]).", "records", 3),
+    (".lattice Interval<T> {}", ".lattice", 1),
     ("r(x) :- s(x), x = @f(x).", "@f", 19),
     (".decl r(x: number)\n.decl d = debug_delta(r)", "debug_delta", 9),
 ])
