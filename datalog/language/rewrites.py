@@ -29,7 +29,7 @@ e(x, _w0), f(_w1)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 
 from datalog.language import ast
@@ -76,7 +76,7 @@ def expand_ranges(rules: list[ast.Rule]) -> list[ast.Rule]:
     A range whose bounds are not constants (or that is not the value of an assignment) is
     ``unsupported``."""
     facts: dict[str, list[ast.Rule]] = {}
-    out = [ast.Rule(rule.heads, _expand_body(rule.body, facts), rule.span, rule.pragma) for rule in rules]
+    out = [replace(rule, body=_expand_body(rule.body, facts)) for rule in rules]
     for rule in out:
         for node in _terms((rule.heads, rule.body)):
             if isinstance(node, ast.Functor) and node.name == "range":

@@ -17,6 +17,8 @@ one that is an input, an output or printed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from itertools import count
 
 from datalog.language import ast
@@ -119,7 +121,7 @@ def _expand_rule(rule: ast.Rule, definitions, fresh) -> ast.Rule:
         if expanded == body:
             break
         body = expanded
-    return ast.Rule(rule.heads, body, rule.span, rule.pragma)
+    return replace(rule, body=body)
 
 
 def _expand_body(body: tuple, definitions, fresh) -> tuple:
@@ -216,7 +218,7 @@ def _substitute(node, subst: dict):
     if isinstance(node, tuple):
         return tuple(_substitute(child, subst) for child in node)
     if isinstance(node, ast.Rule):
-        return ast.Rule(_substitute(node.heads, subst), _substitute(node.body, subst), node.span, node.pragma)
+        return replace(node, heads=_substitute(node.heads, subst), body=_substitute(node.body, subst))
     if isinstance(node, ast.Atom):
         return ast.Atom(node.relation, _substitute(node.args, subst), node.span)
     if isinstance(node, ast.Negation):

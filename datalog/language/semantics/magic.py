@@ -26,6 +26,8 @@ avoids by labelling), the program is left as written with the warning ``magic_no
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from datalog.language import ast
 from datalog.language.errors import CyclicNegation, DatalogWarning
 from datalog.language.semantics.pragmas import pragma_values, relation_list
@@ -208,7 +210,7 @@ class _Rewrite:
                     bound |= {v.name for v in ast.variables(literal)}
             body.append(literal)
         # the guard last: the planner breaks ties by body order, and the rule's own atoms know best
-        self.out.append(ast.Rule((head,), tuple(body) + tuple(guard), rule.span, rule.pragma))
+        self.out.append(replace(rule, heads=(head,), body=tuple(body) + tuple(guard)))
 
     def _use(self, atom: ast.Atom, bound: set[str], before: tuple) -> ast.Atom:
         """A body atom: adorned (and its magic relation fed) when eligible and something is bound."""
