@@ -6,15 +6,17 @@ Soufflé's pragmas set its command-line options (``.pragma "magic-transform" "*"
 * ``magic-transform`` / ``magic-transform-exclude``: the magic-set rewrite (:mod:`.magic`);
 * ``no-warn``: no warnings for the program.
 
-Every other pragma (a Soufflé option this engine has no use for: ``jobs``, ``legacy``,
-``fact-dir``, ``provenance``, ...) is accepted and warned about (``ignored_pragma``); the
-command line, not a pragma, sets the fact and output directories here.
+``provenance`` asks for Soufflé's interactive explain interface, which this engine does not
+have: an ``unsupported`` error, since ignoring it would print none of the explanations the
+program asks for. Every other pragma (a Soufflé option this engine has no use for: ``jobs``,
+``legacy``, ``fact-dir``, ...) is accepted and warned about (``ignored_pragma``); the command
+line, not a pragma, sets the fact and output directories here.
 """
 
 from __future__ import annotations
 
 from datalog.language import ast
-from datalog.language.errors import DatalogWarning
+from datalog.language.errors import DatalogWarning, Unsupported
 
 HONOURED = ("magic-transform", "magic-transform-exclude", "no-warn")
 
@@ -29,6 +31,15 @@ def relation_list(values: list[str]) -> set[str]:
     return {name.strip() for value in values for name in value.split(",") if name.strip()}
 
 
+REFUSED = {"provenance": "provenance (.pragma \"provenance\"): Soufflé's explain interface is not "
+                          "supported by this engine"}
+
+
 def pragma_warnings(program: ast.Program) -> list[DatalogWarning]:
+    """A warning per pragma that has no effect here; an ``unsupported`` error for one whose
+    effect the program relies on (REFUSED)."""
+    for p in program.pragmas:
+        if p.key in REFUSED:
+            raise Unsupported(REFUSED[p.key], p.span)
     return [DatalogWarning("ignored_pragma", f'pragma "{p.key}" is accepted and has no effect in this '
                            f"engine", p.span) for p in program.pragmas if p.key not in HONOURED]
