@@ -252,7 +252,7 @@ class Declaration:
 
 @dataclass(frozen=True)
 class TypeDeclaration:
-    """``.type Name <: symbol`` (or ``= number``): an alias of a primitive type."""
+    """``.type Name <: symbol``: a subtype (``.type Name = number`` is a one-member union)."""
 
     name: str
     base: str
@@ -293,7 +293,8 @@ class Directive:
 
 @dataclass(frozen=True)
 class UnionTypeDeclaration:
-    """``.type U = A | B``: the values of subtypes of one primitive type."""
+    """``.type U = A | B``: the values of subtypes of one primitive type; with one member
+    (``.type Id = number``) an alias, a type equivalent to it."""
 
     name: str
     members: tuple[str, ...]

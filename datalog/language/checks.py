@@ -21,6 +21,7 @@ from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarn
                                      Unsupported, WildcardInHead)
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
+from datalog.language.subtypes import check_subtypes
 from datalog.language.typecheck import check_types, infer_types
 from datalog.language.types import RelationInfo, resolve_type
 from datalog.language.variables import aggregate_outer_variables, bound_variables, free_variables
@@ -255,6 +256,7 @@ CHECKS = (
     check_safety,
     infer_types,
     check_types,
+    check_subtypes,                     # named subtypes as Soufflé checks them (issue 18)
 )
 
 

@@ -35,7 +35,7 @@ def declare(decl, aliases: dict) -> object:
     if isinstance(decl, ast.AdtTypeDeclaration):
         return AdtType(decl.name, decl, resolve)
     if isinstance(decl, ast.UnionTypeDeclaration):
-        return decl.members[0]              # checked by check_declarations: all of one primitive
+        return decl.members[0]              # checked by check_declarations: all of one primitive (or an alias)
     return decl.base
 
 
@@ -58,6 +58,9 @@ def check_declarations(declarations, aliases: dict) -> None:
 
 
 def _check_union(decl: ast.UnionTypeDeclaration, aliases: dict) -> None:
+    if len(decl.members) == 1:          # an alias: `.type Id = number`, `.type Path = List`
+        resolve_type(decl.members[0], aliases, decl.span)
+        return
     kinds = {}
     for member in decl.members:
         kind = resolve_type(member, aliases, decl.span)
