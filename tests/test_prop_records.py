@@ -4,7 +4,7 @@ evaluator, and incremental maintenance against recomputation.
 The programs share one schema -- a record type ``P``, a recursive list type ``L``, an ADT ``S``
 -- and draw their rules from building blocks: atoms whose arguments are record and branch
 patterns (with ``_`` and repeated variables), ``q = [x, y]`` taking a bound record apart,
-comparisons, negations of input relations, heads that build records, branches and lists.
+comparisons, negations (with ``_`` inside patterns), aggregates over patterns, heads that build records, branches and lists.
 Every value of a derived relation recombines input values (lists only grow strictly
 decreasing), so every program is finite.
 """
@@ -102,7 +102,7 @@ def _source(draw) -> tuple[str, set[str], set[str]]:
 def _filter(draw, nums: list[str], records: set[str]) -> tuple[str, set[str]]:
     """A literal over bound variables (``q = [x, y]`` may bind new ones)."""
     options = ["compare"] + (["unpack_q"] if "q" in records else []) + (["unpack_s"] if "s" in records else [])
-    kind = draw(st.sampled_from(options + ["negate"]))
+    kind = draw(st.sampled_from(options + ["negate", "aggregate"]))
     a, b = draw(st.sampled_from(nums)), draw(st.sampled_from(nums))
     if kind == "unpack_q":
         x, y = draw(st.sampled_from(NUMS + ("_",))), draw(st.sampled_from(NUMS))
@@ -111,7 +111,12 @@ def _filter(draw, nums: list[str], records: set[str]) -> tuple[str, set[str]]:
         x = draw(st.sampled_from(NUMS))
         return draw(st.sampled_from([f"s = $A({x})", f"s = $B(_, {x})", f"$B({x}, _) = s"])), {x}
     if kind == "negate":
-        return draw(st.sampled_from([f"!e1([{a}, {b}])", f"!e2($A({a}))", f"!e2($B({a}, {b}))"])), set()
+        return draw(st.sampled_from([f"!e1([{a}, {b}])", f"!e2($A({a}))", f"!e2($B({a}, {b}))",
+                                     f"!e1([_, {a}])", f"!e2($B(_, {b}))"])), set()
+    if kind == "aggregate" and "k" not in nums:
+        body = draw(st.sampled_from([f"e1([{a}, _])", f"e2($B({a}, _))", f"e1([{a}, y0]), y0 < {b}"]))
+        return f"k = {draw(st.sampled_from(['count', 'sum y0', 'max y0']))} : {{ {body} }}" \
+            if "y0" in body else f"k = count : {{ {body} }}", {"k"}
     return f"{a} {draw(st.sampled_from(['<', '!=', '=', '<=']))} {b}", set()
 
 

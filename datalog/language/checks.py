@@ -182,7 +182,7 @@ def _check_body_safety(body, bound) -> None:
     for literal in body:
         if isinstance(literal, (ast.Atom, ast.Negation)):
             _check_no_wildcard_in_expressions(literal if isinstance(literal, ast.Atom) else literal.atom,
-                                              patterns=isinstance(literal, ast.Atom))
+                                              patterns=True)
         if isinstance(literal, ast.Negation):
             for arg in literal.atom.args:
                 for var in free_variables(arg):

@@ -167,9 +167,12 @@ def _has_wildcard(pattern) -> bool:
 def _negation(literal: ast.Negation, depth: int) -> Lookup:
     """``!r(x, _, 3)``: a lookup of r's index with the bound columns first."""
     atom = literal.atom
-    bound = [i for i, a in enumerate(atom.args) if not isinstance(a, ast.Wildcard)]
-    order = tuple(bound + [i for i, a in enumerate(atom.args) if isinstance(a, ast.Wildcard)])
-    return Lookup(depth, literal, atom.relation, order, tuple(atom.args[i] for i in bound), negated=True)
+    # records (issue 18): a pattern with `_` ([x, _]) is no key; its rows below the path are matched
+    partial = [i for i, a in enumerate(atom.args) if isinstance(a, ast.STRUCTURED) and _has_wildcard(a)]
+    bound = [i for i, a in enumerate(atom.args) if not isinstance(a, ast.Wildcard) and i not in partial]
+    order = tuple(bound + partial + [i for i, a in enumerate(atom.args) if isinstance(a, ast.Wildcard)])
+    return Lookup(depth, literal, atom.relation, order, tuple(atom.args[i] for i in bound), negated=True,
+                  patterns=tuple(atom.args[i] for i in partial))
 
 
 def _depth(names, depth_of) -> int:
