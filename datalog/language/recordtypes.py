@@ -22,7 +22,7 @@ arguments; the variables of a pattern take the types of the fields they stand in
 from __future__ import annotations
 
 from datalog.language import ast
-from datalog.language.composites import AdtType, RecordType
+from datalog.language.composites import NIL, AdtType, Branch, Record, RecordType
 from datalog.language.errors import TypeMismatch
 from datalog.language.types import PRIMITIVES, resolve_type
 
@@ -122,6 +122,24 @@ def bind_pattern(term, column, aliases: dict, env: dict) -> None:
     elif isinstance(term, (ast.RecordTerm, ast.BranchTerm)):
         for arg, type_ in parts(term, column, aliases):
             bind_pattern(arg, type_, aliases, env)
+
+
+def ground(term):
+    """``[1, "a"]``, ``nil``, ``$Circle(5)`` of constants as a Constant (a Record or Branch value:
+    a change of an updates file or a transaction holds values); any other term as it is."""
+    if isinstance(term, ast.Nil):
+        return ast.Constant(NIL, term.span)
+    if isinstance(term, ast.STRUCTURED):
+        args = tuple(map(ground, term.args))
+        if all(isinstance(a, ast.Constant) for a in args):
+            values = [a.value for a in args]
+            value = Record(values) if isinstance(term, ast.RecordTerm) else Branch([term.name] + values)
+            return ast.Constant(value, term.span)
+    return term
+
+
+def ground_atom(atom: ast.Atom) -> ast.Atom:
+    return ast.Atom(atom.relation, tuple(map(ground, atom.args)), atom.span)
 
 
 def primitive(type_) -> bool:

@@ -11,7 +11,7 @@ import lark
 from lark import v_args
 
 from datalog.language import ast
-from datalog.language.composites import NIL, Branch, Record
+from datalog.language.recordtypes import ground_atom
 from datalog.language.errors import Source, Span, SyntaxError_
 from datalog.language.parser.lalr import lark_parser, syntax_error, transform
 from datalog.language.parser.programs import read_file
@@ -64,20 +64,6 @@ def parse_updates_file(path: str | Path) -> list[Batch]:
     return parse_updates(read_file(path, "updates file"), str(path))
 
 
-def _ground(term):
-    """Records (issue 18): ``[1, "a"]``, ``nil``, ``$Circle(5)`` of constants are a constant (a
-    Record or Branch value); any other term stays as it is."""
-    if isinstance(term, ast.Nil):
-        return ast.Constant(NIL, term.span)
-    if isinstance(term, ast.STRUCTURED):
-        args = tuple(map(_ground, term.args))
-        if all(isinstance(a, ast.Constant) for a in args):
-            values = [a.value for a in args]
-            value = Record(values) if isinstance(term, ast.RecordTerm) else Branch([term.name] + values)
-            return ast.Constant(value, term.span)
-    return term
-
-
 class _Commit:
     def __init__(self, span: Span | None):
         self.span = span
@@ -94,7 +80,7 @@ class _ToUpdates(ToAst):
         sign, atom = children
         if sign is None:
             raise SyntaxError_(f"a change starts with + (insert) or - (retract), as in +{atom}.", atom.span)
-        atom = ast.Atom(atom.relation, tuple(map(_ground, atom.args)), atom.span)
+        atom = ground_atom(atom)                      # records (issue 18): +p([1, nil]).
         for arg in atom.args:
             if not isinstance(arg, ast.Constant):
                 hint = f' (a symbol is quoted: "{arg}")' if isinstance(arg, ast.Variable) else ""
