@@ -249,3 +249,19 @@ def test_queries_with_patterns_match_as_the_naive_evaluator_unifies(generated: G
     unifier = RuleEvaluator({}, parse(f"{text} :- {text}.").rules[0])
     assert engine.query(atom) == [row for row in engine.rows(atom.relation)
                                   if unifier._match(atom, row, {}) is not None]
+
+
+def test_repl_changes_and_queries_take_records_and_branches():
+    """A REPL transaction inserts and retracts record and ADT constants; a query takes patterns;
+    the relation then holds what a recomputing engine given the same facts holds."""
+    from datalog.cli.repl import Session
+    from datalog.cli.statements import split
+    session = Session(Engine.from_source(SCHEMA))
+    script = 'begin +e1([1, 2]). +e1([2, 2]). +e2($B(1, 1)). +e2($C). commit -e1([2, 2]). ?- e1([x, 2]).'
+    outputs = [session.run(statement) for statement in split(script)[0]]
+    twin = Engine.from_source(SCHEMA + "e1([1, 2]). e2($B(1, 1)). e2($C).\n")
+    twin.run()
+    for name in INPUTS + DERIVED:
+        assert session.engine.rows(name) == twin.rows(name), name
+    (answer,) = twin.query("e1([x, 2])")                          # the query's one row
+    assert outputs[-1].split("\n")[2].strip() == str(answer[0][0])
