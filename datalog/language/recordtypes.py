@@ -124,22 +124,22 @@ def bind_pattern(term, column, aliases: dict, env: dict) -> None:
             bind_pattern(arg, type_, aliases, env)
 
 
-def ground(term):
-    """``[1, "a"]``, ``nil``, ``$Circle(5)`` of constants as a Constant (a Record or Branch value:
-    a change of an updates file or a transaction holds values); any other term as it is."""
+def is_ground(term) -> bool:
+    """A constant, ``nil``, or a record or branch term of ground terms (``[1, "a"]``,
+    ``$Circle(5)``): what a change of an updates file or a transaction may hold."""
+    if isinstance(term, (ast.Constant, ast.Nil)):
+        return True
+    return isinstance(term, ast.STRUCTURED) and all(map(is_ground, term.args))
+
+
+def value_of(term):
+    """The value of a ground term (a Record or Branch for a record or branch term)."""
+    if isinstance(term, ast.Constant):
+        return term.value
     if isinstance(term, ast.Nil):
-        return ast.Constant(NIL, term.span)
-    if isinstance(term, ast.STRUCTURED):
-        args = tuple(map(ground, term.args))
-        if all(isinstance(a, ast.Constant) for a in args):
-            values = [a.value for a in args]
-            value = Record(values) if isinstance(term, ast.RecordTerm) else Branch([term.name] + values)
-            return ast.Constant(value, term.span)
-    return term
-
-
-def ground_atom(atom: ast.Atom) -> ast.Atom:
-    return ast.Atom(atom.relation, tuple(map(ground, atom.args)), atom.span)
+        return NIL
+    values = [value_of(arg) for arg in term.args]
+    return Record(values) if isinstance(term, ast.RecordTerm) else Branch([term.name] + values)
 
 
 def primitive(type_) -> bool:

@@ -11,7 +11,7 @@ import lark
 from lark import v_args
 
 from datalog.language import ast
-from datalog.language.recordtypes import ground_atom
+from datalog.language.recordtypes import is_ground
 from datalog.language.errors import Source, Span, SyntaxError_
 from datalog.language.parser.lalr import lark_parser, syntax_error, transform
 from datalog.language.parser.programs import read_file
@@ -20,7 +20,8 @@ from datalog.language.parser.to_ast import ToAst
 
 class Batch(list):
     """One transaction of an updates file: ``(sign, atom)`` pairs in file order, ``sign`` is
-    ``"+"`` (insert) or ``"-"`` (retract), every argument an :class:`ast.Constant`; ``span`` is
+    ``"+"`` (insert) or ``"-"`` (retract), every argument ground (a constant, or a record or branch
+term of constants: :func:`datalog.language.recordtypes.value_of`); ``span`` is
     where its ``commit.`` is. Atoms and constants carry spans into the updates file."""
 
     def __init__(self, changes=(), span: Span | None = None):
@@ -80,9 +81,8 @@ class _ToUpdates(ToAst):
         sign, atom = children
         if sign is None:
             raise SyntaxError_(f"a change starts with + (insert) or - (retract), as in +{atom}.", atom.span)
-        atom = ground_atom(atom)                      # records (issue 18): +p([1, nil]).
         for arg in atom.args:
-            if not isinstance(arg, ast.Constant):
+            if not is_ground(arg):                      # records (issue 18): +p([1, nil]).
                 hint = f' (a symbol is quoted: "{arg}")' if isinstance(arg, ast.Variable) else ""
                 raise SyntaxError_(f"a change holds constants only, not {arg}{hint}", arg.span or atom.span)
         return sign, atom
