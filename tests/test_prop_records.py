@@ -265,3 +265,15 @@ def test_repl_changes_and_queries_take_records_and_branches():
         assert session.engine.rows(name) == twin.rows(name), name
     (answer,) = twin.query("e1([x, 2])")                          # the query's one row
     assert outputs[-1].split("\n")[2].strip() == str(answer[0][0])
+
+
+def test_an_atom_of_unpacked_variables_is_a_lookup_not_a_join():
+    """``q(x)`` after ``p([x, _])`` is looked up once per p tuple (a semijoin), not joined as a
+    trie level under every p tuple (which made the rule a product of p and q)."""
+    from datalog.language.checks import check
+    from datalog.planning.plan import Lookup
+    from datalog.planning.planner import plan_clause
+    checked = check(parse(SCHEMA + "rn(x) :- e1([x, _]), rn(x), e0(x, y)."))
+    plan = plan_clause(checked.clauses[-1], checked.schema)
+    assert [a.relation for a in plan.atoms] == ["e1", "e0"]                # e0 binds y: joined
+    assert [(f.relation, f.negated) for f in plan.filters if isinstance(f, Lookup)] == [("rn", False)]
