@@ -60,7 +60,7 @@ from datalog.evaluation.seminaive import Variable, rounds
 from datalog.language import ast
 from datalog.language.rewrites import Clause
 from datalog.language.strata import Stratum, dependencies
-from datalog.planning.planner import plan_clause
+from datalog.planning.planner import plan_clause, semijoin_atoms
 from lftj.relation import Relation
 from maintenance.delta import Change, Delta
 
@@ -283,8 +283,9 @@ def _delta_rules(ctx, clause: Clause, positive, negated, aggregated):
                 yield variant, {i: source}, None
             else:
                 yield plan, {a: source}, None
+    semis = semijoin_atoms(clause.body)                 # q(x) after p([x, _]): a lookup too (records)
     for k, literal in enumerate(clause.body):
-        if _is_lookup(literal) and literal.relation in positive:          # ..., Δr(_), ...
+        if (_is_lookup(literal) or literal in semis) and literal.relation in positive:   # ..., Δr(_), ...
             yield _literal_plan(ctx, clause, k, replace=True), None, positive[literal.relation]
         elif isinstance(literal, ast.Negation) and literal.atom.relation in negated:   # ..., !r(t), Δr(t)
             yield _literal_plan(ctx, clause, k, replace=False), None, negated[literal.atom.relation]

@@ -4,7 +4,7 @@ evaluator, and incremental maintenance against recomputation.
 The programs share one schema -- a record type ``P``, a recursive list type ``L``, an ADT ``S``
 -- and draw their rules from building blocks: atoms whose arguments are record and branch
 patterns (with ``_`` and repeated variables), ``q = [x, y]`` taking a bound record apart,
-comparisons, negations of input relations, heads that build records, branches and lists.
+comparisons, negations (with ``_`` inside patterns), aggregates over patterns, heads that build records, branches and lists.
 Every value of a derived relation recombines input values (lists only grow strictly
 decreasing), so every program is finite.
 """
@@ -102,7 +102,7 @@ def _source(draw) -> tuple[str, set[str], set[str]]:
 def _filter(draw, nums: list[str], records: set[str]) -> tuple[str, set[str]]:
     """A literal over bound variables (``q = [x, y]`` may bind new ones)."""
     options = ["compare"] + (["unpack_q"] if "q" in records else []) + (["unpack_s"] if "s" in records else [])
-    kind = draw(st.sampled_from(options + ["negate"]))
+    kind = draw(st.sampled_from(options + ["negate", "aggregate"]))
     a, b = draw(st.sampled_from(nums)), draw(st.sampled_from(nums))
     if kind == "unpack_q":
         x, y = draw(st.sampled_from(NUMS + ("_",))), draw(st.sampled_from(NUMS))
@@ -111,7 +111,12 @@ def _filter(draw, nums: list[str], records: set[str]) -> tuple[str, set[str]]:
         x = draw(st.sampled_from(NUMS))
         return draw(st.sampled_from([f"s = $A({x})", f"s = $B(_, {x})", f"$B({x}, _) = s"])), {x}
     if kind == "negate":
-        return draw(st.sampled_from([f"!e1([{a}, {b}])", f"!e2($A({a}))", f"!e2($B({a}, {b}))"])), set()
+        return draw(st.sampled_from([f"!e1([{a}, {b}])", f"!e2($A({a}))", f"!e2($B({a}, {b}))",
+                                     f"!e1([_, {a}])", f"!e2($B(_, {b}))"])), set()
+    if kind == "aggregate" and "k" not in nums:
+        body = draw(st.sampled_from([f"e1([{a}, _])", f"e2($B({a}, _))", f"e1([{a}, y0]), y0 < {b}"]))
+        return f"k = {draw(st.sampled_from(['count', 'sum y0', 'max y0']))} : {{ {body} }}" \
+            if "y0" in body else f"k = count : {{ {body} }}", {"k"}
     return f"{a} {draw(st.sampled_from(['<', '!=', '=', '<=']))} {b}", set()
 
 
@@ -224,8 +229,11 @@ def test_an_inserted_value_of_the_wrong_shape_is_refused():
     with pytest.raises(DatalogError) as caught:
         engine.insert("e1", [(Record((1, 2, 3)),)])
     assert caught.value.code == "type_mismatch"
-    with pytest.raises(DatalogError):
-        engine.insert("e2", [(Branch(("D", 1)),)])
+    for bad in [(Branch(("D", 1)),), (Branch(("A", "x")),), (Record((2 ** 70, 1)),), (Record((1, "a")),)]:
+        with pytest.raises(DatalogError):
+            engine.insert("e2" if isinstance(bad[0], Branch) else "e1", [bad])
+    engine.insert("e1", [(Record((1, 2)),)])
+    assert engine.rows("e1") == [(Record((1, 2)),)]
 
 
 QUERIES = st.sampled_from(["rp([x, y])", "rp([x, x])", "rp([1, _])", "rs($A(x))", "rs($B(_, x))", "rs($C)",
@@ -241,3 +249,31 @@ def test_queries_with_patterns_match_as_the_naive_evaluator_unifies(generated: G
     unifier = RuleEvaluator({}, parse(f"{text} :- {text}.").rules[0])
     assert engine.query(atom) == [row for row in engine.rows(atom.relation)
                                   if unifier._match(atom, row, {}) is not None]
+
+
+def test_repl_changes_and_queries_take_records_and_branches():
+    """A REPL transaction inserts and retracts record and ADT constants; a query takes patterns;
+    the relation then holds what a recomputing engine given the same facts holds."""
+    from datalog.cli.repl import Session
+    from datalog.cli.statements import split
+    session = Session(Engine.from_source(SCHEMA))
+    script = 'begin +e1([1, 2]). +e1([2, 2]). +e2($B(1, 1)). +e2($C). commit -e1([2, 2]). ?- e1([x, 2]).'
+    outputs = [session.run(statement) for statement in split(script)[0]]
+    twin = Engine.from_source(SCHEMA + "e1([1, 2]). e2($B(1, 1)). e2($C).\n")
+    twin.run()
+    for name in INPUTS + DERIVED:
+        assert session.engine.rows(name) == twin.rows(name), name
+    (answer,) = twin.query("e1([x, 2])")                          # the query's one row
+    assert outputs[-1].split("\n")[2].strip() == str(answer[0][0])
+
+
+def test_an_atom_of_unpacked_variables_is_a_lookup_not_a_join():
+    """``q(x)`` after ``p([x, _])`` is looked up once per p tuple (a semijoin), not joined as a
+    trie level under every p tuple (which made the rule a product of p and q)."""
+    from datalog.language.checks import check
+    from datalog.planning.plan import Lookup
+    from datalog.planning.planner import plan_clause
+    checked = check(parse(SCHEMA + "rn(x) :- e1([x, _]), rn(x), e0(x, y)."))
+    plan = plan_clause(checked.clauses[-1], checked.schema)
+    assert [a.relation for a in plan.atoms] == ["e1", "e0"]                # e0 binds y: joined
+    assert [(f.relation, f.negated) for f in plan.filters if isinstance(f, Lookup)] == [("rn", False)]

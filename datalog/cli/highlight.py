@@ -21,7 +21,7 @@ _TOKEN = re.compile(r"""(?P<comment>//.*|/\*.*?(\*/|$))
     |(?P<directive>\.[A-Za-z_]\w*)
     |(?P<number>\d+(\.\d+)?([eE][+-]?\d+)?)
     |(?P<operator>:-|\?-)
-    |(?P<keyword>\b(begin|commit|rollback|count|sum|min|max|mean)\b)
+    |(?P<keyword>\b(begin|commit|rollback|count|sum|min|max|mean|nil|as)\b)
     |(?P<relation>[A-Za-z_?][\w?]*(?=\s*\())""", re.VERBOSE)
 _WORD = re.compile(r"\.?[A-Za-z_][\w?]*$")
 

@@ -35,6 +35,7 @@ from datalog.engine.updates import request
 from datalog.language import ast
 from datalog.language.errors import DatalogError, Source, SyntaxError_, TransactionState
 from datalog.language.parser import parse, parse_query
+from datalog.language.recordtypes import is_ground
 from datalog.cli.repl_commands import run_command
 from datalog.cli.repl_store import Store
 from datalog.cli.report import summary
@@ -213,7 +214,7 @@ def _lookup(engine, atom: ast.Atom) -> tuple[list[str], list[tuple]]:
 
 def _constant_fact(atom: ast.Atom) -> ast.Atom:
     for arg in atom.args:
-        if not isinstance(arg, ast.Constant):
+        if not is_ground(arg):                        # records (issue 18): +p([1, nil]).
             hint = f' (a symbol is quoted: "{arg}")' if isinstance(arg, ast.Variable) else ""
             raise SyntaxError_(f"a change holds constants only, not {arg}{hint}", arg.span or atom.span)
     return atom

@@ -43,11 +43,9 @@ def misfit(info: RelationInfo, row) -> int | None:
     """The culprit of a type mismatch: the index of the first value of ``row`` whose type does not fit
     its column, ``None`` if every one fits (values past the relation's arity are not looked at)."""
     for i, (value, type_) in enumerate(zip(row, info.types)):
-        if getattr(type_, "is_composite", False) or isinstance(value, tuple):    # records (issue 18)
-            if not (getattr(type_, "is_composite", False) and conforms(value, type_)):
-                return i
-            continue
         got = value_type(value)
         if type_ not in (AUTO, got) and not (type_ == "float" and got == "number"):
-            return i
+            # records (issue 18): a record or ADT value of the column's composite type
+            if not (got == "record" and getattr(type_, "is_composite", False) and conforms(value, type_)):
+                return i
     return None

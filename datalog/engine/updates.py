@@ -29,6 +29,7 @@ from datalog.engine.engine import Engine, Transaction
 from datalog.language import ast
 from datalog.language.errors import DatalogError, Span, TooDeep, TypeMismatch
 from datalog.language.parser import Batch, parse_updates_file
+from datalog.language.recordtypes import value_of
 from datalog.language.types import AUTO, value_type
 from datalog.sources.files import format_value
 from maintenance.delta import Delta
@@ -78,19 +79,19 @@ def check_auto_columns(engine: Engine, batches: list[Batch]) -> None:
                 if (atom.relation, i) not in first:
                     row = next(iter(engine.db[atom.relation].tuples), None)
                     first[atom.relation, i] = (value_type(row[i]), "its rows") if row else \
-                        (value_type(arg.value), arg.span)
+                        (value_type(value_of(arg)), arg.span)
                 expected, where = first[atom.relation, i]
-                got = value_type(arg.value)
+                got = value_type(value_of(arg))
                 if got != expected:
                     raise TypeMismatch(f"column {i + 1} of {atom.relation} holds {expected}s (from {where}), "
-                                       f"got the {got} {format_value(arg.value)!r}", arg.span)
+                                       f"got the {got} {format_value(value_of(arg))!r}", arg.span)
 
 
 def request(tx: Transaction, sign: str, atom: ast.Atom, pinpoint: bool = False) -> None:
     """One change (``+`` inserts, ``-`` retracts the atom's constants) into a transaction. An error
     that does not point into the atom's source points at the atom or, with ``pinpoint``, at the
     argument of a type mismatch (:func:`culprit`)."""
-    row = tuple(arg.value for arg in atom.args)
+    row = tuple(value_of(arg) for arg in atom.args)      # a record term's value too (issue 18)
     try:
         (tx.insert if sign == "+" else tx.retract)(atom.relation, [row])
     except DatalogError as err:
@@ -102,7 +103,7 @@ def request(tx: Transaction, sign: str, atom: ast.Atom, pinpoint: bool = False) 
 def culprit(engine: Engine, err: DatalogError, atom: ast.Atom) -> Span | None:
     """The argument of a type mismatch, else the whole atom."""
     if isinstance(err, TypeMismatch) and atom.relation in engine.schema:
-        column = misfit(engine.schema[atom.relation], [arg.value for arg in atom.args])
+        column = misfit(engine.schema[atom.relation], [value_of(arg) for arg in atom.args])
         if column is not None:
             return atom.args[column].span or atom.span
     return atom.span

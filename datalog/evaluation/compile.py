@@ -137,6 +137,8 @@ def _lookup(f: Lookup, plan: RulePlan, rule: str) -> CompiledFilter:
     path = tuple(compile_term(t, plan.slots, rule, span) for t in f.path)
     slots = [plan.slots[t.name] for t in f.path] if all(isinstance(t, ast.Variable) for t in f.path) else None
     negated = f.negated
+    if f.patterns:
+        return CompiledFilter(f, _pattern_lookup(f, plan, rule, span, path), path)
 
     def make(db):
         relation = db[f.relation]
@@ -151,6 +153,23 @@ def _lookup(f: Lookup, plan: RulePlan, rule: str) -> CompiledFilter:
             found = lambda b: root.has_extension([g(b) for g in path])
         return (lambda b: not found(b)) if negated else found
     return CompiledFilter(f, make, path)
+
+
+def _pattern_lookup(f: Lookup, plan: RulePlan, rule: str, span, path):
+    """Records (issue 18): ``!r([x, _])``: no row under the path's node has values matching the
+    patterns (the index puts their columns right below the path)."""
+    matchers = [compile_match(p, plan.slots, set(), lambda t: compile_term(t, plan.slots, rule, span))
+                for p in f.patterns]
+    depth = len(matchers)
+
+    def make(db):
+        root = db[f.relation].index(f.order)
+
+        def found(b):
+            node = root.find([g(b) for g in path])
+            return node is not None and any(all(m(v, b) for m, v in zip(matchers, row)) for row in node.rows(depth))
+        return (lambda b: not found(b)) if f.negated else found
+    return make
 
 
 def _slot_getter(slots: list[int]):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from datalog.language.composites import render
 from datalog.language.errors import Span
 
 _span = field(default=None, compare=False, repr=False)
@@ -54,8 +53,6 @@ class Constant:
     def __str__(self) -> str:
         if isinstance(self.value, str):
             return _quote(self.value)
-        if isinstance(self.value, tuple):       # a record or ADT value (issue 18): as its term
-            return render(self.value, lambda v: _quote(v) if isinstance(v, str) else repr(v))
         return repr(self.value)
 
 
@@ -276,7 +273,7 @@ class Declaration:
 
 @dataclass(frozen=True)
 class TypeDeclaration:
-    """``.type Name <: symbol`` (or ``= number``): an alias of a primitive type."""
+    """``.type Name <: symbol``: a subtype (``.type Name = number`` is a one-member union)."""
 
     name: str
     base: str
@@ -427,7 +424,8 @@ class LimitSize:
 
 @dataclass(frozen=True)
 class UnionTypeDeclaration:
-    """``.type U = A | B``: the values of subtypes of one primitive type."""
+    """``.type U = A | B``: the values of subtypes of one primitive type; with one member
+    (``.type Id = number``) an alias, a type equivalent to it."""
 
     name: str
     members: tuple[str, ...]

@@ -23,6 +23,7 @@ from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarn
 from datalog.language.lints import warn_empty_relations, warn_singleton_variables
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
+from datalog.language.subtypes import check_subtypes
 from datalog.language.typecheck import check_types, infer_types
 from datalog.language.types import RelationInfo, resolve_type
 from datalog.language.variables import aggregate_outer_variables, bound_variables, free_variables
@@ -200,7 +201,7 @@ def _check_body_safety(body, bound) -> None:
     for literal in body:
         if isinstance(literal, (ast.Atom, ast.Negation)):
             _check_no_wildcard_in_expressions(literal if isinstance(literal, ast.Atom) else literal.atom,
-                                              patterns=isinstance(literal, ast.Atom))
+                                              patterns=True)
         if isinstance(literal, ast.Negation):
             for arg in literal.atom.args:
                 for var in free_variables(arg):
@@ -303,6 +304,7 @@ CHECKS = (
     check_types,
     warn_singleton_variables,       # Soufflé's warnings (lints.py), never blocking
     warn_empty_relations,
+    check_subtypes,                     # named subtypes as Soufflé checks them (issue 18)
 )
 
 

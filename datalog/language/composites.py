@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from datalog.language import numbers
+
 
 class Record(tuple):
     """A record value: its fields in order. The empty record is ``nil``."""
@@ -134,12 +136,15 @@ def conforms(value, type_) -> bool:
 
 
 def _part(value, type_) -> bool:
+    """A field's value: of its type, and a value of the engine (no NaN, an int in range)."""
     if getattr(type_, "is_composite", False):
         return conforms(value, type_)
-    if isinstance(value, (tuple, bool)):
+    if isinstance(value, (tuple, bool)) or not isinstance(value, _PYTHON.get(type_, int)):
         return False
-    return {"symbol": str, "float": (float, int)}.get(type_, int) is not None and \
-        isinstance(value, {"symbol": str, "float": (float, int)}.get(type_, int))
+    return numbers.value_problem(value) is None
+
+
+_PYTHON = {"symbol": str, "float": (float, int)}
 
 
 # ---------------------------------------------------------------- reading text

@@ -22,7 +22,7 @@ arguments; the variables of a pattern take the types of the fields they stand in
 from __future__ import annotations
 
 from datalog.language import ast
-from datalog.language.composites import AdtType, RecordType
+from datalog.language.composites import NIL, AdtType, Branch, Record, RecordType
 from datalog.language.errors import TypeMismatch
 from datalog.language.types import PRIMITIVES, resolve_type
 
@@ -35,7 +35,7 @@ def declare(decl, aliases: dict) -> object:
     if isinstance(decl, ast.AdtTypeDeclaration):
         return AdtType(decl.name, decl, resolve)
     if isinstance(decl, ast.UnionTypeDeclaration):
-        return decl.members[0]              # checked by check_declarations: all of one primitive
+        return decl.members[0]              # checked by check_declarations: all of one primitive (or an alias)
     return decl.base
 
 
@@ -58,6 +58,9 @@ def check_declarations(declarations, aliases: dict) -> None:
 
 
 def _check_union(decl: ast.UnionTypeDeclaration, aliases: dict) -> None:
+    if len(decl.members) == 1:          # an alias: `.type Id = number`, `.type Path = List`
+        resolve_type(decl.members[0], aliases, decl.span)
+        return
     kinds = {}
     for member in decl.members:
         kind = resolve_type(member, aliases, decl.span)
@@ -119,6 +122,24 @@ def bind_pattern(term, column, aliases: dict, env: dict) -> None:
     elif isinstance(term, (ast.RecordTerm, ast.BranchTerm)):
         for arg, type_ in parts(term, column, aliases):
             bind_pattern(arg, type_, aliases, env)
+
+
+def is_ground(term) -> bool:
+    """A constant, ``nil``, or a record or branch term of ground terms (``[1, "a"]``,
+    ``$Circle(5)``): what a change of an updates file or a transaction may hold."""
+    if isinstance(term, (ast.Constant, ast.Nil)):
+        return True
+    return isinstance(term, ast.STRUCTURED) and all(map(is_ground, term.args))
+
+
+def value_of(term):
+    """The value of a ground term (a Record or Branch for a record or branch term)."""
+    if isinstance(term, ast.Constant):
+        return term.value
+    if isinstance(term, ast.Nil):
+        return NIL
+    values = [value_of(arg) for arg in term.args]
+    return Record(values) if isinstance(term, ast.RecordTerm) else Branch([term.name] + values)
 
 
 def primitive(type_) -> bool:

@@ -254,7 +254,8 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
         arg, result = _FUNCTORS[term.name]
         expected = [arg] * len(types)
     for want, got, node in zip(expected, types, term.args):
-        ok = got is None or want == "any" or (want == "numeric" and got != "symbol") or \
+        ok = got is None or want == "any" or \
+            (want == "numeric" and got != "symbol" and not recordtypes.is_composite(got)) or \
             (want == "integer" and got == "number") or compatible(want, got)
         if not ok and not lenient:
             raise TypeMismatch(f"{term.name} expects a {want if want in _TYPES else 'number'} here, "
@@ -279,6 +280,8 @@ def _aggregate_type(ctx, agg: ast.Aggregate, env, lenient) -> str | None:
         return "float"
     if agg.kind == "sum" and target_type == "symbol" and not lenient:
         raise TypeMismatch(f"sum of a symbol in {agg}", agg.span)
+    if recordtypes.is_composite(target_type) and not lenient:       # records (issue 18)
+        raise TypeMismatch(f"{agg.kind} of a value of the {target_type} type in {agg}", agg.span)
     return target_type
 
 

@@ -35,6 +35,8 @@ def value_type(value) -> str:
         return "symbol"
     if isinstance(value, float):
         return "float"
+    if isinstance(value, tuple):            # a record or ADT value (issue 18)
+        return "record"
     return "number"
 
 

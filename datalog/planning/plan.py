@@ -107,6 +107,7 @@ class Lookup(Filter):
     order: tuple[int, ...]
     path: tuple[ast.Term, ...]
     negated: bool
+    patterns: tuple[ast.Term, ...] = ()   # records (issue 18): `!r([x, _])`, matched below the path
 
 
 @dataclass(frozen=True)

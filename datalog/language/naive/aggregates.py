@@ -14,7 +14,7 @@ with Soufflé's choice of what is counted.
 from __future__ import annotations
 
 from datalog.language import ast
-from datalog.language.ast import Aggregate, Atom, Disjunction, Variable, Wildcard
+from datalog.language.ast import Aggregate, Atom, BranchTerm, Disjunction, RecordTerm, Variable, Wildcard
 from datalog.language.naive.nodes import dnf, walk
 from datalog.language.naive.values import Subst, number
 
@@ -76,9 +76,17 @@ def _name_wildcards(body: tuple) -> tuple:
     """Each ``_`` of the body's atom becomes its own variable (named so no program can clash)."""
     counter = iter(range(1_000_000))
 
+    def name(term):
+        if isinstance(term, Wildcard):
+            return Variable(f" _{next(counter)}")
+        if isinstance(term, RecordTerm):            # records (issue 18): a `_` inside a pattern too
+            return RecordTerm(tuple(map(name, term.args)), term.span)
+        if isinstance(term, BranchTerm):
+            return BranchTerm(term.name, tuple(map(name, term.args)), term.span)
+        return term
+
     def rename(lit):
         if not isinstance(lit, Atom):
             return lit
-        args = tuple(Variable(f" _{next(counter)}") if isinstance(a, Wildcard) else a for a in lit.args)
-        return Atom(lit.relation, args, lit.span)
+        return Atom(lit.relation, tuple(map(name, lit.args)), lit.span)
     return tuple(rename(lit) for lit in body)

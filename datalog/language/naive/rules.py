@@ -105,8 +105,7 @@ class RuleEvaluator:
             plain = {name for a in literal.args for name in pattern_variables(a)}
             return 0 if all(self._matchable(a, bound | plain) for a in literal.args) else None
         if isinstance(literal, Negation):
-            return 1 if all(isinstance(a, Wildcard) or self._computable(a, bound) or
-                            (isinstance(a, Variable) and a.name in self.singletons)
+            return 1 if all(self._negatable(a, bound) or (isinstance(a, Variable) and a.name in self.singletons)
                             for a in literal.atom.args) else None
         if isinstance(literal, Comparison):
             if self._computable(literal.left, bound) and self._computable(literal.right, bound):
@@ -132,6 +131,15 @@ class RuleEvaluator:
             return True
         if isinstance(term, STRUCTURED):
             return all(self._matchable(arg, bound) for arg in term.args)
+        return self._computable(term, bound)
+
+    def _negatable(self, term, bound) -> bool:
+        """Whether a negated atom's argument can be tested: ``_``, or computable, or a pattern
+        (``[x, _]``) whose variables are all bound."""
+        if isinstance(term, Wildcard):
+            return True
+        if isinstance(term, STRUCTURED):
+            return all(self._negatable(arg, bound) for arg in term.args)
         return self._computable(term, bound)
 
     def _unpacking(self, comparison: Comparison, bound) -> tuple | None:

@@ -11,7 +11,7 @@ import lark
 from lark import v_args
 
 from datalog.language import ast
-from datalog.language.composites import NIL, Branch, Record
+from datalog.language.recordtypes import is_ground
 from datalog.language.errors import Source, Span, SyntaxError_
 from datalog.language.parser.lalr import lark_parser, syntax_error, transform
 from datalog.language.parser.programs import read_file
@@ -20,7 +20,8 @@ from datalog.language.parser.to_ast import ToAst
 
 class Batch(list):
     """One transaction of an updates file: ``(sign, atom)`` pairs in file order, ``sign`` is
-    ``"+"`` (insert) or ``"-"`` (retract), every argument an :class:`ast.Constant`; ``span`` is
+    ``"+"`` (insert) or ``"-"`` (retract), every argument ground (a constant, or a record or branch
+term of constants: :func:`datalog.language.recordtypes.value_of`); ``span`` is
     where its ``commit.`` is. Atoms and constants carry spans into the updates file."""
 
     def __init__(self, changes=(), span: Span | None = None):
@@ -64,20 +65,6 @@ def parse_updates_file(path: str | Path) -> list[Batch]:
     return parse_updates(read_file(path, "updates file"), str(path))
 
 
-def _ground(term):
-    """Records (issue 18): ``[1, "a"]``, ``nil``, ``$Circle(5)`` of constants are a constant (a
-    Record or Branch value); any other term stays as it is."""
-    if isinstance(term, ast.Nil):
-        return ast.Constant(NIL, term.span)
-    if isinstance(term, ast.STRUCTURED):
-        args = tuple(map(_ground, term.args))
-        if all(isinstance(a, ast.Constant) for a in args):
-            values = [a.value for a in args]
-            value = Record(values) if isinstance(term, ast.RecordTerm) else Branch([term.name] + values)
-            return ast.Constant(value, term.span)
-    return term
-
-
 class _Commit:
     def __init__(self, span: Span | None):
         self.span = span
@@ -94,9 +81,8 @@ class _ToUpdates(ToAst):
         sign, atom = children
         if sign is None:
             raise SyntaxError_(f"a change starts with + (insert) or - (retract), as in +{atom}.", atom.span)
-        atom = ast.Atom(atom.relation, tuple(map(_ground, atom.args)), atom.span)
         for arg in atom.args:
-            if not isinstance(arg, ast.Constant):
+            if not is_ground(arg):                      # records (issue 18): +p([1, nil]).
                 hint = f' (a symbol is quoted: "{arg}")' if isinstance(arg, ast.Variable) else ""
                 raise SyntaxError_(f"a change holds constants only, not {arg}{hint}", arg.span or atom.span)
         return sign, atom
