@@ -38,9 +38,8 @@ from datalog.language.checks import Checked, check
 from datalog.language.parser import parse
 from datalog.language.rewrites import rewrite
 from datalog.language.semantics import lower
-from datalog.language.semantics.constraints import (choice_domains, dominance_clauses, dominance_name, subsumption_dependencies,
+from datalog.language.semantics.constraints import (choice_domains, dominance_clauses, subsumption_dependencies,
                                                       row_order, symbol_ranks)
-from datalog.language.types import RelationInfo
 from datalog.language.semantics.pragmas import pragma_values
 from datalog.language.strata import limited, stratify
 from datalog.planning.plan import RulePlan
@@ -92,12 +91,15 @@ def attach_constraints(strata, checked: Checked) -> None:
     subsumptions' dominated tuples (enforced by the fixpoint, :mod:`datalog.evaluation.constrained`)."""
     order = row_order(symbol_ranks(checked.program))
     choice = {name: (domains, order) for name, domains in choice_domains(checked.program).items()}
-    schema = dict(checked.schema)
-    dominance = {}
-    for name, clauses in dominance_clauses(checked.program, checked.schema).items():
-        info = schema[name]             # the pairs of r's tuples: r's column types twice
-        schema[dominance_name(name)] = RelationInfo(dominance_name(name), 2 * info.arity, info.types * 2)
-        dominance[name] = [compile_plan(plan_clause(c, schema)) for c in clauses]
+    subsumptions = dominance_clauses(checked.program, checked.schema)
+    schema = checked.schema
+    if subsumptions:                    # their bodies pass the checks of any rule body
+        rules = tuple(c.rule for clauses in subsumptions.values() for c in clauses)
+        declared = {d.relation for d in checked.program.declarations}
+        earlier = {n: info for n, info in checked.schema.items() if info.declared and n not in declared}
+        schema = check(ast.Program(checked.program.statements + rules), known=earlier).schema
+    dominance = {name: [compile_plan(plan_clause(c, schema)) for c in clauses]
+                 for name, clauses in subsumptions.items()}
     for stratum in strata:
         stratum.choice = {n: choice[n] for n in stratum.relations if n in choice}
         stratum.dominance = {n: dominance[n] for n in stratum.relations if n in dominance}

@@ -45,7 +45,7 @@ from functools import partial
 from typing import Callable
 
 from datalog.language import ast
-from datalog.language.errors import DatalogError
+from datalog.language.errors import DatalogError, Unsupported
 from datalog.evaluation.compile import compile_plan
 from datalog.evaluation.evaluate import derive
 from datalog.evaluation.seminaive import Variable, rounds
@@ -62,6 +62,10 @@ def evaluate_on_spark(engine, spark, partitions: int | None = None, progress: Pr
     ``partitions`` hash partitions per job (default: the context's parallelism), and leave the
     results in ``engine.db`` as ``engine.evaluate()`` would."""
     partitions = partitions or spark.sparkContext.defaultParallelism
+    for stratum in engine.checked.strata:       # their fixpoint keeps or removes rows one by one
+        if stratum.constrained:
+            raise Unsupported(f"choice-domain and subsumption ({', '.join(stratum.relations)}) are not "
+                              f"evaluated on Spark; run without --spark", None)
     numbers = {id(s): n for n, s in enumerate(engine.checked.strata, 1)}
     levels = _levels(engine.checked.strata)
     for level, strata in enumerate(levels, 1):

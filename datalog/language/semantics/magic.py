@@ -30,7 +30,9 @@ from dataclasses import replace
 
 from datalog.language import ast
 from datalog.language.errors import CyclicNegation, DatalogWarning
+from datalog.language.rewrites import rewrite, split_disjunctions, split_heads
 from datalog.language.semantics.pragmas import pragma_values, relation_list
+from datalog.language.strata import stratify
 
 MAGIC, NO_MAGIC = "magic", "no_magic"
 
@@ -58,13 +60,11 @@ def magic_transform(program: ast.Program) -> ast.Program:
 
 
 def _split(rules) -> list[ast.Rule]:
-    from datalog.language.rewrites import split_disjunctions, split_heads
     return split_heads(split_disjunctions(list(rules)))
 
 
 def _stratifies(program: ast.Program) -> None:
-    from datalog.language.naive.fixpoint import stratify
-    stratify(program.rules, [])
+    stratify(rewrite(program))
 
 
 # ---------------------------------------------------------------- which relations
