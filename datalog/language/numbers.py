@@ -42,6 +42,28 @@ _NAN = re.compile(r"[-+]?nan", re.ASCII | re.IGNORECASE)
 _DIGITS = 64        # more digits than any 64-bit integer has, even in binary: out of range unparsed
 
 
+# ---- functors (issue 18): Soufflé's number width. Soufflé's `number` is 32-bit by default and its
+# arithmetic wraps; with width 32 (`datalog run --number-width 32`) the integer results of
+# + - * ^, unary minus, the bitwise operators and sum wrap to 32 bits as Soufflé's do. Values read
+# (literals, facts) keep the 64-bit range. The default, 64, is Soufflé's -DRAM_DOMAIN_SIZE=64
+# without its wrap: an overflow is number_out_of_range.
+WIDTH = [64]
+
+
+def set_width(bits: int) -> None:
+    if bits not in (32, 64):
+        raise ValueError(f"number width {bits} (use 32 or 64)")
+    WIDTH[0] = bits
+
+
+def wrap(value, bits: int):
+    """An integer as a signed ``bits``-bit two's complement value (a float unchanged)."""
+    if isinstance(value, float) or isinstance(value, str):
+        return value
+    half = 1 << (bits - 1)
+    return ((value + half) % (1 << bits)) - half
+
+
 def in_range(value: int) -> bool:
     return INT_MIN <= value <= INT_MAX
 
