@@ -102,7 +102,7 @@ class ToAst(Transformer):
         return ast.Atom(str(name), args, self._span(meta))
 
     def negation(self, meta, children):
-        return ast.Negation(children[0], self._span(meta))
+        return _negated(children[0], self._span(meta))
 
     def comparison(self, meta, children):
         left, op, right = children
@@ -125,11 +125,6 @@ class ToAst(Transformer):
 
     def false_(self, meta, children):
         return ast.Comparison("!=", ast.Constant(1), ast.Constant(1), self._span(meta))
-
-    def negated_constraint(self, meta, children):
-        (c,) = children
-        op = {"=": "!=", "!=": "=", "match": "not_match", "contains": "not_contains"}[c.op]
-        return ast.Comparison(op, c.left, c.right, self._span(meta))
 
     def keyword_op(self, meta, children):
         left, op, right = children
@@ -222,6 +217,29 @@ class ToAst(Transformer):
             literals = _flatten_body(body, self._span(meta))
         return ast.Aggregate(kind, target, literals, self._span(meta))
 
+
+
+# ---- functors (issue 18): negating a body term, as Soufflé's RuleBody::negated
+_NEGATED_OP = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "match": "not_match",
+               "not_match": "match", "contains": "not_contains", "not_contains": "contains"}
+
+
+def _negated(literal, span):
+    """``!a(x)`` is a Negation; ``!!a(x)`` is ``a(x)``; ``!x < y`` is ``x >= y``; ``!(a ; b)`` is
+    ``!a, !b`` and ``!(a, b)`` is ``(!a ; !b)`` (De Morgan)."""
+    if isinstance(literal, ast.Atom):
+        return ast.Negation(literal, span)
+    if isinstance(literal, ast.Negation):
+        return literal.atom
+    if isinstance(literal, ast.Comparison):
+        return ast.Comparison(_NEGATED_OP[literal.op], literal.left, literal.right, span)
+    alternatives = literal.alternatives if isinstance(literal, ast.Disjunction) else (tuple(literal),)
+    conjuncts = []
+    for alternative in alternatives:                     # not (l1, l2, ...): !l1 ; !l2 ; ...
+        negated = [_negated(lit, span) for lit in alternative]
+        options = tuple(tuple(n) if isinstance(n, _Group) else (n,) for n in negated)
+        conjuncts.append(negated[0] if len(options) == 1 else ast.Disjunction(options, span))
+    return conjuncts[0] if len(conjuncts) == 1 else _Group(conjuncts)
 
 
 def _clip(text: str) -> str:
