@@ -6,7 +6,8 @@ A drawn program has one EDB relation ``e(x, y)`` of small integers (negative one
 two's complement matters) and rules that use the constructs: a head computed by a random
 expression of the bitwise, logical, shift and arithmetic operators and conversions; a filter
 comparing two such expressions; an aggregate whose target is one; ``x = range(...)`` with
-constant bounds; a singleton variable under negation; a body part independent of the head;
+constant bounds; a singleton variable under negation; ! on a parenthesised body or a comparison;
+a body part independent of the head;
 two aggregates that reuse a variable name; match/contains on symbols made from the numbers.
 """
 
@@ -58,6 +59,8 @@ def programs(draw) -> tuple[str, frozenset]:
     lo, hi, step = draw(VALUES), draw(VALUES), draw(st.sampled_from(("", ", 1", ", -1", ", 2", ", -3", ", 0")))
     pattern = draw(st.sampled_from(("-?[0-9]", "1.*", ".*2", "[[:digit:]]+", "-.*", "x{2}")))
     sub = draw(st.sampled_from(("1", "-", "0", "")))
+    negated = draw(st.sampled_from(("!(e(x, x) ; e(x, 1))", "!(e(x, x), e(1, x))", "!!e(x, 2)", "!x < 1",
+                                    "!!!(e(y, x) ; x = 3)", "!(x > 2, x < 6)")))
     text = f"""
 .decl e(x: number, y: number)
 .decl calc(x: number, y: number, v: number)
@@ -74,6 +77,8 @@ ranged(x, r) :- e(x, _), r = range({lo}, {hi}{step}).
 lonely(x) :- e(x, _), !e(stranger, x).
 .decl apart(x: number)
 apart(x) :- e(x, _), e(u, w), u > w.
+.decl negated(x: number)
+negated(x) :- e(x, y), {negated}.
 .decl words(s: symbol)
 words(to_string(x)) :- e(x, _).
 .decl matched(s: symbol)
