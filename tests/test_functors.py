@@ -112,3 +112,10 @@ def test_ranges_beyond_constants_are_unsupported(text: str):
         Engine.from_source(text)
     assert "range" in info.value.message
     assert info.value.span is not None
+
+
+def test_ord_of_a_symbol_is_unsupported():
+    """Soufflé's ord of a symbol is its index in Soufflé's symbol table: nothing to match."""
+    with pytest.raises(Unsupported) as info:
+        Engine.from_source('p(ord("a")).')
+    assert "ord" in info.value.message and info.value.span.column == 3
