@@ -26,7 +26,7 @@ from collections import Counter
 
 from datalog.language import ast
 from datalog.language.strata import dependencies
-from datalog.planning.planner import counts
+from datalog.planning.planner import counts, generates
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
@@ -124,8 +124,8 @@ class IncrementalMaintainer:
         """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring
         its state calls this with ``evaluate_views=False``: aggregate bodies not evaluated either)."""
         plan = self.program.plans[clause.index]
-        if counts(clause):      # autoinc(): fresh numbers, no support to count; the rule again
-            return WholeRule(clause, plan, self.db)
+        if counts(clause) or generates(clause):  # autoinc(): fresh numbers; a generated range:
+            return WholeRule(clause, plan, self.db)  # levels of no relation to record; the rule again
         if plan.backend is not None and plan.backend.name == "thetajoin":
             return ThetaRule(clause, plan.backend, self.program.schema)
         try:

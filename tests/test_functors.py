@@ -103,15 +103,31 @@ def test_autoinc_rule_is_evaluated_again_whole_on_change():
 
 
 @pytest.mark.parametrize("text", [
-    "p(x) :- q(n), x = range(0, n). q(1).",                  # a bound that is a variable
     "p(range(1, 3)).",                                        # not the value of an assignment
+    "p(x) :- q(range(1, 3)), x = 1.",
     "p(x) :- x = range(0, 100000000000).",                    # too many values to hold as facts
 ])
-def test_ranges_beyond_constants_are_unsupported(text: str):
+def test_ranges_the_engine_does_not_take_are_unsupported(text: str):
     with pytest.raises(Unsupported) as info:
         Engine.from_source(text)
     assert "range" in info.value.message
     assert info.value.span is not None
+
+
+def test_ranges_with_variable_bounds_are_generated_and_maintained_whole():
+    source = ("q(2). q(4).\np(n, x) :- q(n), x = range(0, n).\n"
+              "s(n, c) :- q(n), c = count : { y = range(n, 10, 3) }.\n"
+              "t(y) :- q(n), z = n * 2, y = range(z, z + 2).\n")
+    engine = Engine.from_source(source)
+    engine.run()
+    expected = evaluate(parse(source))
+    for name in ("p", "s", "t"):
+        assert set(engine.rows(name)) == expected[name], name
+    apply_batch(engine, parse_updates("+q(1). -q(4). commit.")[0])
+    changed = evaluate(parse(source.replace("q(4).", "q(1).")))
+    for name in ("p", "s", "t"):
+        assert set(engine.rows(name)) == changed[name], name
+    assert {s["strategy"] for rule, s in engine.stats().items() if "range" in rule} == {"whole rule"}
 
 
 def test_ord_of_a_symbol_is_unsupported():

@@ -73,6 +73,10 @@ agg(x, v) :- e(x, _), v = {kind}{target} : {{ e(x, z) }}.
 twice(x, t, m) :- e(x, _), t = count : {{ e(x, a) }}, m = max a : {{ e(x, a) }}.
 .decl ranged(x: number, r: number)
 ranged(x, r) :- e(x, _), r = range({lo}, {hi}{step}).
+.decl between(x: number, y: number, r: number)
+between(x, y, r) :- e(x, y), r = range(x, y{step}).
+.decl spread(x: number, n: number)
+spread(x, n) :- e(x, _), n = count : {{ e(x, y), r = range(y, x) }}.
 .decl lonely(x: number)
 lonely(x) :- e(x, _), !e(stranger, x).
 .decl apart(x: number)

@@ -73,15 +73,18 @@ RANGE_LIMIT = 10_000_000     # values of one range: beyond it, the range is unsu
 def expand_ranges(rules: list[ast.Rule]) -> list[ast.Rule]:
     """``x = range(1, 10)`` binds x to 1, ..., 9 (Soufflé's multi-valued functor): it becomes
     the atom ``_range_1_10_1(x)`` of a relation whose facts are the range's values, added once.
-    A range whose bounds are not constants (or that is not the value of an assignment) is
-    ``unsupported``."""
+    A range with variable bounds (``x = range(0, n)``) stays: the planner generates its values
+    (planning/planner.py). A range that is not the value of an assignment is ``unsupported``."""
     facts: dict[str, list[ast.Rule]] = {}
     out = [ast.Rule(rule.heads, _expand_body(rule.body, facts), rule.span, rule.pragma) for rule in rules]
     for rule in out:
+        allowed = {id(side) for lit in _terms(rule.body) if isinstance(lit, ast.Comparison) and lit.op == "="
+                   for side, other in ((lit.left, lit.right), (lit.right, lit.left))
+                   if isinstance(other, ast.Variable)}
         for node in _terms((rule.heads, rule.body)):
-            if isinstance(node, ast.Functor) and node.name == "range":
+            if isinstance(node, ast.Functor) and node.name == "range" and id(node) not in allowed:
                 raise Unsupported(f"range({', '.join(map(str, node.args))}) here: range is supported as the "
-                                  f"value of an assignment with constant bounds (x = range(1, 10))", node.span)
+                                  f"value of an assignment (x = range(1, 10))", node.span)
     return out + [fact for group in facts.values() for fact in group]
 
 
