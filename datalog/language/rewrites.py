@@ -192,7 +192,32 @@ def _terms(node):
         yield from _terms(child)
 
 
+def lift_head_aggregates(rules: list[ast.Rule]) -> list[ast.Rule]:
+    """``e(2, count : { r(_) } + 1).`` is ``e(2, _h0 + 1) :- _h0 = count : { r(_) }.``: Soufflé
+    takes an aggregate in a head as the value of an assignment in the body."""
+    out = []
+    for rule in rules:
+        extra: list = []
+
+        def lift(term):
+            if isinstance(term, ast.Aggregate):
+                var = ast.Variable(f"_h{len(extra)}", term.span)
+                extra.append(ast.Comparison("=", var, term, term.span))
+                return var
+            if isinstance(term, ast.BinaryOp):
+                return ast.BinaryOp(term.op, lift(term.left), lift(term.right), term.span)
+            if isinstance(term, ast.Negate):
+                return ast.Negate(lift(term.operand), term.span)
+            if isinstance(term, ast.Functor):
+                return ast.Functor(term.name, tuple(map(lift, term.args)), term.span)
+            return term
+        heads = tuple(ast.Atom(h.relation, tuple(map(lift, h.args)), h.span) for h in rule.heads)
+        out.append(ast.Rule(heads, rule.body + tuple(extra), rule.span, rule.pragma) if extra else rule)
+    return out
+
+
 REWRITES = (
+    lift_head_aggregates,
     expand_ranges,
     split_disjunctions,
     split_heads,
