@@ -13,6 +13,8 @@ two aggregates that reuse a variable name; match/contains on symbols made from t
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -50,12 +52,17 @@ def expressions(depth: int = 3):
     )
 
 
+def _rename(expression: str, old: str, new: str) -> str:
+    """The variable ``old`` of an expression renamed (not the x of lxor)."""
+    return re.sub(rf"\b{old}\b", new, expression)
+
+
 @st.composite
 def programs(draw) -> tuple[str, frozenset]:
     e1, e2, e3 = draw(expressions()), draw(expressions()), draw(expressions(2))
     op = draw(st.sampled_from(("<", "=", "!=", ">=")))
     kind = draw(st.sampled_from(("sum", "min", "max", "count")))
-    target = "" if kind == "count" else f" {e3.replace('y', 'z')}"
+    target = "" if kind == "count" else f" {_rename(e3, 'y', 'z')}"
     lo, hi, step = draw(VALUES), draw(VALUES), draw(st.sampled_from(("", ", 1", ", -1", ", 2", ", -3", ", 0")))
     pattern = draw(st.sampled_from(("-?[0-9]", "1.*", ".*2", "[[:digit:]]+", "-.*", "x{2}")))
     sub = draw(st.sampled_from(("1", "-", "0", "")))
@@ -81,6 +88,8 @@ spread(x, n) :- e(x, _), n = count : {{ e(x, y), r = range(y, x) }}.
 lonely(x) :- e(x, _), !e(stranger, x).
 .decl apart(x: number)
 apart(x) :- e(x, _), e(u, w), u > w.
+.decl witness(x: number, v: number)
+witness(x, v) :- v = {draw(st.sampled_from(("min", "max")))} {_rename(e3, "x", "w")} : {{ e(x, w), y = w }}.
 .decl negated(x: number)
 negated(x) :- e(x, y), {negated}.
 .decl words(s: symbol)

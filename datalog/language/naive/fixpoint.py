@@ -15,6 +15,7 @@ from datalog.language.ast import Aggregate, Atom, Negation, Rule
 from datalog.language.errors import CyclicNegation
 from datalog.language.naive.nodes import children, split_disjunctions, walk
 from datalog.language.naive.rules import RuleEvaluator
+from datalog.language.rewrites import witnesses
 from datalog.language.naive.values import Database, Row
 
 
@@ -23,7 +24,9 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
     db: Database = {name: set() for name in _relations(program)}
     for name, rows in (edb or {}).items():
         db.setdefault(name, set()).update(tuple(row) for row in rows)
-    rules = [split for rule in program.rules for split in split_disjunctions(rule)]
+    # witnesses of min/max (rewrites.witnesses) are the one desugaring taken from the engine: a
+    # head variable bound by the tuples that reach the extremum is the aggregate body again
+    rules = witnesses([split for rule in program.rules for split in split_disjunctions(rule)])
     for stratum in stratify(program.rules, list(db)):
         _fixpoint([r for r in rules if any(h.relation in stratum for h in r.heads)], stratum, db)
     return db
