@@ -57,7 +57,7 @@ def test_independent_body_is_tested_once_per_binding():
 @pytest.mark.parametrize("text", [
     "p(x band 3 bor 4 bxor 1, x bshl 2 bshr 1 bshru 3, x land 1 lor 0 lxor 1) :- e(x).",
     "p(bnot x, lnot x, bnot -(x), -(bnot x)) :- e(x).",
-    "p(0b101, 7u, 0x1fu, 1 + 2 band 6) :- e(_).",
+    "p(0b101, 7u, 0x1fu, 1 + 2 band 6, 10.0.0.1) :- e(_).",
     'p(x) :- e(x), match("a.*", "abc"), !match("b", "b"), contains("b", "abc"), !contains("z", "a").',
     "p(x) :- e(x), true, !false.",
     "p(x) :- e(x), false.",

@@ -138,6 +138,15 @@ class ToAst(Transformer):
         """Bare ``$`` is ``autoinc()``: Soufflé's counter."""
         return ast.Functor("autoinc", (), self._span(meta))
 
+    def ipv4_(self, meta, children):
+        """``10.0.0.1`` is the number (10 << 24) + (0 << 16) + (0 << 8) + 1, as Soufflé's scanner
+        makes it: a C int, so 255.255.255.255 is -1; an octet beyond 255 is out of range."""
+        octets = [int(part) for part in str(children[0]).split(".")]
+        if any(o > 255 for o in octets):
+            raise NumberOutOfRange(f"the IPv4 address {children[0]} has an octet beyond 255", self._span(meta))
+        value = (octets[0] << 24) + (octets[1] << 16) + (octets[2] << 8) + octets[3]
+        return ast.Constant(numbers.wrap(value, 32), self._span(meta))
+
     def unsigned_(self, meta, children):
         """``7u``: an unsigned literal is the number 7 (unsigned is number here; README)."""
         tok = children[0]
