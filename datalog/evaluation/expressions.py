@@ -258,7 +258,7 @@ def _functor(name: str, rule: str, span):
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": polymorphic_number,
             "to_string": _to_string, "to_float": polymorphic_float,
             "min": lambda *a: min(a), "max": lambda *a: max(a),
-            "ord": lambda x: x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
+            "ord": lambda x: numbers.symbol_ordinal(x) if isinstance(x, str) else x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
             "itof": float, "utof": float, "ftoi": lambda x: _truncate(x, "ftoi", rule, span),
             "ftou": lambda x: unsigned(x, "ftou"), "itou": lambda x: unsigned(x, "itou"),
             "utoi": lambda x: x, "to_unsigned": lambda x: unsigned(x, "to_unsigned")}[name]

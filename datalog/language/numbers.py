@@ -27,6 +27,7 @@ prefixed; floats decimal with an optional exponent, or ``inf``/``infinity``. Pyt
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 
@@ -62,6 +63,15 @@ def wrap(value, bits: int):
         return value
     half = 1 << (bits - 1)
     return ((value + half) % (1 << bits)) - half
+
+
+def symbol_ordinal(text: str) -> int:
+    """``ord("abc")``: Soufflé gives a symbol's index in its symbol table, which depends on the order
+    it met its symbols in; here a symbol's number is a 63-bit BLAKE2 digest of its UTF-8 text:
+    the same in every run, process and evaluator, distinct for distinct symbols (a collision is
+    a 2^-63 chance per pair), so ord(a) < ord(b) orders symbols, as programs use it for, though
+    not in Soufflé's order."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big") >> 1
 
 
 def in_range(value: int) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from datalog.language import ast
-from datalog.language.errors import TypeMismatch, Unsupported
+from datalog.language.errors import TypeMismatch
 from datalog.language.rewrites import dnf
 from datalog.language.types import AUTO, compatible, value_type
 from datalog.language.variables import assignment_target
@@ -203,9 +203,6 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
         if not lenient and any(not compatible(known[0], t) for t in known):
             raise TypeMismatch(f"{term.name} of mixed types in {term}", term.span)
         return "float" if "float" in known else (known[0] if known and len(known) == len(types) else None)
-    if term.name == "ord" and types and types[0] == "symbol" and not lenient:
-        raise Unsupported("ord of a symbol: Soufflé gives the symbol's index in its own symbol table, "
-                          "which this engine does not have (ord of a number is the number)", term.span)
     if term.name == "range":
         if not lenient and "symbol" in types:
             raise TypeMismatch(f"range needs numbers, got a symbol in {term}", term.span)
