@@ -82,6 +82,11 @@ twice(x, t, m) :- e(x, _), t = count : {{ e(x, a) }}, m = max a : {{ e(x, a) }}.
 ranged(x, r) :- e(x, _), r = range({lo}, {hi}{step}).
 .decl between(x: number, y: number, r: number)
 between(x, y, r) :- e(x, y), r = range(x, y{step}).
+.decl member(x: number, y: number)
+member(x, y) :- e(x, y), x = range(y, 6{step}).
+.decl reach(x: number)
+reach(x) :- e(x, _).
+reach(z) :- reach(x), x < 6, z = range(x, x + 3, 2).
 .decl spread(x: number, n: number)
 spread(x, n) :- e(x, _), n = count : {{ e(x, y), r = range(y, x) }}.
 .decl lonely(x: number)

@@ -23,7 +23,7 @@ from typing import Callable
 from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
 from datalog.evaluation.expressions import compile_term
 from datalog.language import ast, regex
-from datalog.language.rewrites import range_values
+from datalog.language.rewrites import in_range, range_values
 from datalog.language.types import convert
 from lftj.trie import TrieNode
 from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan
@@ -180,12 +180,25 @@ def _slot_getter(slots: list[int]):
 
 
 def _compare(f: Compare, plan: RulePlan, rule: str):
+    for value, generator in ((f.left, f.right), (f.right, f.left)):
+        if f.op == "=" and isinstance(generator, ast.Functor) and generator.name == "range":
+            return _membership(value, generator, plan, rule, f.literal.span)
     compare = COMPARE[f.op]
     left, right = (_value(v, plan, rule, f.literal.span) for v in (f.left, f.right))
 
     def make(db):
         lf, rf = left(db), right(db)
         return lambda b: _holds(lf(b), rf(b), compare)
+    return make
+
+
+def _membership(value, generator: ast.Functor, plan: RulePlan, rule: str, span):
+    """``x = range(lo, hi)`` with x bound: whether x is one of the range's values."""
+    fn = compile_term(value, plan.slots, rule, span)
+    args = [compile_term(a, plan.slots, rule, span) for a in generator.args]
+
+    def make(db):
+        return lambda b: in_range(fn(b), *[a(b) for a in args], span=span)
     return make
 
 

@@ -167,6 +167,17 @@ def range_values(lo, hi, step=None, span=None) -> list:
     return out
 
 
+def in_range(value, lo, hi, step=None, span=None) -> bool:
+    """Whether ``value`` is one of ``range(lo, hi[, step])`` (x = range(...) with x bound)."""
+    if all(isinstance(v, int) for v in (value, lo, hi)) and (step is None or isinstance(step, int)):
+        step = (1 if lo <= hi else -1) if step is None else step
+        if step == 0:
+            return value == lo != hi
+        inside = lo <= value < hi if step > 0 else hi < value <= lo
+        return inside and (value - lo) % step == 0
+    return value in range_values(lo, hi, step, span)
+
+
 def _terms(node):
     """Every term and literal under ``node``, aggregate bodies included."""
     yield node
