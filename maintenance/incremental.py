@@ -104,9 +104,10 @@ class IncrementalMaintainer:
         if isinstance(rule, ThetaRule):
             self.support[clause.head.relation].update(rule.load(self.db))
         elif isinstance(rule, WholeRule):
-            if counts(clause) and self._sole_rule(clause):
-                # autoinc(): evaluating again would number afresh; the run's tuples are the rule's
-                rule.derived = Counter(dict.fromkeys(self.db[clause.head.relation].tuples, 1))
+            counted = getattr(self.program.plans[clause.index], "counted", None)
+            if counts(clause) and counted is not None:
+                # autoinc(): evaluating again would number afresh; what the run derived is the rule's
+                rule.derived = Counter(dict.fromkeys(counted, 1))
             else:
                 rule.evaluate(Counter())
             self.support[clause.head.relation].update(rule.derived)
@@ -115,10 +116,6 @@ class IncrementalMaintainer:
             rule.evaluate(rule.root, None, None, out)
             self.support[clause.head.relation].update(out)
         return rule
-
-    def _sole_rule(self, clause) -> bool:
-        """Whether ``clause`` alone makes its head relation (no other rule, no fact)."""
-        return all(c is clause or c.head.relation != clause.head.relation for c in self.program.clauses)
 
     def construct(self, clause, evaluate_views: bool = True):
         """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring

@@ -139,3 +139,16 @@ def test_ord_orders_symbols_the_same_everywhere():
     assert len(engine.rows("pair")) == 6 and len(engine.rows("n")) == 4
     expected = evaluate(parse(source))
     assert set(engine.rows("pair")) == expected["pair"] and set(engine.rows("n")) == expected["n"]
+
+
+def test_autoinc_rules_sharing_a_head_with_other_rules_are_maintained():
+    """The maintainer keeps what the run's autoinc() rules derived (not a renumbering of its own),
+    so the other rules' support for a shared head stays right."""
+    engine = Engine.from_source("b(1).\na(autoinc()) :- b(1).\na(autoinc()) :- b(1).\na(x) :- b(x).\n")
+    engine.run()
+    assert engine.rows("a") == [(0,), (1,)]
+    apply_batch(engine, parse_updates("+b(2). commit.")[0])
+    rows = engine.rows("a")
+    assert (1,) in rows and (2,) in rows and len(rows) == 3      # b's 1 and 2, two fresh numbers
+    apply_batch(engine, parse_updates("-b(1). commit.")[0])
+    assert engine.rows("a") == [(2,)]

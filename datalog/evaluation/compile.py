@@ -76,7 +76,7 @@ class CompiledPlan:
     it changes after compiling."""
 
     __slots__ = ("plan", "atoms", "filters", "head", "head_slots", "clause", "index", "variable_order", "slots",
-                 "needed", "depth", "backend", "participants", "repeats", "generators")
+                 "needed", "depth", "backend", "participants", "repeats", "generators", "counted")
 
     def __init__(self, plan: RulePlan, atoms: tuple[CompiledAtom, ...], filters: tuple[CompiledFilter, ...],
                  head: Callable | None, head_slots: list[int] | None):
@@ -84,6 +84,7 @@ class CompiledPlan:
         self.clause, self.index, self.variable_order = plan.clause, plan.index, plan.variable_order
         self.slots, self.needed, self.depth, self.backend = plan.slots, plan.needed, plan.depth, plan.backend
         self.generators: dict = {}               # depth -> (binding -> trie node of a range's values)
+        self.counted: set | None = None          # what an autoinc() rule derived when run (fixpoint.py)
         self.participants: list[list[int]] = [[] for _ in range(plan.depth)]
         self.repeats: list[list[int]] = [[] for _ in range(plan.depth)]
         for a, atom in enumerate(plan.atoms):
