@@ -56,6 +56,7 @@ class JoinPlan:
     slots: int | None = None                    # binding length (variables + computed values)
     emit_last: Callable | None = None           # optional bulk emit(binding, keys) for the last depth
     emit_product: Callable | None = None        # optional bulk emit(binding, [keys, ...]) for a product tail
+    generators: dict = field(default_factory=dict)  # depth -> (binding -> the level that binds it): no atom joins there
 
     def __post_init__(self) -> None:
         d = self.depth
@@ -123,7 +124,7 @@ class Triejoin:
         """Enumerate depth ``d``; True if some binding below succeeded."""
         plan, nodes, binding = self.plan, self.nodes, self.binding
         parts = plan.participants[d]
-        parents = [nodes[a] for a in parts]
+        parents = [plan.generators[d](binding)] if d in plan.generators else [nodes[a] for a in parts]
         if d == self.tail:
             return self._product(d, parents)
         if d == self.last and self.bulk:

@@ -26,7 +26,7 @@ from collections import Counter
 
 from datalog.language import ast
 from datalog.language.strata import dependencies
-from datalog.planning.planner import counts
+from datalog.planning.planner import counts, generates
 from maintenance import constrained
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.change_oracle import Registry, merge
@@ -105,9 +105,10 @@ class IncrementalMaintainer:
         if isinstance(rule, ThetaRule):
             self.support[clause.head.relation].update(rule.load(self.db))
         elif isinstance(rule, WholeRule):
-            if counts(clause) and self._sole_rule(clause):
-                # autoinc(): evaluating again would number afresh; the run's tuples are the rule's
-                rule.derived = Counter(dict.fromkeys(self.db[clause.head.relation].tuples, 1))
+            counted = getattr(self.program.plans[clause.index], "counted", None)
+            if counts(clause) and counted is not None:
+                # autoinc(): evaluating again would number afresh; what the run derived is the rule's
+                rule.derived = Counter(dict.fromkeys(counted, 1))
             else:
                 rule.evaluate(Counter())
             self.support[clause.head.relation].update(rule.derived)
@@ -117,16 +118,12 @@ class IncrementalMaintainer:
             self.support[clause.head.relation].update(out)
         return rule
 
-    def _sole_rule(self, clause) -> bool:
-        """Whether ``clause`` alone makes its head relation (no other rule, no fact)."""
-        return all(c is clause or c.head.relation != clause.head.relation for c in self.program.clauses)
-
     def construct(self, clause, evaluate_views: bool = True):
         """The maintainer of ``clause``, nothing of the rule itself evaluated (a workspace restoring
         its state calls this with ``evaluate_views=False``: aggregate bodies not evaluated either)."""
         plan = self.program.plans[clause.index]
-        if counts(clause):      # autoinc(): fresh numbers, no support to count; the rule again
-            return WholeRule(clause, plan, self.db)
+        if counts(clause) or generates(clause):  # autoinc(): fresh numbers; a generated range:
+            return WholeRule(clause, plan, self.db)  # levels of no relation to record; the rule again
         if plan.backend is not None and plan.backend.name == "thetajoin":
             return ThetaRule(clause, plan.backend, self.program.schema)
         try:

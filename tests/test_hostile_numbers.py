@@ -267,7 +267,7 @@ def test_to_string_and_output_of_extreme_values_write_complete_files(tmp_path):
 
 
 @pytest.mark.parametrize("argument, code", [
-    ('"1_0"', "invalid_conversion"), ('"\u0661\u0662"', "invalid_conversion"), ('"0x10"', "invalid_conversion"),
+    ('"1_0"', "invalid_conversion"), ('"\u0661\u0662"', "invalid_conversion"), ('"0x1g"', "invalid_conversion"),
     ('"12345678901234567890123"', "number_out_of_range"), ('"9" ', None),
 ])
 def test_to_number_reads_ascii_decimal_integers_only(argument, code):
@@ -276,6 +276,11 @@ def test_to_number_reads_ascii_decimal_integers_only(argument, code):
         assert rows_of(program) == [(9,)]
     else:
         at(error_of(program), code, 1, 13)
+
+
+def test_to_number_reads_hex_and_binary_as_souffle():
+    # Soufflé's to_number is strtoll of base 0 for 0x, with 0b as its own extension (issue 18)
+    assert rows_of('r(x) :- x = to_number("0x10") + to_number("-0b11").\n') == [(13,)]
 
 
 # ---------------------------------------------------------------- 4. the text of numbers in fact files

@@ -6,11 +6,14 @@ A drawn program has one EDB relation ``e(x, y)`` of small integers (negative one
 two's complement matters) and rules that use the constructs: a head computed by a random
 expression of the bitwise, logical, shift and arithmetic operators and conversions; a filter
 comparing two such expressions; an aggregate whose target is one; ``x = range(...)`` with
-constant bounds; a singleton variable under negation; a body part independent of the head;
+constant bounds; a singleton variable under negation; ! on a parenthesised body or a comparison;
+a body part independent of the head;
 two aggregates that reuse a variable name; match/contains on symbols made from the numbers.
 """
 
 from __future__ import annotations
+
+import re
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -49,15 +52,22 @@ def expressions(depth: int = 3):
     )
 
 
+def _rename(expression: str, old: str, new: str) -> str:
+    """The variable ``old`` of an expression renamed (not the x of lxor)."""
+    return re.sub(rf"\b{old}\b", new, expression)
+
+
 @st.composite
 def programs(draw) -> tuple[str, frozenset]:
     e1, e2, e3 = draw(expressions()), draw(expressions()), draw(expressions(2))
     op = draw(st.sampled_from(("<", "=", "!=", ">=")))
     kind = draw(st.sampled_from(("sum", "min", "max", "count")))
-    target = "" if kind == "count" else f" {e3.replace('y', 'z')}"
+    target = "" if kind == "count" else f" {_rename(e3, 'y', 'z')}"
     lo, hi, step = draw(VALUES), draw(VALUES), draw(st.sampled_from(("", ", 1", ", -1", ", 2", ", -3", ", 0")))
     pattern = draw(st.sampled_from(("-?[0-9]", "1.*", ".*2", "[[:digit:]]+", "-.*", "x{2}")))
     sub = draw(st.sampled_from(("1", "-", "0", "")))
+    negated = draw(st.sampled_from(("!(e(x, x) ; e(x, 1))", "!(e(x, x), e(1, x))", "!!e(x, 2)", "!x < 1",
+                                    "!!!(e(y, x) ; x = 3)", "!(x > 2, x < 6)")))
     text = f"""
 .decl e(x: number, y: number)
 .decl calc(x: number, y: number, v: number)
@@ -70,10 +80,23 @@ agg(x, v) :- e(x, _), v = {kind}{target} : {{ e(x, z) }}.
 twice(x, t, m) :- e(x, _), t = count : {{ e(x, a) }}, m = max a : {{ e(x, a) }}.
 .decl ranged(x: number, r: number)
 ranged(x, r) :- e(x, _), r = range({lo}, {hi}{step}).
+.decl between(x: number, y: number, r: number)
+between(x, y, r) :- e(x, y), r = range(x, y{step}).
+.decl member(x: number, y: number)
+member(x, y) :- e(x, y), x = range(y, 6{step}).
+.decl reach(x: number)
+reach(x) :- e(x, _).
+reach(z) :- reach(x), x < 6, z = range(x, x + 3, 2).
+.decl spread(x: number, n: number)
+spread(x, n) :- e(x, _), n = count : {{ e(x, y), r = range(y, x) }}.
 .decl lonely(x: number)
 lonely(x) :- e(x, _), !e(stranger, x).
 .decl apart(x: number)
 apart(x) :- e(x, _), e(u, w), u > w.
+.decl witness(x: number, v: number)
+witness(x, v) :- v = {draw(st.sampled_from(("min", "max")))} {_rename(e3, "x", "w")} : {{ e(x, w), y = w }}.
+.decl negated(x: number)
+negated(x) :- e(x, y), {negated}.
 .decl words(s: symbol)
 words(to_string(x)) :- e(x, _).
 .decl matched(s: symbol)

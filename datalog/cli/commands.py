@@ -19,6 +19,7 @@ import time
 from datalog.engine.engine import Engine
 from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
+from datalog.language import numbers
 from datalog.language.errors import DatalogError, IOFault
 from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
                                  parse_options, progress_line, spark_options)
@@ -68,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
                           "old name) or the leapfrog loop")
     run.add_argument("--timing", action="store_true", help="print the evaluation time to stderr")
     run.add_argument("-w", "--no-warn", action="store_true", help="do not print warnings (Soufflé's -w)")
+    run.add_argument("--number-width", type=int, choices=(32, 64), default=64,
+                     help="32: integer results wrap at 32 bits as Soufflé's default number does; "
+                          "64 (default): 64-bit, an overflow is number_out_of_range")
     run.add_argument("--updates", metavar="FILE",
                      help="after evaluating, apply the batches of FILE (+r(1, 2). -r(3, 4). commit.) "
                           "and print each batch's delta")
@@ -119,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args) -> int:
     started = time.perf_counter()
+    numbers.set_width(args.number_width)
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
                               spark=spark_options(args), allow_paths=args.allow_paths,
                               parse_options=parse_options(args))

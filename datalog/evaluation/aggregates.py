@@ -54,7 +54,10 @@ def aggregate_value(agg, bodies: list, targets: list, outer_slots: list[int], ru
                         params[body.slots[name]] = v
                     local = list(range(body.depth)) + list(range(body.depth + len(outer), len(body.slots)))
                     run_plan(body, db, _collector(rows, local, target, distinct), binding=params)
-                memo[key] = settle(reduce(kind, rows, distinct), agg.aggregate, rule)
+                value = reduce(kind, rows, distinct)
+                if kind == "sum" and numbers.WIDTH[0] == 32:
+                    value = numbers.wrap(value, 32)             # Soufflé's 32-bit sum wraps
+                memo[key] = settle(value, agg.aggregate, rule)
             return memo[key]
         return value
     return make

@@ -23,8 +23,10 @@ from typing import Callable
 from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
 from datalog.evaluation.expressions import compile_term
 from datalog.language import ast, regex
+from datalog.language.rewrites import in_range, range_values
 from datalog.language.types import convert
 from datalog.evaluation.records import compile_match
+from lftj.trie import TrieNode
 from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Filter, Lookup, RulePlan, Unpack
 
 
@@ -75,13 +77,15 @@ class CompiledPlan:
     it changes after compiling."""
 
     __slots__ = ("plan", "atoms", "filters", "head", "head_slots", "clause", "index", "variable_order", "slots",
-                 "needed", "depth", "backend", "participants", "repeats")
+                 "needed", "depth", "backend", "participants", "repeats", "generators", "counted")
 
     def __init__(self, plan: RulePlan, atoms: tuple[CompiledAtom, ...], filters: tuple[CompiledFilter, ...],
                  head: Callable | None, head_slots: list[int] | None):
         self.plan, self.atoms, self.filters, self.head, self.head_slots = plan, atoms, filters, head, head_slots
         self.clause, self.index, self.variable_order = plan.clause, plan.index, plan.variable_order
         self.slots, self.needed, self.depth, self.backend = plan.slots, plan.needed, plan.depth, plan.backend
+        self.generators: dict = {}               # depth -> (binding -> trie node of a range's values)
+        self.counted: set | None = None          # what an autoinc() rule derived when run (fixpoint.py)
         self.participants: list[list[int]] = [[] for _ in range(plan.depth)]
         self.repeats: list[list[int]] = [[] for _ in range(plan.depth)]
         for a, atom in enumerate(plan.atoms):
@@ -96,13 +100,30 @@ def compile_plan(plan: RulePlan, head: Callable | None = None) -> CompiledPlan:
     rule = _rule_name(plan)
     atoms = tuple(CompiledAtom(a, tuple(_prefix_value(t, plan.slots) for t in a.prefix)) for a in plan.atoms)
     filters = tuple(_compile_filter(f, plan, rule) for f in plan.filters)
+    generators = {g.depth: _generator(g, plan, rule) for g in plan.generators}
     head_slots = None
     if plan.head is not None:
         if all(isinstance(a, ast.Variable) for a in plan.head.args) and "float" not in plan.head_types:
             head_slots = [plan.slots[a.name] for a in plan.head.args]
         if head is None:
             head = _head_function(plan, rule)
-    return CompiledPlan(plan, atoms, filters, head, head_slots)
+    compiled = CompiledPlan(plan, atoms, filters, head, head_slots)
+    compiled.generators = generators
+    return compiled
+
+
+def _generator(g, plan: RulePlan, rule: str):
+    """``x = range(lo, hi[, step])`` with variable bounds: binding -> a trie level holding the
+    range's values (the triejoin binds x to each, as to the keys of an atom's level)."""
+    args = [compile_term(a, plan.slots, rule, g.literal.span) for a in g.args]
+    span = g.literal.span
+
+    def level(b):
+        node = TrieNode()
+        node.children = dict.fromkeys(range_values(*[a(b) for a in args], span=span))
+        node._keys = None                     # sorted on first use
+        return node
+    return level
 
 
 def _rule_name(plan: RulePlan) -> str:
@@ -182,12 +203,25 @@ def _slot_getter(slots: list[int]):
 
 
 def _compare(f: Compare, plan: RulePlan, rule: str):
+    for value, generator in ((f.left, f.right), (f.right, f.left)):
+        if f.op == "=" and isinstance(generator, ast.Functor) and generator.name == "range":
+            return _membership(value, generator, plan, rule, f.literal.span)
     compare = COMPARE[f.op]
     left, right = (_value(v, plan, rule, f.literal.span) for v in (f.left, f.right))
 
     def make(db):
         lf, rf = left(db), right(db)
         return lambda b: _holds(lf(b), rf(b), compare)
+    return make
+
+
+def _membership(value, generator: ast.Functor, plan: RulePlan, rule: str, span):
+    """``x = range(lo, hi)`` with x bound: whether x is one of the range's values."""
+    fn = compile_term(value, plan.slots, rule, span)
+    args = [compile_term(a, plan.slots, rule, span) for a in generator.args]
+
+    def make(db):
+        return lambda b: in_range(fn(b), *[a(b) for a in args], span=span)
     return make
 
 

@@ -26,7 +26,8 @@ def join_plan(plan, db, add_many=None) -> JoinPlan:
     checks = [[] for _ in range(depth + 1)]
     for f in plan.filters:
         checks[f.depth + 1].append(f.make(db))
-    joined = JoinPlan(depth, plan.participants, plan.repeats, checks, plan.needed, len(plan.slots))
+    joined = JoinPlan(depth, plan.participants, plan.repeats, checks, plan.needed, len(plan.slots),
+                      generators=plan.generators)
     if add_many is not None:                       # the head collects into a set: emit in bulk
         joined.emit_last = bulk_emitter(plan, add_many)
         tail = product_tail(joined)

@@ -26,6 +26,45 @@ from datalog.evaluation.records import compile_record
 
 def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = None):
     """A function binding -> value. ``slots`` maps variable names to binding positions."""
+    if numbers.WIDTH[0] == 32 and isinstance(term, (ast.BinaryOp, ast.Negate)):
+        return _wrapped(term, slots, rule, span)
+    return _compile(term, slots, rule, span)
+
+
+def _wrapped(term, slots, rule, span):
+    """Width 32: the operation on its operands' 32-bit values, wrapped to 32 bits (operands are
+    32-bit, so + - * stay far inside 64 bits; ^ is taken modulo 2^32; shifts count modulo 32)."""
+    if isinstance(term, ast.Negate):
+        inner = compile_term(term.operand, slots, rule, span)
+        return lambda b: numbers.wrap(-inner(b), 32)
+    if term.op in _SHIFTS32 or term.op == "^":
+        left, right = compile_term(term.left, slots, rule, span), compile_term(term.right, slots, rule, span)
+        exact = _compile(term, slots, rule, span)
+        op = _SHIFTS32.get(term.op, _power32)
+
+        def shifted(b):
+            a, c = left(b), right(b)
+            return exact(b) if isinstance(a, float) or isinstance(c, float) else op(a, c)
+        return shifted
+    exact = _compile(term, slots, rule, span)          # its operands compiled (and wrapped) alike
+    return lambda b: numbers.wrap(exact(b), 32)
+
+
+def _power32(a: int, b: int) -> int:
+    if b < 0:
+        return 0 if abs(a) != 1 else int(1 / a ** -b)
+    return numbers.wrap(pow(a, b, 1 << 32), 32)
+
+
+_M32 = (1 << 32) - 1
+_SHIFTS32 = {
+    "bshl": lambda a, b: numbers.wrap(((a & _M32) << (b & 31)) & _M32, 32),
+    "bshr": lambda a, b: a >> (b & 31),
+    "bshru": lambda a, b: numbers.wrap((a & _M32) >> (b & 31), 32),
+}
+
+
+def _compile(term, slots: dict[str, int], rule: str, span: Span | None = None):
     span = getattr(term, "span", None) or span
     if isinstance(term, ast.Constant):
         value = term.value
@@ -222,7 +261,7 @@ def _functor(name: str, rule: str, span):
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": polymorphic_number,
             "to_string": numbers.to_string, "to_float": polymorphic_float,
             "min": lambda *a: min(a), "max": lambda *a: max(a),
-            "ord": lambda x: x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
+            "ord": lambda x: numbers.symbol_ordinal(x) if isinstance(x, str) else x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
             "itof": float, "utof": float, "ftoi": lambda x: _truncate(x, "ftoi", rule, span),
             "ftou": lambda x: unsigned(x, "ftou"), "itou": lambda x: unsigned(x, "itou"),
             "utoi": lambda x: x, "to_unsigned": lambda x: unsigned(x, "to_unsigned")}[name]

@@ -12,6 +12,7 @@ from typing import Callable
 
 from datalog.evaluation.expressions import reset_autoinc
 from datalog.evaluation.constrained import inserter
+from datalog.planning.planner import counts
 from datalog.evaluation.evaluate import derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.planning.plan import Lookup
@@ -35,7 +36,10 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
             fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress)
         else:
             for clause in clauses:
-                db[clause.head.relation].insert(derive(plans[clause.index], db, intersect=intersect))
+                derived = derive(plans[clause.index], db, intersect=intersect)
+                if counts(clause):                # autoinc(): its numbers, for its maintenance
+                    plans[clause.index].counted = derived
+                db[clause.head.relation].insert(derived)
 
 
 def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None) -> None:

@@ -314,6 +314,8 @@ def _all_atoms(program: ast.Program, heads: bool = True):
     for rule in program.rules:
         if heads:
             yield from rule.heads
+        for head in rule.heads:                     # e(count : { q(_) }): q is read (issue 18)
+            yield from _aggregate_atoms(head.args)
         yield from _body_atoms(rule.body)
 
 

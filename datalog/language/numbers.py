@@ -27,6 +27,7 @@ prefixed; floats decimal with an optional exponent, or ``inf``/``infinity``. Pyt
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 
@@ -40,6 +41,37 @@ _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re
 _INFINITY = re.compile(r"[-+]?(?:inf|infinity)", re.ASCII | re.IGNORECASE)
 _NAN = re.compile(r"[-+]?nan", re.ASCII | re.IGNORECASE)
 _DIGITS = 64        # more digits than any 64-bit integer has, even in binary: out of range unparsed
+
+
+# ---- functors (issue 18): Soufflé's number width. Soufflé's `number` is 32-bit by default and its
+# arithmetic wraps; with width 32 (`datalog run --number-width 32`) the integer results of
+# + - * ^, unary minus, the bitwise operators and sum wrap to 32 bits as Soufflé's do. Values read
+# (literals, facts) keep the 64-bit range. The default, 64, is Soufflé's -DRAM_DOMAIN_SIZE=64
+# without its wrap: an overflow is number_out_of_range.
+WIDTH = [64]
+
+
+def set_width(bits: int) -> None:
+    if bits not in (32, 64):
+        raise ValueError(f"number width {bits} (use 32 or 64)")
+    WIDTH[0] = bits
+
+
+def wrap(value, bits: int):
+    """An integer as a signed ``bits``-bit two's complement value (a float unchanged)."""
+    if isinstance(value, float) or isinstance(value, str):
+        return value
+    half = 1 << (bits - 1)
+    return ((value + half) % (1 << bits)) - half
+
+
+def symbol_ordinal(text: str) -> int:
+    """``ord("abc")``: Soufflé gives a symbol's index in its symbol table, which depends on the order
+    it met its symbols in; here a symbol's number is a 63-bit BLAKE2 digest of its UTF-8 text:
+    the same in every run, process and evaluator, distinct for distinct symbols (a collision is
+    a 2^-63 chance per pair), so ord(a) < ord(b) orders symbols, as programs use it for, though
+    not in Soufflé's order."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big") >> 1
 
 
 def in_range(value: int) -> bool:

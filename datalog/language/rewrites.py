@@ -73,15 +73,18 @@ RANGE_LIMIT = 10_000_000     # values of one range: beyond it, the range is unsu
 def expand_ranges(rules: list[ast.Rule]) -> list[ast.Rule]:
     """``x = range(1, 10)`` binds x to 1, ..., 9 (Soufflé's multi-valued functor): it becomes
     the atom ``_range_1_10_1(x)`` of a relation whose facts are the range's values, added once.
-    A range whose bounds are not constants (or that is not the value of an assignment) is
-    ``unsupported``."""
+    A range with variable bounds (``x = range(0, n)``) stays: the planner generates its values
+    (planning/planner.py). A range that is not the value of an assignment is ``unsupported``."""
     facts: dict[str, list[ast.Rule]] = {}
     out = [replace(rule, body=_expand_body(rule.body, facts)) for rule in rules]
     for rule in out:
+        allowed = {id(side) for lit in _terms(rule.body) if isinstance(lit, ast.Comparison) and lit.op == "="
+                   for side, other in ((lit.left, lit.right), (lit.right, lit.left))
+                   if isinstance(other, ast.Variable)}
         for node in _terms((rule.heads, rule.body)):
-            if isinstance(node, ast.Functor) and node.name == "range":
+            if isinstance(node, ast.Functor) and node.name == "range" and id(node) not in allowed:
                 raise Unsupported(f"range({', '.join(map(str, node.args))}) here: range is supported as the "
-                                  f"value of an assignment with constant bounds (x = range(1, 10))", node.span)
+                                  f"value of an assignment (x = range(1, 10))", node.span)
     return out + [fact for group in facts.values() for fact in group]
 
 
@@ -164,6 +167,17 @@ def range_values(lo, hi, step=None, span=None) -> list:
     return out
 
 
+def in_range(value, lo, hi, step=None, span=None) -> bool:
+    """Whether ``value`` is one of ``range(lo, hi[, step])`` (x = range(...) with x bound)."""
+    if all(isinstance(v, int) for v in (value, lo, hi)) and (step is None or isinstance(step, int)):
+        step = (1 if lo <= hi else -1) if step is None else step
+        if step == 0:
+            return value == lo != hi
+        inside = lo <= value < hi if step > 0 else hi < value <= lo
+        return inside and (value - lo) % step == 0
+    return value in range_values(lo, hi, step, span)
+
+
 def _terms(node):
     """Every term and literal under ``node``, aggregate bodies included."""
     yield node
@@ -189,10 +203,114 @@ def _terms(node):
         yield from _terms(child)
 
 
+def lift_head_aggregates(rules: list[ast.Rule]) -> list[ast.Rule]:
+    """``e(2, count : { r(_) } + 1).`` is ``e(2, _h0 + 1) :- _h0 = count : { r(_) }.``: Soufflé
+    takes an aggregate in a head as the value of an assignment in the body."""
+    out = []
+    for rule in rules:
+        extra: list = []
+
+        def lift(term):
+            if isinstance(term, ast.Aggregate):
+                var = ast.Variable(f"_h{len(extra)}", term.span)
+                extra.append(ast.Comparison("=", var, term, term.span))
+                return var
+            if isinstance(term, ast.BinaryOp):
+                return ast.BinaryOp(term.op, lift(term.left), lift(term.right), term.span)
+            if isinstance(term, ast.Negate):
+                return ast.Negate(lift(term.operand), term.span)
+            if isinstance(term, ast.Functor):
+                return ast.Functor(term.name, tuple(map(lift, term.args)), term.span)
+            return term
+        heads = tuple(ast.Atom(h.relation, tuple(map(lift, h.args)), h.span) for h in rule.heads)
+        out.append(ast.Rule(heads, rule.body + tuple(extra), rule.span, rule.pragma) if extra else rule)
+    return out
+
+
+def witnesses(rules: list[ast.Rule]) -> list[ast.Rule]:
+    """Soufflé's witnesses: in ``longest(x, y, l) :- l = max m : length(x, y, m).`` x and y occur
+    in the head and, in the body, only inside the min/max aggregate: they are bound to the tuples
+    that reach the extremum. The aggregate keeps its variables to itself (renamed ``_w_...``) and
+    the body gains its copy: ``l = max _w_m : length(_w_x, _w_y, _w_m), length(x, y, m), l = m``.
+    (Every tuple that reaches it is a witness; on a tie Soufflé reports one of them.)"""
+    return [_with_witnesses(rule) for rule in rules]
+
+
+def _with_witnesses(rule: ast.Rule) -> ast.Rule:
+    head = {v.name for h in rule.heads for v in ast.variables(h)}
+    body = list(rule.body)
+    for i, literal in enumerate(rule.body):
+        found = _extremum(literal)
+        if found is None:
+            continue
+        var, agg = found
+        outside = {v.name for j, lit in enumerate(rule.body) if j != i for v in _outside_aggregates(lit)}
+        inner = {v.name for v in ast.variables((agg.target, agg.body))}
+        if not (inner & head) - outside - {var.name}:
+            continue
+        rename = {n: f"_w_{n}" for n in inner - outside}
+        local = ast.Aggregate(agg.kind, _renamed(agg.target, rename), _renamed(agg.body, rename), agg.span)
+        body[i] = ast.Comparison("=", var, local, literal.span)
+        body += [*agg.body, ast.Comparison("=", var, agg.target, literal.span)]
+    return ast.Rule(rule.heads, tuple(body), rule.span, rule.pragma)
+
+
+def _extremum(literal):
+    """(v, aggregate) of ``v = min|max ... : {...}`` (either way round), else None."""
+    if not isinstance(literal, ast.Comparison) or literal.op != "=":
+        return None
+    for var, agg in ((literal.left, literal.right), (literal.right, literal.left)):
+        if isinstance(var, (ast.Variable, ast.Wildcard)) and isinstance(agg, ast.Aggregate) and \
+                agg.kind in ("min", "max") and agg.target is not None:
+            # `_ = min x + y : {...}`: the value is dropped, the witnesses kept
+            return (var if isinstance(var, ast.Variable) else ast.Variable("_w_value", var.span)), agg
+    return None
+
+
+def _outside_aggregates(node) -> list[ast.Variable]:
+    """The variables of a literal outside any aggregate."""
+    if isinstance(node, ast.Aggregate):
+        return []
+    if isinstance(node, ast.Variable):
+        return [node]
+    children = {ast.Atom: lambda n: n.args, ast.Functor: lambda n: n.args, ast.Negation: lambda n: (n.atom,),
+                ast.Comparison: lambda n: (n.left, n.right), ast.BinaryOp: lambda n: (n.left, n.right),
+                ast.Negate: lambda n: (n.operand,),
+                ast.Disjunction: lambda n: [lit for alt in n.alternatives for lit in alt]}.get(type(node))
+    return [v for child in (children(node) if children else ()) for v in _outside_aggregates(child)]
+
+
+def _renamed(node, rename: dict):
+    """``node`` with its variables renamed (aggregate bodies included)."""
+    if isinstance(node, ast.Variable):
+        return ast.Variable(rename.get(node.name, node.name), node.span)
+    if isinstance(node, tuple):
+        return tuple(_renamed(n, rename) for n in node)
+    if isinstance(node, ast.Atom):
+        return ast.Atom(node.relation, _renamed(node.args, rename), node.span)
+    if isinstance(node, ast.Functor):
+        return ast.Functor(node.name, _renamed(node.args, rename), node.span)
+    if isinstance(node, ast.Negation):
+        return ast.Negation(_renamed(node.atom, rename), node.span)
+    if isinstance(node, ast.Comparison):
+        return ast.Comparison(node.op, _renamed(node.left, rename), _renamed(node.right, rename), node.span)
+    if isinstance(node, ast.BinaryOp):
+        return ast.BinaryOp(node.op, _renamed(node.left, rename), _renamed(node.right, rename), node.span)
+    if isinstance(node, ast.Negate):
+        return ast.Negate(_renamed(node.operand, rename), node.span)
+    if isinstance(node, ast.Aggregate):
+        return ast.Aggregate(node.kind, _renamed(node.target, rename), _renamed(node.body, rename), node.span)
+    if isinstance(node, ast.Disjunction):
+        return ast.Disjunction(tuple(_renamed(alt, rename) for alt in node.alternatives), node.span)
+    return node
+
+
 REWRITES = (
+    lift_head_aggregates,
     expand_ranges,
     split_disjunctions,
     split_heads,
+    witnesses,
 )
 
 

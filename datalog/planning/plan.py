@@ -111,6 +111,17 @@ class Lookup(Filter):
 
 
 @dataclass(frozen=True)
+class Generator:
+    """``x = range(lo, hi[, step])`` with variable bounds: depth ``depth`` binds ``target`` to each
+    value of the range (no atom joins there); ``args`` are its bounds, bound before."""
+
+    depth: int
+    literal: ast.Comparison
+    target: str
+    args: tuple[ast.Term, ...]
+
+
+@dataclass(frozen=True)
 class RulePlan:
     """How one rule (or an aggregate's body) is evaluated by leapfrog triejoin. Invariant:
     every variable of the body has a slot; every filter's variables are bound by its depth;
@@ -128,6 +139,7 @@ class RulePlan:
     needed: int = 0
     params: tuple[str, ...] = ()
     backend: object = None                # datalog.planning.backend.Backend (for a rule of the program)
+    generators: tuple[Generator, ...] = ()   # depths bound by a range with variable bounds (issue 18)
 
     @property
     def depth(self) -> int:
@@ -136,6 +148,8 @@ class RulePlan:
     def describe(self) -> str:
         indexes = ", ".join(f"{a.relation}{list(a.order)}" for a in self.atoms)
         text = f"order [{', '.join(self.variable_order)}]; indexes {indexes or '-'}"
+        if self.generators:
+            text += "; generated " + ", ".join(str(g.literal) for g in self.generators)
         if self.filters:
             text += "; filters " + ", ".join(f"{f.literal} {self._when(f.depth)}" for f in self.filters)
         return text if self.backend is None else f"{text}\n      {self.backend.describe()}"

@@ -24,7 +24,7 @@ from datalog.language.variables import aggregate_outer_variables, pattern_variab
 from datalog.language.rewrites import Clause, dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.backend import choose_backend, pragma_backend
 from datalog.planning.order import pragma_order, variable_order
-from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Lookup, RulePlan, Unpack
+from datalog.planning.plan import AggregatePlan, Assign, AtomPlan, Compare, Generator, Lookup, RulePlan, Unpack
 
 
 def plan_clause(clause: Clause, schema, index: int | None = None, pragma: list[str] | None = None,
@@ -45,6 +45,11 @@ def plan_body(body: tuple, schema, params: list[str], order: list[str] | None, c
     body = lift_atom_expressions(body)
     atoms = [lit for lit in body if isinstance(lit, ast.Atom) and lit not in semis]
     variables = variable_order(atoms, params, order, clause)
+    ranges = _generated(body, set(variables) | set(params))
+    body = tuple(lit for lit in body if all(lit is not g for g, _, _ in ranges))
+    generators = tuple(Generator(len(variables) + i, literal, target, args)
+                       for i, (literal, target, args) in enumerate(_generation_order(ranges, body, variables, params)))
+    variables = variables + [g.target for g in generators]
     slots = {v: i for i, v in enumerate(variables)}
     for name in params:
         slots[name] = len(slots)
@@ -56,7 +61,53 @@ def plan_body(body: tuple, schema, params: list[str], order: list[str] | None, c
         (opened if isinstance(planned, AtomPlan) else filters).append(planned)
     filters += _place_literals(body, depth_of, slots, schema, clause, semis)
     return RulePlan(clause, None, variables, slots, tuple(opened), tuple(filters), None,
-                    needed=len(variables), params=tuple(params))
+                    needed=len(variables), params=tuple(params), generators=generators)
+
+
+# ---- functors (issue 18): ranges with variable bounds
+
+def _generated(body, bound: set[str]) -> list[tuple]:
+    """The ``x = range(...)`` of the body whose x no atom binds: (literal, x, bounds) each."""
+    out = []
+    for lit in body:
+        if isinstance(lit, ast.Comparison) and lit.op == "=":
+            for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(var, ast.Variable) and var.name not in bound and \
+                        isinstance(expr, ast.Functor) and expr.name == "range":
+                    out.append((lit, var.name, expr.args))
+                    break
+    return out
+
+
+def _generation_order(ranges, body, variables, params) -> list[tuple]:
+    """The generated variables after the atoms', each once its bounds can be computed (through
+    assignments too: ``z = v * 4, y = range(z, z + 3)``)."""
+    known, ordered, pending = set(variables) | set(params), [], list(ranges)
+    assigns = [lit for lit in body if isinstance(lit, ast.Comparison) and lit.op == "="]
+    while pending:
+        _close(known, assigns, body)
+        ready = [r for r in pending if all(v.name in known for v in ast.variables(r[2]))]
+        if not ready:
+            ordered += pending                    # the safety check refused such a rule before
+            break
+        ordered.append(ready[0])
+        known.add(ready[0][1])
+        pending.remove(ready[0])
+    return ordered
+
+
+def _close(known: set[str], assigns, body) -> None:
+    """Add the targets of the assignments computable from ``known``."""
+    changed = True
+    while changed:
+        changed = False
+        for lit in assigns:
+            for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(var, ast.Variable) and var.name not in known and \
+                        all(n in known for n in _term_dependencies(expr, body)):
+                    known.add(var.name)
+                    changed = True
+                    break
 
 
 # ---------------------------------------------------------------- atoms
@@ -280,6 +331,28 @@ def counts(clause) -> bool:
     """Whether the clause uses autoinc() (or $): each of its bindings takes a fresh number."""
     return clause is not None and any(isinstance(t, ast.Functor) and t.name == "autoinc"
                                       for lit in (clause.head, *clause.body) for t in _terms_of(lit))
+
+
+def generates(clause) -> bool:
+    """Whether the clause (an aggregate body in it too) generates a range with variable bounds
+    (constant ranges were made facts by the rewrite)."""
+    return clause is not None and _has_range((clause.head, clause.body))
+
+
+def _has_range(node) -> bool:
+    if isinstance(node, ast.Functor) and node.name == "range":
+        return True
+    if isinstance(node, tuple):
+        return any(_has_range(n) for n in node)
+    if isinstance(node, ast.Aggregate):
+        return _has_range((node.target, node.body))
+    if isinstance(node, (ast.Atom, ast.Functor)):
+        return _has_range(node.args)
+    if isinstance(node, (ast.Comparison, ast.BinaryOp)):
+        return _has_range((node.left, node.right))
+    if isinstance(node, ast.Negate):
+        return _has_range(node.operand)
+    return False
 
 
 def _terms_of(literal):

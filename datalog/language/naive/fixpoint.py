@@ -16,6 +16,7 @@ from datalog.language.errors import CyclicNegation
 from datalog.language.naive.constrained import Constraints
 from datalog.language.naive.nodes import children, split_disjunctions, walk
 from datalog.language.naive.rules import RuleEvaluator
+from datalog.language.rewrites import witnesses
 from datalog.language.naive.values import Database, Row
 from datalog.language.semantics.constraints import subsumption_dependencies
 
@@ -25,7 +26,9 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
     db: Database = {name: set() for name in _relations(program)}
     for name, rows in (edb or {}).items():
         db.setdefault(name, set()).update(tuple(row) for row in rows)
-    rules = [split for rule in program.rules for split in split_disjunctions(rule)]
+    # witnesses of min/max (rewrites.witnesses) are the one desugaring taken from the engine: a
+    # head variable bound by the tuples that reach the extremum is the aggregate body again
+    rules = witnesses([split for rule in program.rules for split in split_disjunctions(rule)])
     constraints = Constraints(program)
     ordering = [c.rule for c in subsumption_dependencies(program)]   # subsumption bodies read first
     limits = {s.relation: s.limit for s in program.statements if isinstance(s, ast.LimitSize)}

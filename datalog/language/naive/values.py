@@ -15,6 +15,7 @@ import operator
 import re
 
 from datalog.language.errors import ArityMismatch, DivisionByZero, InvalidConversion, NumberOutOfRange, TypeMismatch
+from datalog.language.numbers import symbol_ordinal
 from datalog.language.regex import matches
 
 Row = tuple
@@ -173,7 +174,7 @@ def _unsigned(value) -> int:
 
 
 _CONVERSIONS = {
-    "ord": lambda x: number(x, "ord"), "bnot": lambda x: _from_bits("".join("10"[int(c)] for c in _bits_of(x))),
+    "ord": lambda x: symbol_ordinal(x) if isinstance(x, str) else x, "bnot": lambda x: _from_bits("".join("10"[int(c)] for c in _bits_of(x))),
     "lnot": lambda x: 1 if x == 0 else 0, "itof": lambda x: float(x), "utof": lambda x: float(x),
     "ftoi": lambda x: _to_number(x), "utoi": lambda x: x, "itou": _unsigned, "ftou": _unsigned,
     "to_unsigned": _unsigned,

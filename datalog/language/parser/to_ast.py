@@ -160,7 +160,7 @@ class ToAst(Transformer):
         return ast.Atom(str(name), args, self._span(meta))
 
     def negation(self, meta, children):
-        return ast.Negation(children[0], self._span(meta))
+        return _negated(children[0], self._span(meta))
 
     def comparison(self, meta, children):
         left, op, right = children
@@ -184,11 +184,6 @@ class ToAst(Transformer):
     def false_(self, meta, children):
         return ast.Comparison("!=", ast.Constant(1), ast.Constant(1), self._span(meta))
 
-    def negated_constraint(self, meta, children):
-        (c,) = children
-        op = {"=": "!=", "!=": "=", "match": "not_match", "contains": "not_contains"}[c.op]
-        return ast.Comparison(op, c.left, c.right, self._span(meta))
-
     def keyword_op(self, meta, children):
         left, op, right = children
         return ast.BinaryOp(str(op), left, right, self._span(meta))
@@ -200,6 +195,15 @@ class ToAst(Transformer):
     def autoinc(self, meta, children):
         """Bare ``$`` is ``autoinc()``: Soufflé's counter."""
         return ast.Functor("autoinc", (), self._span(meta))
+
+    def ipv4_(self, meta, children):
+        """``10.0.0.1`` is the number (10 << 24) + (0 << 16) + (0 << 8) + 1, as Soufflé's scanner
+        makes it: a C int, so 255.255.255.255 is -1; an octet beyond 255 is out of range."""
+        octets = [int(part) for part in str(children[0]).split(".")]
+        if any(o > 255 for o in octets):
+            raise NumberOutOfRange(f"the IPv4 address {children[0]} has an octet beyond 255", self._span(meta))
+        value = (octets[0] << 24) + (octets[1] << 16) + (octets[2] << 8) + octets[3]
+        return ast.Constant(numbers.wrap(value, 32), self._span(meta))
 
     def unsigned_(self, meta, children):
         """``7u``: an unsigned literal is the number 7 (unsigned is number here; README)."""
@@ -364,6 +368,29 @@ class ToAst(Transformer):
         self.warnings.append(DatalogWarning("deprecated", "Deprecated type declaration used", self._span(meta)))
         return ast.TypeDeclaration(str(name), "number" if keyword == ".number_type" else "symbol",
                                    self._span(meta))
+
+
+# ---- functors (issue 18): negating a body term, as Soufflé's RuleBody::negated
+_NEGATED_OP = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "match": "not_match",
+               "not_match": "match", "contains": "not_contains", "not_contains": "contains"}
+
+
+def _negated(literal, span):
+    """``!a(x)`` is a Negation; ``!!a(x)`` is ``a(x)``; ``!x < y`` is ``x >= y``; ``!(a ; b)`` is
+    ``!a, !b`` and ``!(a, b)`` is ``(!a ; !b)`` (De Morgan)."""
+    if isinstance(literal, ast.Atom):
+        return ast.Negation(literal, span)
+    if isinstance(literal, ast.Negation):
+        return literal.atom
+    if isinstance(literal, ast.Comparison):
+        return ast.Comparison(_NEGATED_OP[literal.op], literal.left, literal.right, span)
+    alternatives = literal.alternatives if isinstance(literal, ast.Disjunction) else (tuple(literal),)
+    conjuncts = []
+    for alternative in alternatives:                     # not (l1, l2, ...): !l1 ; !l2 ; ...
+        negated = [_negated(lit, span) for lit in alternative]
+        options = tuple(tuple(n) if isinstance(n, _Group) else (n,) for n in negated)
+        conjuncts.append(negated[0] if len(options) == 1 else ast.Disjunction(options, span))
+    return conjuncts[0] if len(conjuncts) == 1 else _Group(conjuncts)
 
 
 def _clip(text: str) -> str:
