@@ -280,3 +280,19 @@ def test_a_limited_program_is_maintained_by_recomputation_and_says_so():
 
 def test_a_limit_on_an_undefined_relation_is_an_error():
     assert code_of("r(1).\n.limitsize q(n=3)")[:2] == ("undefined_relation", 2)
+
+
+def test_a_subsumption_inside_a_component_is_the_instance_s():
+    # best(k, v1) <= best(k, v2) :- v1 < v2 keeps the greatest v per k, in each instance
+    text = """.comp Best<T> {
+  .decl best(k: T, v: number)
+  best(k, v1) <= best(k, v2) :- v1 < v2.
+}
+.init a = Best<number>
+.init b = Best<symbol>
+a.best(1, 5). a.best(1, 7). a.best(2, 1).
+b.best("x", 3). b.best("x", 2)."""
+    engine = Engine.from_source(text)
+    engine.run()
+    assert engine.rows("a.best") == [(1, 7), (2, 1)]
+    assert engine.rows("b.best") == [("x", 3)]

@@ -501,6 +501,11 @@ class Subsumption:
     body: tuple[Literal, ...]
     span: Span | None = _span
 
+    @property
+    def heads(self) -> tuple[Atom, ...]:
+        """The relation it removes tuples of, as a rule's head (components place it by this)."""
+        return (self.dominated,)
+
     def __str__(self) -> str:
         head = f"{self.dominated} <= {self.dominating}"
         if not self.body:

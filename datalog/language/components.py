@@ -155,8 +155,8 @@ def _collect_own(component, binding: dict, content: _Content, orphans: list, ove
             content.directives.append(stmt)
     declared = {d.relation for d in content.relations}
     for stmt in component.body:
-        if isinstance(stmt, ast.Rule):
-            for rule in _single_heads(stmt):
+        if isinstance(stmt, (ast.Rule, ast.Subsumption)):           # a subsumption is a rule of its relation
+            for rule in _single_heads(stmt) if isinstance(stmt, ast.Rule) else [stmt]:
                 if rule.heads[0].relation.split(".")[0] in overridden:
                     continue                            # a derived component replaces these rules
                 (content.rules if rule.heads[0].relation in declared else orphans).append(rule)
