@@ -391,3 +391,29 @@ def test_round_trip_through_jsonfile(tmp_path, types, objects, data):
                         columns_of=lambda _: columns)
     back = files.read_input(ast.Directive("input", "r", params), where / "r.json", types, columns)
     assert sorted(set(back)) == relation
+
+
+# ---------------------------------------------------------------- records and ADTs in JSON and rfc4180
+
+def test_json_prints_records_as_lists_or_objects_and_nil_as_null(tmp_path):
+    program = """.type L = [head: number, tail: L]
+.decl a(x: L)
+a(nil). a([1, [2, nil]]).
+.output a(IO=jsonfile, filename="a.json")
+.output a(IO=jsonfile, filename="o.json", format=object)
+"""
+    run(program, tmp_path, tmp_path)
+    assert (tmp_path / "a.json").read_text() == "[[null],\n[[1, [2, null]]]]\n"
+    assert (tmp_path / "o.json").read_text() == \
+        '[{"x": null},\n{"x": {"head": 1, "tail": {"head": 2, "tail": null}}}]\n'
+
+
+def test_rfc4180_quotes_an_adt_with_its_symbols_quoted_inside(tmp_path):
+    program = """.type Pair = P {a: symbol, b: symbol}
+.decl r(p: Pair, n: number)
+r($P("x", "say \\"hi\\""), 1).
+.output r(rfc4180=true, delimiter=",")
+"""
+    run(program, tmp_path, tmp_path)
+    # the ADT as Soufflé prints it in a record, "x" and "say \"hi\"", then the field RFC 4180-quoted
+    assert (tmp_path / "r.csv").read_text() == '"$P(""x"", ""say \\""hi\\"""")",1\n'

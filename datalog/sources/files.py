@@ -309,8 +309,17 @@ def format_value(value) -> str:
 
 
 def format_field(value, fmt: TextFormat) -> str:
-    """A value as an output field: with ``rfc4180`` a symbol is quoted."""
+    """A value as an output field: with ``rfc4180`` a symbol is quoted, and so is a record or ADT,
+    its symbols in quotes inside (``"$Couple(""a"", ""b"")"``, as Soufflé's writer gives it)."""
+    if fmt.rfc4180 and isinstance(value, tuple):
+        return textformat.quote(composites.render(value, _quoted_symbol))
     return textformat.quote(value) if fmt.rfc4180 and isinstance(value, str) else format_value(value)
+
+
+def _quoted_symbol(value) -> str:
+    """A primitive inside a record or ADT of an rfc4180 field: a symbol in quotes (its quotes
+    escaped with a backslash, as Soufflé prints a symbol in a record), else as ever."""
+    return '"' + value.replace('"', '\\"') + '"' if isinstance(value, str) else format_value(value)
 
 
 def format_rows(rows, fmt: str | TextFormat = "\t") -> str:
@@ -359,7 +368,7 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
         for directive, shown, real in targets:
             if directive.io != "sqlite":
                 staged.append(_stage(directive, rows_of(directive.relation), columns_of(directive.relation),
-                                     shown, real))
+                                     shown, real, types_of(directive.relation) if types_of else None))
         staged.extend(_stage_databases([t for t in targets if t[0].io == "sqlite"], rows_of, columns_of,
                                        types_of))
         atomic.commit_all(staged)
@@ -373,7 +382,8 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
     for directive in printed:
         rows, columns = rows_of(directive.relation), columns_of(directive.relation)
         if directive.io == "json" and out_dir != "-":
-            sys.stdout.write(jsonio.format_json(rows, columns, _objects(directive)))
+            types = types_of(directive.relation) if types_of else None
+            sys.stdout.write(jsonio.format_json(rows, columns, _objects(directive), types))
         else:
             _print(directive, rows, columns, out_dir == "-")
 
@@ -401,12 +411,13 @@ def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> t
     return shown, real
 
 
-def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real: Path) -> atomic.Staged:
+def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real: Path,
+           types=None) -> atomic.Staged:
     """The relation's text (gzip-compressed with ``compress``) in a temporary file beside
     ``real``; ``output_error`` naming ``shown``."""
     fmt = TextFormat.of(directive)
     if directive.io == "jsonfile":
-        text = jsonio.format_json(rows, columns, _objects(directive))
+        text = jsonio.format_json(rows, columns, _objects(directive), types)
     else:
         text = format_rows(rows, fmt)
         if fmt.headers:

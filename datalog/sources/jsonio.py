@@ -19,11 +19,25 @@ from __future__ import annotations
 
 import json
 
+from datalog.language import composites
+
 from datalog.language import numbers
 
 
-def json_value(value) -> str:
-    """One primitive value as Soufflé's JSON writer prints it."""
+def json_value(value, type_=None, objects: bool = False) -> str:
+    """One value as Soufflé's JSON writer prints it: a record as a list (as an object of its
+    field names when ``objects`` and its RecordType ``type_`` is known), nil as ``null``."""
+    if isinstance(value, composites.Record):
+        if not value:
+            return "null"
+        fields = getattr(type_, "fields", None)
+        parts = [json_value(v, fields[i] if fields else None, objects) for i, v in enumerate(value)]
+        if objects and fields:
+            names = (json.dumps(n, ensure_ascii=False) for n in type_.field_names)
+            return "{" + ", ".join(f"{n}: {p}" for n, p in zip(names, parts)) + "}"
+        return "[" + ", ".join(parts) + "]"
+    if isinstance(value, composites.Branch):
+        return json.dumps(composites.render(value), ensure_ascii=False)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float):
@@ -31,16 +45,18 @@ def json_value(value) -> str:
     return str(value)
 
 
-def format_json(rows, columns: list[str], objects: bool) -> str:
-    """A relation's JSON text."""
+def format_json(rows, columns: list[str], objects: bool, types=None) -> str:
+    """A relation's JSON text (``types``: the column types, for records' field names)."""
     rows = list(rows)
     if rows and not rows[0]:
         return "[null\n]\n"
+    types = list(types or []) + [None] * (len(rows[0]) if rows else 0)
     if objects:
         keys = [json.dumps(c, ensure_ascii=False) for c in columns]
-        items = ["{" + ", ".join(f"{k}: {json_value(v)}" for k, v in zip(keys, row)) + "}" for row in rows]
+        items = ["{" + ", ".join(f"{k}: {json_value(v, t, True)}" for k, v, t in zip(keys, row, types)) + "}"
+                 for row in rows]
     else:
-        items = ["[" + ", ".join(map(json_value, row)) + "]" for row in rows]
+        items = ["[" + ", ".join(json_value(v, t) for v, t in zip(row, types)) + "]" for row in rows]
     return "[" + ",\n".join(items) + "]\n"
 
 
