@@ -152,3 +152,24 @@ def test_autoinc_rules_sharing_a_head_with_other_rules_are_maintained():
     assert (1,) in rows and (2,) in rows and len(rows) == 3      # b's 1 and 2, two fresh numbers
     apply_batch(engine, parse_updates("-b(1). commit.")[0])
     assert engine.rows("a") == [(2,)]
+
+
+NESTED = """
+.decl stock(p: symbol, q: number)
+.decl sales(p: symbol, m: number, q: number)
+stock("a", 500). stock("b", 700).
+sales("a", 1, 50). sales("a", 2, 200). sales("a", 3, 50).
+sales("b", 1, 100). sales("b", 2, 100). sales("b", 3, 300).
+.decl half_gone(p: symbol, m: number)
+half_gone(p, m) :- stock(p, s),
+    m = min c : { sales(_, c, _), t = sum q : { sales(p, k, q), k <= c }, 2 * t >= s }.
+"""
+
+
+def test_an_aggregate_nested_in_another_is_grouped_by_the_enclosing_group_by():
+    # the inner sum is per product p although p occurs nowhere else in the outer aggregate's
+    # body: a: 50, 250, 300 (2 * 250 >= 500 in month 2); b: 100, 200, 500 (2 * 500 >= 700 in 3)
+    engine = Engine.from_source(NESTED)
+    engine.run()
+    assert engine.rows("half_gone") == [("a", 2), ("b", 3)]
+    assert sorted(evaluate(parse(NESTED))["half_gone"]) == [("a", 2), ("b", 3)]

@@ -193,15 +193,16 @@ def _place(literal, depth_of, slots, schema, clause, body):
             if any(n not in depth_of for n in deps):
                 return None
             depth = _depth(deps, depth_of)
-            value = _value(expr, slots, schema, clause, body)
+            value = _value(expr, slots, schema, clause, body, depth_of)
             slots[var.name] = len(slots)
             depth_of[var.name] = depth
             return Assign(depth, literal, var.name, value)
     deps = _term_dependencies(literal.left, body) + _term_dependencies(literal.right, body)
     if any(n not in depth_of for n in deps):
         return None
-    return Compare(_depth(deps, depth_of), literal, literal.op, _value(literal.left, slots, schema, clause, body),
-                   _value(literal.right, slots, schema, clause, body))
+    return Compare(_depth(deps, depth_of), literal, literal.op,
+                   _value(literal.left, slots, schema, clause, body, depth_of),
+                   _value(literal.right, slots, schema, clause, body, depth_of))
 
 
 _NOT_A_PATTERN = object()
@@ -268,18 +269,24 @@ def _term_dependencies(term, body) -> list[str]:
     return out
 
 
-def _value(term, slots, schema, clause, body):
-    """A side of a comparison: the term itself, or an aggregate's plan."""
+def _value(term, slots, schema, clause, body, depth_of=None):
+    """A side of a comparison: the term itself, or an aggregate's plan (``depth_of``: what is
+    bound where it is placed; depth -1 marks the enclosing aggregate's group-by)."""
     if isinstance(term, ast.Aggregate):
-        return plan_aggregate(term, schema, clause, body)
+        enclosing = {n for n, d in (depth_of or {}).items() if d == -1}
+        return plan_aggregate(term, schema, clause, body, enclosing)
     return term
 
 
 # ---------------------------------------------------------------- aggregates
 
-def plan_aggregate(agg: ast.Aggregate, schema, clause, body) -> AggregatePlan:
-    """``v = kind target : { body }`` grouped by the outer variables the body shares with the clause."""
-    outer = list(dict.fromkeys(v.name for v in aggregate_outer_variables(agg, body)))
+def plan_aggregate(agg: ast.Aggregate, schema, clause, body, enclosing=frozenset()) -> AggregatePlan:
+    """``v = kind target : { body }`` grouped by the outer variables the body shares with the clause
+    and, for an aggregate nested in another's body, with the enclosing one's group-by
+    (``enclosing``: ``p(x, m) :- q(x), m = min c : { r(c), s = sum v : { t(x, v) }, ... }``: the
+    inner sum is per x, though x occurs nowhere else in the outer aggregate's body)."""
+    outer = list(dict.fromkeys([v.name for v in aggregate_outer_variables(agg, body)] +
+                               [v.name for v in ast.variables(agg) if v.name in enclosing]))
     alternatives = dnf(agg.body)
     if scanned(alternatives):
         alternatives = [name_wildcards(alternatives[0])]
