@@ -173,3 +173,18 @@ def test_an_aggregate_nested_in_another_is_grouped_by_the_enclosing_group_by():
     engine.run()
     assert engine.rows("half_gone") == [("a", 2), ("b", 3)]
     assert sorted(evaluate(parse(NESTED))["half_gone"]) == [("a", 2), ("b", 3)]
+
+
+def test_a_head_variable_bound_inside_a_pattern_is_no_witness():
+    # x is bound by the branch pattern $A(x) outside the max: it is the max's group-by, not a
+    # witness of it (the property test of records found the witness rewrite taking it for one)
+    text = """.type P = [a: number, b: number]
+.type S = A {x: number} | C {}
+.decl e1(p: P)
+.decl e2(s: S)
+e1([2, 0]). e1([2, 1]). e1([0, 0]). e2($A(2)). e2($A(0)). e2($C).
+.decl rp(p: P)
+rp([k, x]) :- e2($A(x)), k = max y0 : { e1([x, y0]), y0 < x }."""
+    engine = Engine.from_source(text)
+    engine.run()
+    assert engine.rows("rp") == sorted(evaluate(parse(text))["rp"]) == [((1, 2),)]

@@ -41,7 +41,6 @@ class Checked:
     clauses: list[Clause] = field(default_factory=list)
     strata: list[Stratum] = field(default_factory=list)
     warnings: list[DatalogWarning] = field(default_factory=list)    # never blocking; see errors.py
-    warned: set = field(default_factory=set)       # spans warned of already (a rule splits into clauses)
 
     def directives(self, kind: str) -> list[ast.Directive]:
         return [d for d in self.program.directives if d.kind == kind]
@@ -269,7 +268,8 @@ def _check_aggregate(agg: ast.Aggregate, outer_bound, body) -> None:
 
 def negated_singletons(ctx: Checked) -> None:
     """``p(x) :- q(x), !r(x, y).``: y occurs once in the rule, under the negation, so it is a
-    wildcard (as in Soufflé, which warns of it): ``!r(x, _)``, with a warning."""
+    wildcard (as in Soufflé): ``!r(x, _)``. Its warning is the singleton warning every variable
+    that occurs once gets (lints.py)."""
     for i, clause in enumerate(ctx.clauses):
         counts = Counter(v.name for v in ast.variables((clause.head, clause.body)))
         lonely = {name for name, k in counts.items() if k == 1}
@@ -283,10 +283,6 @@ def negated_singletons(ctx: Checked) -> None:
 def _wildcards(negation: ast.Negation, lonely: set[str], ctx: Checked) -> ast.Negation:
     args = []
     for arg in negation.atom.args:
-        if isinstance(arg, ast.Variable) and arg.name in lonely and arg.span not in ctx.warned:
-            ctx.warned.add(arg.span)                  # a rule of n alternatives warns once
-            ctx.warnings.append(DatalogWarning("singleton_variable", f"variable {arg.name} occurs only once, "
-                                               f"under a negation: it is the wildcard _", arg.span))
         args.append(ast.Wildcard(arg.span) if isinstance(arg, ast.Variable) and arg.name in lonely else arg)
     return ast.Negation(ast.Atom(negation.atom.relation, tuple(args), negation.atom.span), negation.span)
 

@@ -223,7 +223,7 @@ def lift_head_aggregates(rules: list[ast.Rule]) -> list[ast.Rule]:
                 return ast.Functor(term.name, tuple(map(lift, term.args)), term.span)
             return term
         heads = tuple(ast.Atom(h.relation, tuple(map(lift, h.args)), h.span) for h in rule.heads)
-        out.append(ast.Rule(heads, rule.body + tuple(extra), rule.span, rule.pragma) if extra else rule)
+        out.append(replace(rule, heads=heads, body=rule.body + tuple(extra)) if extra else rule)
     return out
 
 
@@ -252,7 +252,7 @@ def _with_witnesses(rule: ast.Rule) -> ast.Rule:
         local = ast.Aggregate(agg.kind, _renamed(agg.target, rename), _renamed(agg.body, rename), agg.span)
         body[i] = ast.Comparison("=", var, local, literal.span)
         body += [*agg.body, ast.Comparison("=", var, agg.target, literal.span)]
-    return ast.Rule(rule.heads, tuple(body), rule.span, rule.pragma)
+    return replace(rule, body=tuple(body))
 
 
 def _extremum(literal):
@@ -275,7 +275,8 @@ def _outside_aggregates(node) -> list[ast.Variable]:
         return [node]
     children = {ast.Atom: lambda n: n.args, ast.Functor: lambda n: n.args, ast.Negation: lambda n: (n.atom,),
                 ast.Comparison: lambda n: (n.left, n.right), ast.BinaryOp: lambda n: (n.left, n.right),
-                ast.Negate: lambda n: (n.operand,),
+                ast.Negate: lambda n: (n.operand,), ast.RecordTerm: lambda n: n.args,
+                ast.BranchTerm: lambda n: n.args, ast.Cast: lambda n: (n.term,),
                 ast.Disjunction: lambda n: [lit for alt in n.alternatives for lit in alt]}.get(type(node))
     return [v for child in (children(node) if children else ()) for v in _outside_aggregates(child)]
 
@@ -300,6 +301,10 @@ def _renamed(node, rename: dict):
         return ast.Negate(_renamed(node.operand, rename), node.span)
     if isinstance(node, ast.Aggregate):
         return ast.Aggregate(node.kind, _renamed(node.target, rename), _renamed(node.body, rename), node.span)
+    if isinstance(node, (ast.RecordTerm, ast.BranchTerm)):     # records and ADTs: their fields
+        return replace(node, args=_renamed(node.args, rename))
+    if isinstance(node, ast.Cast):
+        return replace(node, term=_renamed(node.term, rename))
     if isinstance(node, ast.Disjunction):
         return ast.Disjunction(tuple(_renamed(alt, rename) for alt in node.alternatives), node.span)
     return node
