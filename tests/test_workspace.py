@@ -914,7 +914,7 @@ def test_init_that_fails_or_was_cut_short(tmp_path):
     from datalog.workspace import format as wsfile
     path.mkdir()
     wsfile.write_file(path / LOG, "log", {"base": 0}, [])      # a crash between init's two writes
-    assert _error_of(path) == "workspace_corrupt"
+    assert _error_of(path) == "workspace_missing"               # no workspace, for open as for init
     Workspace.create(path, PROGRAM).close()                     # init may start over
     _committed(tmp_path / "other", 1)
     (tmp_path / "other" / SNAPSHOT).unlink()                    # a log with commits is never clobbered

@@ -150,6 +150,9 @@ class Workspace:
             _check_listable(path)                   # a directory we may not read is not "missing"
             raise WorkspaceMissing(f"{path} is not a workspace (no {path / SNAPSHOT}); create one "
                                    f"with datalog init")
+        if _init_cut_short(path):                   # as init sees it: not a workspace yet
+            raise WorkspaceMissing(f"{path} is not a workspace: an init was cut short before it wrote "
+                                   f"{path / SNAPSHOT}; run datalog init again")
         wssources.check_directory(path)
         ws = cls(path, [], 0, 0.0, writer=not readonly, compact_min=compact_min)
         try:
@@ -403,17 +406,25 @@ class Workspace:
 
 # ---------------------------------------------------------------- helpers
 
+def _init_cut_short(path: Path) -> bool:
+    """A log without commits and no snapshot: an ``init`` killed between writing its log and its
+    snapshot (the snapshot, written last, makes a directory a workspace). Soak finding: opening
+    such a directory said ``workspace_corrupt`` while init (rightly) took it as no workspace."""
+    if os.path.lexists(path / SNAPSHOT) or not os.path.lexists(path / LOG):
+        return False
+    try:
+        return not wslog.read(path).records
+    except WorkspaceCorrupt:
+        return False
+
+
 def _refuse_existing(path: Path) -> None:
     """``init`` never overwrites a workspace. A log without commits and without a snapshot is
     an ``init`` cut short, and is overwritten."""
     if os.path.lexists(path / SNAPSHOT):
         raise WorkspaceExists(f"{path} already holds a workspace ({path / SNAPSHOT})")
     if os.path.lexists(path / LOG):
-        try:
-            empty = not wslog.read(path).records
-        except WorkspaceCorrupt:
-            empty = False
-        if not empty:
+        if not _init_cut_short(path):
             raise WorkspaceExists(f"{path} holds a workspace log ({path / LOG}) but no snapshot: "
                                   f"it is damaged; move it away before datalog init")
 
