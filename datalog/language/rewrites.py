@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from itertools import product
 
 from datalog.language import ast
+from datalog.language.variables import substituted
 from datalog.language.errors import Unsupported
 
 
@@ -203,6 +204,21 @@ def _terms(node):
         yield from _terms(child)
 
 
+def _lift_aggregates(term, fresh):
+    """``term`` with each aggregate in it (through arithmetic and functor arguments) replaced by
+    ``fresh(aggregate)``, the variable an added assignment binds to it."""
+    if isinstance(term, ast.Aggregate):
+        return fresh(term)
+    if isinstance(term, ast.BinaryOp):
+        return ast.BinaryOp(term.op, _lift_aggregates(term.left, fresh), _lift_aggregates(term.right, fresh),
+                            term.span)
+    if isinstance(term, ast.Negate):
+        return ast.Negate(_lift_aggregates(term.operand, fresh), term.span)
+    if isinstance(term, ast.Functor):
+        return ast.Functor(term.name, tuple(_lift_aggregates(a, fresh) for a in term.args), term.span)
+    return term
+
+
 def lift_head_aggregates(rules: list[ast.Rule]) -> list[ast.Rule]:
     """``e(2, count : { r(_) } + 1).`` is ``e(2, _h0 + 1) :- _h0 = count : { r(_) }.``: Soufflé
     takes an aggregate in a head as the value of an assignment in the body."""
@@ -210,19 +226,12 @@ def lift_head_aggregates(rules: list[ast.Rule]) -> list[ast.Rule]:
     for rule in rules:
         extra: list = []
 
-        def lift(term):
-            if isinstance(term, ast.Aggregate):
-                var = ast.Variable(f"_h{len(extra)}", term.span)
-                extra.append(ast.Comparison("=", var, term, term.span))
-                return var
-            if isinstance(term, ast.BinaryOp):
-                return ast.BinaryOp(term.op, lift(term.left), lift(term.right), term.span)
-            if isinstance(term, ast.Negate):
-                return ast.Negate(lift(term.operand), term.span)
-            if isinstance(term, ast.Functor):
-                return ast.Functor(term.name, tuple(map(lift, term.args)), term.span)
-            return term
-        heads = tuple(ast.Atom(h.relation, tuple(map(lift, h.args)), h.span) for h in rule.heads)
+        def fresh(term) -> ast.Variable:
+            var = ast.Variable(f"_h{len(extra)}", term.span)
+            extra.append(ast.Comparison("=", var, term, term.span))
+            return var
+        heads = tuple(ast.Atom(h.relation, tuple(_lift_aggregates(a, fresh) for a in h.args), h.span)
+                      for h in rule.heads)
         out.append(replace(rule, heads=heads, body=rule.body + tuple(extra)) if extra else rule)
     return out
 
@@ -282,32 +291,8 @@ def _outside_aggregates(node) -> list[ast.Variable]:
 
 
 def _renamed(node, rename: dict):
-    """``node`` with its variables renamed (aggregate bodies included)."""
-    if isinstance(node, ast.Variable):
-        return ast.Variable(rename.get(node.name, node.name), node.span)
-    if isinstance(node, tuple):
-        return tuple(_renamed(n, rename) for n in node)
-    if isinstance(node, ast.Atom):
-        return ast.Atom(node.relation, _renamed(node.args, rename), node.span)
-    if isinstance(node, ast.Functor):
-        return ast.Functor(node.name, _renamed(node.args, rename), node.span)
-    if isinstance(node, ast.Negation):
-        return ast.Negation(_renamed(node.atom, rename), node.span)
-    if isinstance(node, ast.Comparison):
-        return ast.Comparison(node.op, _renamed(node.left, rename), _renamed(node.right, rename), node.span)
-    if isinstance(node, ast.BinaryOp):
-        return ast.BinaryOp(node.op, _renamed(node.left, rename), _renamed(node.right, rename), node.span)
-    if isinstance(node, ast.Negate):
-        return ast.Negate(_renamed(node.operand, rename), node.span)
-    if isinstance(node, ast.Aggregate):
-        return ast.Aggregate(node.kind, _renamed(node.target, rename), _renamed(node.body, rename), node.span)
-    if isinstance(node, (ast.RecordTerm, ast.BranchTerm)):     # records and ADTs: their fields
-        return replace(node, args=_renamed(node.args, rename))
-    if isinstance(node, ast.Cast):
-        return replace(node, term=_renamed(node.term, rename))
-    if isinstance(node, ast.Disjunction):
-        return ast.Disjunction(tuple(_renamed(alt, rename) for alt in node.alternatives), node.span)
-    return node
+    """``node`` with its variables renamed (aggregate bodies included), spans kept."""
+    return substituted(node, lambda v: ast.Variable(rename.get(v.name, v.name), v.span))
 
 
 REWRITES = (
@@ -350,24 +335,13 @@ def lift_atom_expressions(body: tuple) -> tuple:
         extra.append(ast.Comparison("=", var, term, term.span))
         return var
 
-    def lift_aggregates(term):
-        if isinstance(term, ast.Aggregate):
-            return fresh(term)
-        if isinstance(term, ast.BinaryOp):
-            return ast.BinaryOp(term.op, lift_aggregates(term.left), lift_aggregates(term.right), term.span)
-        if isinstance(term, ast.Negate):
-            return ast.Negate(lift_aggregates(term.operand), term.span)
-        if isinstance(term, ast.Functor):
-            return ast.Functor(term.name, tuple(map(lift_aggregates, term.args)), term.span)
-        return term
-
     def side(term):
-        return term if isinstance(term, ast.Aggregate) else lift_aggregates(term)
+        return term if isinstance(term, ast.Aggregate) else _lift_aggregates(term, fresh)
 
     out = []
     for literal in body:
         if isinstance(literal, ast.Atom) and not all(isinstance(a, _ATOM_ARGS) for a in literal.args):
-            args = tuple(a if isinstance(a, _ATOM_ARGS) else fresh(lift_aggregates(a)) for a in literal.args)
+            args = tuple(a if isinstance(a, _ATOM_ARGS) else fresh(_lift_aggregates(a, fresh)) for a in literal.args)
             literal = ast.Atom(literal.relation, args, literal.span)
         elif isinstance(literal, ast.Comparison):
             literal = ast.Comparison(literal.op, side(literal.left), side(literal.right), literal.span)

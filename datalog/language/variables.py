@@ -12,6 +12,8 @@ The group-by of an aggregate is the set of its variables that occur in the rule 
 
 from __future__ import annotations
 
+import dataclasses
+
 from datalog.language import ast
 
 
@@ -108,3 +110,21 @@ def _variables_outside(node, agg):
 def free_variables(term) -> list[ast.Variable]:
     """Variables of a term outside any aggregate body (an aggregate's group-by variables excepted)."""
     return [t for t in ast.subterms(term) if isinstance(t, ast.Variable)]
+
+
+def substituted(node, replace_variable):
+    """``node`` (any AST node or tuple of them) with every variable ``v`` replaced by
+    ``replace_variable(v)``, in aggregate bodies, records and branches too. Constants are left
+    whole (a record constant is a tuple of values, not of terms)."""
+    if isinstance(node, ast.Variable):
+        return replace_variable(node)
+    if type(node) is tuple:
+        return tuple(substituted(child, replace_variable) for child in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, (type, ast.Constant)):
+        return node
+    changes = {}
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if f.name != "span" and (type(value) is tuple or dataclasses.is_dataclass(value)):
+            changes[f.name] = substituted(value, replace_variable)
+    return dataclasses.replace(node, **changes)

@@ -24,6 +24,7 @@ from itertools import count
 from datalog.language import ast
 from datalog.language.errors import InvalidInline
 from datalog.language.rewrites import split_heads
+from datalog.language.variables import substituted
 
 QUALIFIER = "inline"
 
@@ -213,26 +214,4 @@ def _rename(rule: ast.Rule, prefix: str) -> ast.Rule:
 
 def _substitute(node, subst: dict):
     """``node`` with its variables replaced as ``subst`` says (aggregate bodies included)."""
-    if isinstance(node, ast.Variable):
-        return subst.get(node.name, node)
-    if isinstance(node, tuple):
-        return tuple(_substitute(child, subst) for child in node)
-    if isinstance(node, ast.Rule):
-        return replace(node, heads=_substitute(node.heads, subst), body=_substitute(node.body, subst))
-    if isinstance(node, ast.Atom):
-        return ast.Atom(node.relation, _substitute(node.args, subst), node.span)
-    if isinstance(node, ast.Negation):
-        return ast.Negation(_substitute(node.atom, subst), node.span)
-    if isinstance(node, ast.Comparison):
-        return ast.Comparison(node.op, _substitute(node.left, subst), _substitute(node.right, subst), node.span)
-    if isinstance(node, ast.Disjunction):
-        return ast.Disjunction(_substitute(node.alternatives, subst), node.span)
-    if isinstance(node, ast.BinaryOp):
-        return ast.BinaryOp(node.op, _substitute(node.left, subst), _substitute(node.right, subst), node.span)
-    if isinstance(node, ast.Negate):
-        return ast.Negate(_substitute(node.operand, subst), node.span)
-    if isinstance(node, ast.Functor):
-        return ast.Functor(node.name, _substitute(node.args, subst), node.span)
-    if isinstance(node, ast.Aggregate):
-        return ast.Aggregate(node.kind, _substitute(node.target, subst), _substitute(node.body, subst), node.span)
-    return node
+    return substituted(node, lambda v: subst.get(v.name, v))
