@@ -127,9 +127,9 @@ def _refresh_rows(spark, work: Path, args) -> list:
     out = []
     gc.collect()                      # each timed section pays for its own garbage only
     started = time.perf_counter()
-    Workspace.create(work / "ws", program).close()
+    Workspace.create(work / "ws", program, facts_dir=work).close()       # its paths lie in -F and -D
     out.append(("init", {"rows changed": f"{edges:,} loaded", "total": f"{time.perf_counter() - started:.1f}"}))
-    full = _full(spark, program)
+    full = _full(spark, program, work)
     for number, fraction in enumerate(float(f) for f in args.fractions.split(",")):
         changed = int(args.rows * fraction / 2)
         current = spark.read.parquet(str(work / "edges"))
@@ -141,7 +141,7 @@ def _refresh_rows(spark, work: Path, args) -> list:
         opened = time.perf_counter()
         with Workspace.open(work / "ws") as ws:
             opened = time.perf_counter() - opened
-            report = refresh(ws)
+            report = refresh(ws, facts_dir=str(work), out_dir=str(work))
         s = report.seconds
         total = sum(s.values())
         source = {x.relation: x for x in report.sources}["edge"]
@@ -157,14 +157,14 @@ def _refresh_rows(spark, work: Path, args) -> list:
     return out
 
 
-def _full(spark, program: str) -> float:
+def _full(spark, program: str, work: Path) -> float:
     """A fresh engine: read every source through Arrow, evaluate, overwrite the outputs."""
     from datalog.engine.engine import Engine
     gc.collect()
     started = time.perf_counter()
-    engine = Engine.from_source(program)
+    engine = Engine.from_source(program, work)
     engine.run()
-    engine.write_outputs()
+    engine.write_outputs(str(work))
     return time.perf_counter() - started
 
 

@@ -91,21 +91,27 @@ def checkpoint(phase: str) -> None:
         time.sleep(3600)
 
 
-def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
-    """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring."""
+def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".", out_dir: str = ".") -> RefreshReport:
+    """Refresh ``ws`` (open for writing) from its Spark sources; see the module docstring. A
+    local ``path=`` of a source is held to ``facts_dir`` (``-F``), of a sink to ``out_dir``
+    (``-D``), unless the workspace was opened with ``allow_paths`` (the user's command line,
+    never the stored program: :mod:`datalog.spark.tables`)."""
     from datalog.spark import diff as spark_diff, tables as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
     spark = engine.spark_session()
     started = time.perf_counter()
-    _repair_outputs(ws, report)
+    if engine.spark_directives("output"):
+        engine.check_spark_sinks(out_dir)     # a sink refused (output_path) before anything is read or committed
+    _repair_outputs(ws, report, out_dir)
     started = report.phase("repair", started)
     version = f"v{ws.seq + 1}"
     changes, chains = {}, {}
     for directive in engine.spark_directives("input"):
         name = directive.relation
-        frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name))
+        frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name),
+                                      facts_dir, engine.allow_paths)
         chain = ws.sources.get(name, "v0").split("+")
         before = [source_snapshot(ws.path, name, v) for v in chain]
         target = source_snapshot(ws.path, name, version)
@@ -133,21 +139,21 @@ def refresh(ws: Workspace, progress: Progress | None = None) -> RefreshReport:
                               chains, before_log=lambda: checkpoint("transaction"))
     report.commit = ws.seq
     started = report.phase("maintain", started)
-    _write_back(ws, delta, report)
+    _write_back(ws, delta, report, out_dir)
     report.phase("write back", started)
     _drop_old_snapshots(ws)
     return report
 
 
-def _repair_outputs(ws: Workspace, report: RefreshReport) -> None:
+def _repair_outputs(ws: Workspace, report: RefreshReport, out_dir: str) -> None:
     """Sinks that may not hold the last commit (a write-back cut short, ``datalog update`` since)
     are rewritten in full."""
     if ws.engine.spark_directives("output") and ws.outputs_synced() != ws.seq:
         report.repaired = [d.relation for d in ws.engine.spark_directives("output")]
-        ws.write_spark_outputs()
+        ws.write_spark_outputs(out_dir)
 
 
-def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
+def _write_back(ws: Workspace, delta, report: RefreshReport, out_dir: str) -> None:
     from maintenance.delta import Change
     for directive in ws.engine.spark_directives("output"):
         change = delta.get(directive.relation) or Change(set(), set())
@@ -155,7 +161,7 @@ def _write_back(ws: Workspace, delta, report: RefreshReport) -> None:
         if merge and not change:
             report.outputs[directive.relation] = (0, 0, "unchanged")
             continue
-        ws.engine.write_spark_output(directive, change if merge else None)
+        ws.engine.write_spark_output(directive, change if merge else None, out_dir)
         how = "appended" if merge and not change.retracted else "rewritten"
         report.outputs[directive.relation] = (len(change.inserted), len(change.retracted), how)
         checkpoint("write back")

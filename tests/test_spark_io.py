@@ -40,8 +40,8 @@ def tables(spark, tmp_path_factory):
     return where
 
 
-def _engine(text):
-    engine = Engine.from_source(text)
+def _engine(text, facts_dir=None, **options):
+    engine = Engine.from_source(text, facts_dir, **options)
     engine.run()
     return engine
 
@@ -53,7 +53,9 @@ def test_load_from_a_managed_table(tables):
 
 
 def test_load_from_a_parquet_path(tables):
-    engine = _engine(TC + f'.input edge(IO=spark, path="{tables}/edges.parquet", format=parquet)')
+    engine = _engine(TC + f'.input edge(IO=spark, path="{tables}/edges.parquet", format=parquet)', tables)
+    assert engine.rows("path") == _closure(EDGES)
+    engine = _engine(TC + '.input edge(IO=spark, path="edges.parquet")', tables)        # relative to -F
     assert engine.rows("path") == _closure(EDGES)
 
 
@@ -94,7 +96,7 @@ def test_missing_table_and_path_are_clear_errors(tables):
     with pytest.raises(MissingInput, match="db.nothing"):
         _engine(TC + '.input edge(IO=spark, table="db.nothing")')
     with pytest.raises(MissingInput, match="nowhere.parquet"):
-        _engine(TC + f'.input edge(IO=spark, path="{tables}/nowhere.parquet")')
+        _engine(TC + f'.input edge(IO=spark, path="{tables}/nowhere.parquet")', tables)
 
 
 def test_directive_parameters_are_checked_without_spark():
@@ -108,13 +110,13 @@ def test_outputs_to_a_table_and_a_path(spark, tables):
     out = tables / "paths_out"
     engine = _engine(TC + '.input edge(IO=spark, table="db.edges")\n'
                      '.output path(IO=spark, table="db.paths")\n'
-                     f'.output edge(IO=spark, path="{out}", format=parquet)')
-    engine.write_outputs()
+                     f'.output edge(IO=spark, path="{out}", format=parquet)', tables)
+    engine.write_outputs(str(tables))
     assert sorted(tuple(r) for r in spark.table("db.paths").collect()) == _closure(EDGES)
     assert spark.table("db.paths").columns == ["a", "b"]
     assert sorted(tuple(r) for r in spark.read.parquet(str(out)).collect()) == sorted(EDGES)
     engine.commit(retracts={"edge": [(1, 2)]})
-    engine.write_outputs()                                      # overwrite replaces, never appends
+    engine.write_outputs(str(tables))                           # overwrite replaces, never appends
     assert sorted(tuple(r) for r in spark.table("db.paths").collect()) == engine.rows("path")
 
 
@@ -122,4 +124,89 @@ def test_cli_run_reads_and_writes_spark(tmp_path, tables, spark):
     from datalog.cli.commands import main
     prog = tmp_path / "prog.dl"
     prog.write_text(TC + f'.input edge(IO=spark, path="{tables}/edges.parquet")\n.output path(IO=stdout)\n')
-    assert main(["run", str(prog), "--spark", "-D", "-"]) == 0
+    assert main(["run", str(prog), "--spark", "-F", str(tables), "-D", "-"]) == 0
+
+
+# ---------------------------------------------------------------- the path policy (issue 23)
+# A local path= is held to -F (sources) and -D (sinks) as .input/.output files are; only the
+# user's --allow-paths lets it out, never a program or a stored workspace.
+
+def _parquet_dir(spark, where, rows=EDGES):
+    spark.createDataFrame(rows, "s long, d long").write.mode("overwrite").parquet(str(where))
+    return where
+
+
+def _listing(directory):
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink", "file-uri"])
+def test_a_source_path_out_of_the_fact_dir_is_refused_unless_allowed(spark, tmp_path, how):
+    from datalog.language.errors import InputPath
+    facts, elsewhere = tmp_path / "facts", _parquet_dir(spark, tmp_path / "elsewhere" / "edges")
+    facts.mkdir()
+    (facts / "link").symlink_to(elsewhere.parent, target_is_directory=True)
+    name = {"absolute": str(elsewhere), "dotdot": "../elsewhere/edges", "symlink": "link/edges",
+            "file-uri": f"file://{elsewhere}"}[how]
+    text = TC + f'.input edge(IO=spark, path="{name}")\n'
+    engine = Engine.from_source(text, facts)
+    with pytest.raises(InputPath) as err:
+        engine.run()
+    assert "edge" in err.value.message and "--allow-paths" in err.value.message and err.value.span.line == 6
+    assert engine.rows("edge") == [] and not engine._inputs_loaded
+    assert _engine(text, facts, allow_paths=True).rows("path") == _closure(EDGES)   # the user's choice
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink", "itself"])
+def test_a_sink_path_out_of_the_output_dir_is_refused_and_writes_nothing(spark, tables, tmp_path, how):
+    from datalog.language.errors import OutputPath
+    out, victim = tmp_path / "out", _parquet_dir(spark, tmp_path / "victim" / "data", [(9, 9)])
+    out.mkdir()
+    (out / "link").symlink_to(victim.parent, target_is_directory=True)
+    name = {"absolute": str(victim), "dotdot": "../victim/data", "symlink": "link/data", "itself": "."}[how]
+    engine = _engine(TC + '.input edge(IO=spark, table="db.edges")\n'
+                     f'.output edge(IO=spark, path="{name}")\n', tmp_path)
+    before = {d: _listing(d) for d in (out, victim.parent)}
+    with pytest.raises(OutputPath) as err:
+        engine.write_outputs(str(out))
+    assert "edge" in err.value.message
+    assert {d: _listing(d) for d in (out, victim.parent)} == before
+    assert sorted(tuple(r) for r in spark.read.parquet(str(victim)).collect()) == [(9, 9)]
+    if how != "itself":                                    # the user may allow it on the command line
+        allowed = _engine(TC + '.input edge(IO=spark, table="db.edges")\n'
+                          f'.output edge(IO=spark, path="{name}")\n', tmp_path, allow_paths=True)
+        allowed.write_outputs(str(out))
+        assert sorted(tuple(r) for r in spark.read.parquet(str(victim)).collect()) == sorted(EDGES)
+
+
+def test_a_sink_path_inside_the_output_dir_is_written_there(spark, tmp_path, tables):
+    out = tmp_path / "out"
+    out.mkdir()
+    engine = _engine(TC + '.input edge(IO=spark, table="db.edges")\n'
+                     '.output path(IO=spark, path="sub/paths")\n', tables)
+    engine.write_outputs(str(out))
+    assert sorted(tuple(r) for r in spark.read.parquet(str(out / "sub" / "paths")).collect()) == _closure(EDGES)
+    assert not (tables / "sub").exists()
+
+
+def test_a_received_workspace_cannot_make_refresh_write_out_of_its_directories(spark, tmp_path, capsys):
+    """A workspace made elsewhere with --allow-paths stores a sink outside; refreshing it here
+    without --allow-paths is refused before anything is written."""
+    from datalog.cli.commands import main
+    from datalog.workspace.workspace import Workspace
+    victim = _parquet_dir(spark, tmp_path / "victim", [(9, 9)])
+    work = tmp_path / "work"
+    edges = _parquet_dir(spark, work / "edges")
+    text = TC + f'.input edge(IO=spark, path="{edges}")\n.output path(IO=spark, path="{victim}")\n'
+    Workspace.create(work / "ws", text, facts_dir=work, out_dir=work, allow_paths=True).close()
+    spark.createDataFrame([(9, 9)], "s long, d long").write.mode("overwrite").parquet(str(victim))
+    before = _listing(victim)
+    _parquet_dir(spark, edges, EDGES + [(4, 5)])                 # something to refresh
+    assert main(["refresh", str(work / "ws"), "-F", str(work), "-D", str(work)]) == 1
+    assert "error[output_path]" in capsys.readouterr().err
+    assert _listing(victim) == before
+    with Workspace.open(work / "ws", readonly=True) as ws:       # refused before the transaction
+        assert ws.seq == 0 and ws.engine.rows("edge") == sorted(EDGES)
+    assert sorted(tuple(r) for r in spark.read.parquet(str(victim)).collect()) == [(9, 9)]
+    assert main(["refresh", str(work / "ws"), "-F", str(work), "-D", str(work), "--allow-paths"]) == 0
+    assert sorted(tuple(r) for r in spark.read.parquet(str(victim)).collect()) == _closure(EDGES + [(4, 5)])

@@ -147,16 +147,18 @@ def test_datalog_update_between_refreshes_is_repaired_in_the_outputs(spark, mana
 # ---------------------------------------------------------------- killed refreshes
 
 def _paths(tmp_path):
-    text = PROGRAM.format(edge=f'path="{tmp_path}/edges"', blocked=f'path="{tmp_path}/blocked"',
-                          path_out=f'path="{tmp_path}/paths"', open_out=f'path="{tmp_path}/open"')
+    """Local Parquet paths, relative to -F (sources) and -D (sinks), both ``tmp_path``."""
+    text = PROGRAM.format(edge='path="edges"', blocked=f'path="{tmp_path}/blocked"',
+                          path_out='path="paths"', open_out=f'path="file://{tmp_path}/open"')
     outputs = {"path": {"path": tmp_path / "paths"}, "open_path": {"path": tmp_path / "open"}}
     return text, outputs
 
 
-def _killed_refresh(where, phase):
+def _killed_refresh(where, phase, tmp_path):
     """``datalog refresh`` in a child process, SIGKILLed once it reaches ``phase``."""
     env = {**os.environ, "DATALOG_REFRESH_PAUSE": phase}
-    child = subprocess.Popen([sys.executable, "-m", "datalog", "refresh", str(where)], env=env,
+    child = subprocess.Popen([sys.executable, "-m", "datalog", "refresh", str(where), "-F", str(tmp_path),
+                              "-D", str(tmp_path)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     for line in child.stderr:
@@ -174,23 +176,23 @@ def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
     _write(spark, edges, "src int, dst int", path=tmp_path / "edges")
     _write(spark, [(b,) for b in blocked], "n int", path=tmp_path / "blocked")
     where = tmp_path / "ws"
-    Workspace.create(where, text).close()
+    Workspace.create(where, text, facts_dir=tmp_path, out_dir=tmp_path).close()
     old = _scratch(text, edges, blocked)
     edges = (edges - {(1, 2)}) | {(3, 4), (6, 7)}
     _write(spark, edges, "src int, dst int", path=tmp_path / "edges")
     new = _scratch(text, edges, blocked)
-    _killed_refresh(where, phase)
+    _killed_refresh(where, phase, tmp_path)
     with Workspace.open(where, readonly=True) as ws:             # the previous or the new state, whole
         state = {n: ws.engine.rows(n) for n in old}
         assert state == (new if phase == "write back" else old)
     with Workspace.open(where) as ws:                            # the next refresh converges
-        refresh(ws)
+        refresh(ws, facts_dir=tmp_path, out_dir=tmp_path)
         _check(ws, spark, text, edges, blocked, outputs)
         chain = ws.sources["edge"].split("+")           # the full version, then this refresh's
         assert chain == ["v0", f"v{ws.seq}"]
         assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == chain
     with Workspace.open(where) as ws:                            # and is then a no-op
-        assert refresh(ws).commit is None
+        assert refresh(ws, facts_dir=tmp_path, out_dir=tmp_path).commit is None
 
 
 def test_cli_init_and_refresh_print_what_changed(spark, managed, capsys):

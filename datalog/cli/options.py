@@ -22,8 +22,8 @@ def add_path_option(parser) -> None:
     to let a program's ``filename`` lead out of ``-F``/``-D`` (a program or a stored workspace
     cannot allow it: :mod:`datalog.sources.paths`)."""
     parser.add_argument("--allow-paths", action="store_true",
-                        help="let .input/.output filenames lead out of -F/-D (absolute paths, .., symlinks "
-                             "out), as Souffle allows; refused by default")
+                        help="let .input/.output filenames and local Spark path= lead out of -F/-D (absolute "
+                             "paths, .., symlinks out), as Souffle allows; refused by default")
 
 
 def spark_options(args) -> dict:

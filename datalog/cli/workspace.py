@@ -31,13 +31,20 @@ def add_commands(sub) -> None:
     init.add_argument("workspace")
     init.add_argument("program")
     init.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
+    init.add_argument("-D", "--output-dir", default=".",
+                      help="directory that local Spark sink paths are relative to (default .)")
     add_spark_options(init)
     add_path_option(init)
     init.set_defaults(func=_init)
     refresh = sub.add_parser("refresh", help="apply what changed in the Spark sources since the last "
                                              "load, then write the Spark outputs")
     refresh.add_argument("workspace")
+    refresh.add_argument("-F", "--fact-dir", default=".",
+                         help="directory that local Spark source paths are relative to (default .)")
+    refresh.add_argument("-D", "--output-dir", default=".",
+                         help="directory that local Spark sink paths are relative to (default .)")
     add_spark_options(refresh)
+    add_path_option(refresh)
     refresh.set_defaults(func=_refresh)
     update = sub.add_parser("update", help="commit the batches of an updates file (+r(1). -r(2). commit.)")
     update.add_argument("workspace")
@@ -87,7 +94,7 @@ def _read_text(path: str, what: str) -> str:
 
 def _init(args) -> int:
     text = _read_text(args.program, "program")
-    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program,
+    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
                              spark=spark_options(args), allow_paths=args.allow_paths) as ws:
         sizes = ws.status()["sizes"]
     print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
@@ -96,8 +103,8 @@ def _init(args) -> int:
 
 def _refresh(args) -> int:
     from datalog.refresh import describe, refresh
-    with _workspace().open(args.workspace, spark=spark_options(args)) as ws:
-        report = refresh(ws, progress_line())
+    with _workspace().open(args.workspace, spark=spark_options(args), allow_paths=args.allow_paths) as ws:
+        report = refresh(ws, progress_line(), args.fact_dir, args.output_dir)
     clear_progress_line()
     for line in describe(report):
         print(line)

@@ -359,9 +359,14 @@ class Engine:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""
         return outputs.write_outputs(self, out_dir)
 
-    def write_spark_output(self, directive: ast.Directive, delta=None) -> None:
+    def check_spark_sinks(self, out_dir: str | None = None) -> None:
+        """Refuse a Spark sink whose local path leaves ``out_dir`` before anything is written
+        (:func:`datalog.engine.outputs.check_spark_sinks`)."""
+        outputs.check_spark_sinks(self, out_dir)
+
+    def write_spark_output(self, directive: ast.Directive, delta=None, out_dir: str | None = None) -> None:
         """Write a relation to its Spark sink (:func:`datalog.engine.outputs.write_spark_output`)."""
-        outputs.write_spark_output(self, directive, delta)
+        outputs.write_spark_output(self, directive, delta, out_dir)
 
     def explain(self) -> str:
         """Strata, and per rule its plan: variable order, indexes, filters, backend."""

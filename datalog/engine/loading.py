@@ -42,9 +42,9 @@ def fact(checked, clause) -> tuple:
 def read_inputs(checked, directives, facts_dir: Path, spark=None, stage=None,
                 progress: Progress | None = None, allow_paths: bool = False) -> Loaded:
     """Every file and Spark ``.input`` of ``directives``; ``spark()`` gives the session, ``stage``
-    (a workspace's hook) may keep what a Spark source gave. A file whose real path leaves
-    ``facts_dir`` is ``input_path`` unless ``allow_paths``."""
-    loaded = _read_spark_inputs(checked, directives, spark, stage, progress)
+    (a workspace's hook) may keep what a Spark source gave. A file (or a local Spark ``path=``)
+    whose real path leaves ``facts_dir`` is ``input_path`` unless ``allow_paths``."""
+    loaded = _read_spark_inputs(checked, directives, spark, stage, progress, facts_dir, allow_paths)
     for directive in directives:
         if directive.kind != "input" or directive.io not in ("file", "sqlite", "jsonfile", "stdin"):
             continue
@@ -58,14 +58,15 @@ def read_inputs(checked, directives, facts_dir: Path, spark=None, stage=None,
     return loaded
 
 
-def _read_spark_inputs(checked, directives, spark, stage, progress) -> Loaded:
+def _read_spark_inputs(checked, directives, spark, stage, progress, facts_dir, allow_paths: bool) -> Loaded:
     directives = [d for d in directives if d.kind == "input" and d.io == "spark"]
     if not directives:
         return []
     from datalog.spark import tables as spark_io            # pyspark is loaded only for Spark programs
     session = spark()
     frames = [(d, spark_io.source_frame(session, d, checked.schema[d.relation].types,
-                                        column_names(checked.schema[d.relation]))) for d in directives]
+                                        column_names(checked.schema[d.relation]), facts_dir, allow_paths))
+              for d in directives]
     loaded = []
     for directive, frame in frames:
         if stage is not None:

@@ -13,10 +13,12 @@ def write_outputs(engine, out_dir: str | None = None) -> list[str]:
     sinks; return the ``.printsize`` lines (``name<TAB>count``), in evaluation order."""
     checked = engine.checked
     directives = checked.directives("output")
+    sinks = [d for d in directives if d.io == "spark"]
+    if sinks:                                               # a sink's path refused before any file is written
+        check_spark_sinks(engine, out_dir)
     write_files(engine, [d for d in directives if d.io in FILE_IO], out_dir)
-    for directive in directives:
-        if directive.io == "spark":
-            write_spark_output(engine, directive)
+    for directive in sinks:
+        write_spark_output(engine, directive, out_dir=out_dir)
     stratum_of = {r: i for i, s in enumerate(checked.strata) for r in s.relations}
     # `.output r(IO=stdoutprintsize)` is Soufflé's spelling of `.printsize r`
     counted = checked.directives("printsize") + [d for d in directives if d.io == "stdoutprintsize"]
@@ -36,9 +38,18 @@ def write_files(engine, directives: list[ast.Directive], out_dir: str | None) ->
                         types_of=lambda name: list(schema[name].types))
 
 
-def write_spark_output(engine, directive: ast.Directive, delta=None) -> None:
+def check_spark_sinks(engine, out_dir: str | None = None) -> None:
+    """The Spark sinks' local ``path=`` held to ``out_dir`` unless ``engine.allow_paths``
+    (``output_path``), checked before anything is written."""
+    from datalog.spark import tables as spark_io            # pyspark is loaded only for Spark programs
+    sinks = [d for d in engine.checked.directives("output") if d.io == "spark"]
+    spark_io.check_sink_paths(engine.spark_session(), sinks, out_dir or ".", engine.allow_paths)
+
+
+def write_spark_output(engine, directive: ast.Directive, delta=None, out_dir: str | None = None) -> None:
     """Write a relation to its Spark sink: all of it, or with ``mode=merge`` and a ``delta``
-    holding only insertions, just those (a deletion rewrites the sink)."""
+    holding only insertions, just those (a deletion rewrites the sink). A local ``path=`` is
+    held to ``out_dir`` (``-D``, default ``.``) unless ``engine.allow_paths``."""
     from datalog.spark import tables as spark_io            # pyspark is loaded only for Spark programs
     name = directive.relation
     info = engine.schema[name]
@@ -48,9 +59,11 @@ def write_spark_output(engine, directive: ast.Directive, delta=None) -> None:
     merge = (directive.param("mode") or "overwrite").lower() == "merge"
     if merge and delta is not None and not delta.retracted:
         if delta.inserted:
-            spark_io.append_sink(engine.spark_session(), directive, delta.inserted, names, types)
+            spark_io.append_sink(engine.spark_session(), directive, delta.inserted, names, types,
+                                 out_dir or ".", engine.allow_paths)
         return
-    spark_io.write_sink(engine.spark_session(), directive, engine.rows(name), names, types)
+    spark_io.write_sink(engine.spark_session(), directive, engine.rows(name), names, types,
+                        out_dir or ".", engine.allow_paths)
 
 
 def column_names(info) -> list[str]:

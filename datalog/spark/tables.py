@@ -5,6 +5,15 @@ Sources (``.input r(IO=spark, ...)``) name exactly one of ``table="db.t"``, ``pa
 position, or by name with ``columns="a,b"``. Sinks (``.output r(IO=spark, table=... | path=...,
 mode=overwrite|merge)``). Rows move through Arrow (``toArrow``), never through ``collect()``.
 
+A ``path=`` on this machine's filesystem (no scheme while Spark's default filesystem is the
+local one, or ``file:``) follows the path policy of ``.input``/``.output`` files
+(:mod:`datalog.sources.paths`): it is relative to the fact directory (``-F``) for a source and
+to the output directory (``-D``) for a sink, and one whose real path leaves that directory is
+``input_path``/``output_path`` unless the user passes ``--allow-paths``; a stored program can
+never allow it, so a workspace received from elsewhere cannot make ``datalog refresh`` replace a
+local directory. A path on a cluster's filesystem (``hdfs://``, ``s3a://``, ..., or no scheme
+while the default filesystem is one) is the warehouse's and is taken as named, like ``table=``.
+
 A Spark schema is checked against the ``.decl`` types before any row is read: Spark's integer
 types give ``number``, floating and decimal types ``float``, strings ``symbol``; anything else,
 or a different type, is a ``type_mismatch`` naming the table, the column and both types.
@@ -13,15 +22,18 @@ or a different type, is a ``type_mismatch`` naming the table, the column and bot
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
 from typing import Callable, Iterable
+from urllib.parse import unquote, urlsplit
 
 from datalog.language import ast
 from datalog.language.checks import check_spark_directive
-from datalog.language.errors import BadFactFile, MissingInput, TypeMismatch
+from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputPath, TypeMismatch
 from datalog.language.types import AUTO
+from datalog.sources import paths
 from datalog.spark.session import first_line, guard
 
 try:                                            # without them session() is spark_unavailable first
@@ -39,12 +51,14 @@ Progress = Callable[[str], None]
 
 # ---------------------------------------------------------------- sources
 
-def source_frame(spark, directive: ast.Directive, types: list[str], names: list[str]) -> "DataFrame":
+def source_frame(spark, directive: ast.Directive, types: list[str], names: list[str],
+                 facts_dir: str | Path = ".", allow_paths: bool = False) -> "DataFrame":
     """The directive's rows as a DataFrame whose columns are named after the relation's and cast
     to its types (``auto`` columns take the Spark column's); nothing is read yet. Errors:
     ``missing_input`` (no such table, path or a failing query), ``type_mismatch`` (a column's
-    type, or the number of columns)."""
-    where, frame = _open_source(spark, directive)
+    type, or the number of columns), ``input_path`` (a local ``path=`` leading out of
+    ``facts_dir`` without ``allow_paths``)."""
+    where, frame = _open_source(spark, directive, facts_dir, allow_paths)
     fields = frame.schema.fields
     wanted = directive.param("columns")
     if wanted:
@@ -69,13 +83,14 @@ def source_frame(spark, directive: ast.Directive, types: list[str], names: list[
                           for f, n, t in zip(fields, names, resolved)])
 
 
-def _open_source(spark, directive: ast.Directive):
+def _open_source(spark, directive: ast.Directive, facts_dir, allow_paths: bool):
     check_spark_directive(directive)
     table, path, query = (directive.param(k) for k in ("table", "path", "query"))
     try:
         if table is not None:
             return f"table {table}", spark.table(table)
         if path is not None:
+            path, _ = located(spark, directive, facts_dir, allow_paths)
             fmt = (directive.param("format") or "parquet").lower()
             if not _exists(spark, path):
                 raise MissingInput(f"Spark source {path} for {directive.relation} does not exist",
@@ -89,6 +104,60 @@ def _open_source(spark, directive: ast.Directive):
         what = f"table {table}" if table is not None else f"query {query!r}" if query else f"path {path}"
         raise MissingInput(f"Spark cannot read {what} for {directive.relation}: "
                            f"{first_line(exc)}", directive.span) from None
+
+
+# ---------------------------------------------------------------- where a path= is
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def located(spark, directive: ast.Directive, base: str | Path, allow_paths: bool) -> tuple[str, Path | None]:
+    """Where a directive's ``path=`` is, as Spark names it, and as a local path (None on a
+    cluster's filesystem: taken as named). A local one is relative to ``base`` (``-F`` for a
+    source, ``-D`` for a sink) and must not lead out of it unless ``allow_paths``."""
+    given = directive.param("path")
+    name = local_name(given, default_filesystem(spark))
+    if name is None:
+        return given, None
+    base = "." if str(base) == "-" else base                 # -D - prints files; sinks stay in .
+    kind, error = ("input", InputPath) if directive.kind == "input" else ("output", OutputPath)
+    where = "fact directory (-F)" if kind == "input" else "output directory (-D)"
+    if not allow_paths and not paths.inside(base, name):
+        raise error(f"Spark {kind} path {given!r} of relation {directive.relation} leads out of the {where} "
+                    f"{base}; pass --allow-paths to use it", directive.span)
+    local = paths.joined(base, name)
+    if kind == "output" and paths.real(base, name) == paths.real(base, "."):
+        raise error(f"Spark output path {given!r} of relation {directive.relation} is the {where} {base} "
+                    f"itself, which writing the sink would replace; name a directory inside it", directive.span)
+    return uri(local), local
+
+
+def check_sink_paths(spark, directives: list[ast.Directive], out_dir: str | Path, allow_paths: bool) -> None:
+    """Every sink's local ``path=`` checked (:func:`located`) before any sink or file is written."""
+    for directive in directives:
+        if directive.param("path") is not None:
+            located(spark, directive, out_dir, allow_paths)
+
+
+def local_name(path: str, default_fs: str) -> str | None:
+    """``path`` as a name on this machine's filesystem, or None when it names a cluster's.
+
+    >>> local_name("edges", "file:///"), local_name("file:///d/e", "file:///"), local_name("edges", "hdfs://nn")
+    ('edges', '/d/e', None)
+    >>> local_name("s3a://bucket/e", "file:///"), local_name("file:rel/e", "hdfs://nn")
+    (None, 'rel/e')
+    """
+    scheme = _SCHEME.match(path)
+    if scheme is None:
+        return path if default_fs.lower().startswith("file:") else None
+    if scheme.group(1).lower() != "file":
+        return None
+    return unquote(urlsplit(path).path)
+
+
+def default_filesystem(spark) -> str:
+    """Spark's default filesystem (``fs.defaultFS``): ``file:///`` in local mode."""
+    return spark._jsc.hadoopConfiguration().get("fs.defaultFS") or "file:///"
 
 
 def _exists(spark, path: str) -> bool:
@@ -158,22 +227,28 @@ def frame_of(spark, rows: Iterable[tuple], names: list[str], types: list[str]) -
 
 # ---------------------------------------------------------------- sinks
 
-def write_sink(spark, directive: ast.Directive, rows, names: list[str], types: list[str]) -> None:
+def write_sink(spark, directive: ast.Directive, rows, names: list[str], types: list[str],
+               out_dir: str | Path = ".", allow_paths: bool = False) -> None:
     """Replace the sink's contents with ``rows``: written beside it, then swapped in, so a
-    failure while writing leaves the old contents."""
+    failure while writing leaves the old contents. A local ``path=`` leading out of ``out_dir``
+    is ``output_path`` unless ``allow_paths``, checked before anything is written."""
     check_spark_directive(directive)
+    table = directive.param("table")
+    where = None if table is not None else located(spark, directive, out_dir, allow_paths)
     frame = frame_of(spark, rows, names, types)
-    table, path = directive.param("table"), directive.param("path")
-    if table is not None:
+    if where is None:
         _replace_table(spark, table, frame)
     else:
-        _replace_path(path, frame, (directive.param("format") or "parquet").lower())
+        _replace_path(*where, frame, (directive.param("format") or "parquet").lower())
 
 
-def append_sink(spark, directive: ast.Directive, rows, names: list[str], types: list[str]) -> None:
+def append_sink(spark, directive: ast.Directive, rows, names: list[str], types: list[str],
+                out_dir: str | Path = ".", allow_paths: bool = False) -> None:
     """Add ``rows`` to the sink (``mode=merge`` with only insertions): writes only them."""
+    check_spark_directive(directive)
+    table = directive.param("table")
+    path = None if table is not None else located(spark, directive, out_dir, allow_paths)[0]
     frame = frame_of(spark, rows, names, types)
-    table, path = directive.param("table"), directive.param("path")
     fmt = (directive.param("format") or "parquet").lower()
     if table is not None:
         guard(lambda: frame.write.mode("append").saveAsTable(table), f"appending to table {table}")
@@ -189,11 +264,11 @@ def _replace_table(spark, table: str, frame: "DataFrame") -> None:
     guard(lambda: spark.sql(f"ALTER TABLE {staged} RENAME TO {table}"), f"renaming {staged} to {table}")
 
 
-def _replace_path(path: str, frame: "DataFrame", fmt: str) -> None:
-    if "://" in path and not path.startswith("file:"):     # a cluster's filesystem: no local rename
+def _replace_path(path: str, local: Path | None, frame: "DataFrame", fmt: str) -> None:
+    if local is None:                                       # a cluster's filesystem: no local rename
         guard(lambda: frame.write.mode("overwrite").format(fmt).save(path), f"writing {path}")
         return
-    target = Path(path.removeprefix("file:"))
+    target = local
     staged = target.with_name(f".{target.name}.datalog-new-{uuid.uuid4().hex[:8]}")
     writer = frame.write.mode("overwrite").format(fmt)
     if fmt == "csv":
@@ -212,4 +287,5 @@ def uri(where: Path) -> str:
     return Path(where).resolve().as_uri()
 
 
-__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "append_sink", "quote", "uri"]
+__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "append_sink", "quote", "uri",
+           "located", "local_name", "check_sink_paths"]

@@ -85,9 +85,10 @@ class Workspace:
     # ------------------------------------------------------------ create / open / close
     @classmethod
     def create(cls, path, program: str, facts_dir=None, source: str = "main", name: str = "main",
-               **engine_options) -> "Workspace":
+               out_dir=None, **engine_options) -> "Workspace":
         """Evaluate ``program`` (text; ``.input`` files read from ``facts_dir``) once and save it as
-        a new workspace at ``path``; returns it open for writing."""
+        a new workspace at ``path``, its Spark sinks written (a local ``path=`` under ``out_dir``);
+        returns it open for writing."""
         path = Path(path)
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
@@ -98,7 +99,7 @@ class Workspace:
         if engine.maintenance == "incremental":
             engine.commit()                       # builds the maintainer, stored when it can be
         block = {"name": name, "source": source, "text": program, "converted": {}}
-        return cls._new(path, [block], engine, sources, spark_outputs=True)
+        return cls._new(path, [block], engine, sources, spark_outputs=True, out_dir=out_dir)
 
     @classmethod
     def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
@@ -113,7 +114,7 @@ class Workspace:
 
     @classmethod
     def _new(cls, path: Path, blocks: list[dict], engine: WorkspaceEngine, sources: dict[str, str],
-             spark_outputs: bool = False) -> "Workspace":
+             spark_outputs: bool = False, out_dir=None) -> "Workspace":
         """The directory made and locked, ``engine`` (commit 0 of ``blocks``) saved there: the log,
         then the snapshot, which makes the directory a workspace; with ``spark_outputs`` the Spark
         outputs written. Returns it open for writing (closed again on failure)."""
@@ -130,7 +131,7 @@ class Workspace:
             wslog.start(path, 0)
             ws._snapshot()                        # last: it makes the directory a workspace
             if spark_outputs:
-                ws.write_spark_outputs()
+                ws.write_spark_outputs(out_dir)
         except BaseException:
             ws.close()
             raise
@@ -293,12 +294,13 @@ class Workspace:
         finally:
             self._next_sources = self._before_log = None
 
-    def write_spark_outputs(self) -> None:
-        """Every ``.output r(IO=spark)`` rewritten from the relations, then ``spark/outputs`` says
-        they hold this commit (a failure leaves that for the next ``refresh`` to redo)."""
+    def write_spark_outputs(self, out_dir: str | None = None) -> None:
+        """Every ``.output r(IO=spark)`` rewritten from the relations (a local ``path=`` held to
+        ``out_dir``), then ``spark/outputs`` says they hold this commit (a failure leaves that for
+        the next ``refresh`` to redo)."""
         outputs = self.engine.spark_directives("output")
         for directive in outputs:
-            self.engine.write_spark_output(directive)
+            self.engine.write_spark_output(directive, out_dir=out_dir)
         if outputs:
             self.mark_outputs_synced()
 
