@@ -529,6 +529,9 @@ def fuzz_campaign(args) -> tuple[Counter, dict, Counter]:
                 outcomes[kind, step, _family(outcome)] += 1
                 if is_failure(outcome):
                     key = (kind, step, re.sub(r"\d+", "N", outcome)[:110])
+                    if key not in failures:             # said at once: a long campaign's findings can be fixed while it runs
+                        print(f"  finding: {kind} / {step}: {outcome[:300]}  [seed {seed}]", file=sys.stderr,
+                              flush=True)
                     failures.setdefault(key, {"count": 0, "seed": seed, "example": reply["describe"][:600],
                                               "outcome": outcome})["count"] += 1
             if sum(cases.values()) % 100 == 0:
