@@ -152,7 +152,7 @@ class ToAst(Transformer):
         (alternatives,) = children
         if len(alternatives) == 1:
             return _Group(alternatives[0])
-        return ast.Disjunction(alternatives, self._span(meta))
+        return ast.Disjunction(tuple(_splice(a) for a in alternatives), self._span(meta))
 
     def atom(self, meta, children):
         name, *args = children
