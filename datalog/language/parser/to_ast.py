@@ -93,10 +93,8 @@ class ToAst(Transformer):
 
     # ---- records (issue 18): type declarations
     def union_type_declaration(self, meta, children):
-        name, *members = children
-        if len(members) == 1:                    # .type A = B: an alias, as .type A <: B
-            return ast.TypeDeclaration(str(name), str(members[0]), self._span(meta))
-        return ast.UnionTypeDeclaration(str(name), tuple(map(str, members)), self._span(meta))
+        name, *members = children              # .type A = B (one member) is Soufflé's AliasType: A
+        return ast.UnionTypeDeclaration(str(name), tuple(map(str, members)), self._span(meta))   # and B are one type
 
     def record_type_declaration(self, meta, children):
         name, *fields = children
