@@ -135,14 +135,17 @@ SUM = ".decl f(x: float)\n.input f\n.decl s(x: float)\ns(n) :- n = sum x : { f(x
     ("inf\n1\n", math.inf), ("-inf\n1e308\n", -math.inf),
     ("1e308\n1.7e308\n-1e308\n", 1.7e308),                      # fsum raised OverflowError here
     ("1.7e308\n1.6e308\n", math.inf),                           # the exact sum passes the largest double
+    ("1e308\n1.5e308\ninf\n", math.inf),                         # fsum overflowed, then Fraction(inf) crashed
+    ("1e308\n1.5e308\n-inf\n", -math.inf),                       # (soak seed 28-facts-10328)
 ])
 def test_float_sums_are_ieee_754_sums(tmp_path, facts, expected):
     (tmp_path / "f.facts").write_text(facts)
     assert rows_of(SUM, tmp_path, "s") == [(expected,)]
 
 
-def test_sum_of_inf_and_minus_inf_is_invalid_arithmetic(tmp_path):
-    (tmp_path / "f.facts").write_text("inf\n-inf\n")
+@pytest.mark.parametrize("facts", ["inf\n-inf\n", "1e308\n1.5e308\ninf\n-inf\n"])
+def test_sum_of_inf_and_minus_inf_is_invalid_arithmetic(tmp_path, facts):
+    (tmp_path / "f.facts").write_text(facts)
     err = at(error_of(SUM, tmp_path), "invalid_arithmetic", 4, 13)
     assert "sum" in err.message and "s" in err.message
     (tmp_path / "mean.dl").write_text(SUM.replace("sum", "mean"))

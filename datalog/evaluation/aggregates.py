@@ -95,6 +95,8 @@ def exact_sum(rows: list):
 
     >>> exact_sum([1e308, 1e308, -1e308]), exact_sum([math.inf, 1.0]), exact_sum([math.inf, -math.inf])
     (1e+308, inf, nan)
+    >>> exact_sum([1e308, 1e308, -math.inf]), exact_sum([1e308, 1e308, math.inf, -math.inf])
+    (-inf, nan)
     """
     if not any(isinstance(r, float) for r in rows):
         return sum(rows)
@@ -103,6 +105,9 @@ def exact_sum(rows: list):
     except ValueError:                  # inf + -inf
         return math.nan
     except OverflowError:               # the partial sums of finite values passed the largest double
+        infinities = {r for r in rows if isinstance(r, float) and math.isinf(r)}
+        if infinities:                  # an infinity decides the sum (both: NaN), as ExactSum's value()
+            return infinities.pop() if len(infinities) == 1 else math.nan
         exact = sum(map(Fraction, rows))
         try:
             return float(exact)
