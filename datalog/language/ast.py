@@ -500,6 +500,7 @@ class Subsumption:
     dominating: Atom
     body: tuple[Literal, ...]
     span: Span | None = _span
+    plan: tuple[tuple[int, tuple[int, ...]], ...] = ()     # .plan of its dominance clause (r(a), r(b), body)
 
     @property
     def heads(self) -> tuple[Atom, ...]:
@@ -509,8 +510,8 @@ class Subsumption:
     def __str__(self) -> str:
         head = f"{self.dominated} <= {self.dominating}"
         if not self.body:
-            return f"{head}."
-        return f"{head} :- {', '.join(map(str, self.body))}."
+            return f"{head}.{plan_text(self.plan)}"
+        return f"{head} :- {', '.join(map(str, self.body))}.{plan_text(self.plan)}"
 
 
 Statement = Rule | Declaration | TypeDeclaration | Directive | UnionTypeDeclaration | RecordTypeDeclaration | \

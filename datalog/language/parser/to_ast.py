@@ -79,9 +79,9 @@ class ToAst(Transformer):
         return ast.Pragma(_unquote(key, self._tok_span(key)), text, self._span(meta))
 
     def subsumption(self, meta, children):
-        dominated, dominating, body = children
+        dominated, dominating, body, plan = children
         literals = () if body is None else _flatten_body(body, self._span(meta))
-        return ast.Subsumption(dominated, dominating, literals, self._span(meta))
+        return ast.Subsumption(dominated, dominating, literals, self._span(meta), plan=plan or ())
 
     def column(self, meta, children):
         name, type_ = children

@@ -78,7 +78,7 @@ def dominance_clause(sub: ast.Subsumption, body: tuple) -> Clause:
     ``r@dominance(a, b) :- r(a), r(b), body.`` (a tuple never dominates itself: see :func:`dominated_rows`)."""
     head = ast.Atom(dominance_name(sub.dominated.relation), sub.dominated.args + sub.dominating.args, sub.span)
     literals = (sub.dominated, sub.dominating, *body)
-    return Clause(head, literals, ast.Rule((head,), literals, sub.span))
+    return Clause(head, literals, ast.Rule((head,), literals, sub.span, plan=sub.plan))
 
 
 def dominated_rows(pairs, arity: int) -> set:
