@@ -14,7 +14,7 @@ from datalog.language import ast
 from datalog.language.naive.rules import RuleEvaluator
 from datalog.language.naive.values import Database, Row
 from datalog.language.rewrites import dnf
-from datalog.language.semantics.constraints import (choice_domains, choose, dominated_rows, row_order,
+from datalog.language.semantics.constraints import (choice_domains, choose, dominance_atoms, dominated_rows, row_order,
                                                     symbol_ranks)
 
 
@@ -49,8 +49,9 @@ class Constraints:
 
     @staticmethod
     def _dominated(sub: ast.Subsumption, body: tuple, db: Database) -> set[Row]:
-        head = ast.Atom("dominance", sub.dominated.args + sub.dominating.args)
-        rule = ast.Rule((head,), (sub.dominated, sub.dominating, *body))
+        dominated, dominating = dominance_atoms(sub)
+        head = ast.Atom("dominance", dominated.args + dominating.args)
+        rule = ast.Rule((head,), (dominated, dominating, *body))
         evaluator = RuleEvaluator(db, rule)
         pairs = {evaluator.head_row(head, s) for s in evaluator.solve(rule.body, {})}
         return dominated_rows({p for p in pairs if p is not None}, len(sub.dominated.args))

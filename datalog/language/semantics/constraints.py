@@ -76,9 +76,23 @@ def dominance_name(relation: str) -> str:
 def dominance_clause(sub: ast.Subsumption, body: tuple) -> Clause:
     """``r(a) <= r(b) :- body.`` as the clause of its (dominated, dominating) pairs:
     ``r@dominance(a, b) :- r(a), r(b), body.`` (a tuple never dominates itself: see :func:`dominated_rows`)."""
-    head = ast.Atom(dominance_name(sub.dominated.relation), sub.dominated.args + sub.dominating.args, sub.span)
-    literals = (sub.dominated, sub.dominating, *body)
+    dominated, dominating = dominance_atoms(sub)
+    head = ast.Atom(dominance_name(sub.dominated.relation), dominated.args + dominating.args, sub.span)
+    literals = (dominated, dominating, *body)
     return Clause(head, literals, ast.Rule((head,), literals, sub.span, plan=sub.plan))
+
+
+def dominance_atoms(sub: ast.Subsumption) -> tuple[ast.Atom, ast.Atom]:
+    """The two atoms of ``sub`` with each wildcard a variable of its own (``_d0``, ``_d1``, ...):
+    ``r(x, c1) <= r(_, c2)`` is dominated by any tuple of r with a smaller c, whatever its first
+    column, and the pair of tuples names that column's value."""
+    counter = iter(range(10**9))
+
+    def named(atom: ast.Atom) -> ast.Atom:
+        args = tuple(ast.Variable(f"_d{next(counter)}", a.span) if isinstance(a, ast.Wildcard) else a
+                     for a in atom.args)
+        return ast.Atom(atom.relation, args, atom.span)
+    return named(sub.dominated), named(sub.dominating)
 
 
 def dominated_rows(pairs, arity: int) -> set:
