@@ -408,6 +408,32 @@ a(nil). a([1, [2, nil]]).
         '[{"x": null},\n{"x": {"head": 1, "tail": {"head": 2, "tail": null}}}]\n'
 
 
+@pytest.mark.parametrize("objects", [False, True])
+def test_records_read_back_from_the_json_they_are_written_as(tmp_path, objects):
+    """Soufflé's JSON reader takes a record as its writer writes it: nil as null, a record as an
+    array of its fields (or an object naming them); what this engine writes reads back equal."""
+    fmt = "object" if objects else "list"
+    program = f""".type L = [head: number, tail: L]
+.type P = [name: symbol, tail: L]
+.decl a(n: number, x: P)
+a(1, ["one", nil]). a(2, ["two", [2, [3, nil]]]). a(3, nil).
+.output a(IO=jsonfile, format={fmt})
+"""
+    run(program, tmp_path, tmp_path)
+    reader = program.replace("a(1, [", "// ").replace(".output a(IO=jsonfile", ".input a(IO=jsonfile")
+    written = Engine.from_source(program)
+    written.run()
+    assert rows(reader, tmp_path, "a") == written.rows("a")
+
+
+@pytest.mark.parametrize("text", ['[[1, [2]]]', '[[1, ["x", null]]]', '[[1, {"head": 2}]]', '[[1, 5]]'])
+def test_a_record_that_is_not_one_in_json_is_bad_fact_file(tmp_path, text):
+    (tmp_path / "a.json").write_text(text)
+    with pytest.raises(DatalogError) as info:
+        rows(".type L = [head: number, tail: L]\n.decl a(n: number, x: L)\n.input a(IO=jsonfile)\n", tmp_path, "a")
+    assert info.value.code == "bad_fact_file" and "not a L" in info.value.message
+
+
 def test_rfc4180_quotes_an_adt_with_its_symbols_quoted_inside(tmp_path):
     program = """.type Pair = P {a: symbol, b: symbol}
 .decl r(p: Pair, n: number)

@@ -61,7 +61,19 @@ def format_json(rows, columns: list[str], objects: bool, types=None) -> str:
 
 
 def from_json(item, type_: str):
-    """One JSON value as a value of ``type_``; None if it is not one."""
+    """One JSON value as a value of ``type_``; None if it is not one. A record is read as Soufflé's
+    JSON reader reads it: ``null`` is nil, an array holds its fields, an object names them.
+
+    >>> from datalog.language.parser import parse
+    >>> from datalog.language.checks import check
+    >>> types = check(parse(".type L = [head: number, tail: L]\\n.decl a(x: L)")).schema["a"].types
+    >>> from_json([2, [3, None]], types[0]), from_json({"head": 1, "tail": None}, types[0])
+    ([2, [3, nil]], [1, nil])
+    >>> from_json([2, "x"], types[0]) is None
+    True
+    """
+    if isinstance(type_, composites.RecordType):
+        return _record_from_json(item, type_)
     if type_ in ("symbol", "auto"):
         return item if isinstance(item, str) else None
     if isinstance(item, bool) or not isinstance(item, (int, float)):
@@ -71,6 +83,19 @@ def from_json(item, type_: str):
     if isinstance(item, int) and numbers.in_range(item) and not (type_ == "unsigned" and item < 0):
         return item
     return None
+
+
+def _record_from_json(item, type_: "composites.RecordType"):
+    if item is None:
+        return composites.NIL
+    if isinstance(item, dict):
+        if set(item) != set(type_.field_names):
+            return None
+        item = [item[name] for name in type_.field_names]
+    if not isinstance(item, list) or len(item) != len(type_.fields):
+        return None
+    values = [from_json(v, t) for v, t in zip(item, type_.fields)]
+    return None if any(v is None for v in values) else composites.Record(values)
 
 
 def parse_json(text: str, types: list[str], columns: list[str]) -> list[tuple]:
