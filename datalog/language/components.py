@@ -219,19 +219,32 @@ def _renamed(content: _Content, orphans: list, instance: str) -> _Content:
     orphans included."""
     types = {t.name: f"{instance}.{t.name}" for t in content.types}
     relations = {d.relation: f"{instance}.{d.relation}" for d in content.relations}
+    branches = {b.name: f"{instance}.{b.name}" for t in content.types if isinstance(t, ast.AdtTypeDeclaration)
+                for b in t.branches}        # $myB.branch(1), as Soufflé qualifies an instance's ADT branches
 
     def rename(node):
-        return _rename(node, relations, types)
+        return _rename(node, relations, types, branches)
     orphans[:] = [rename(r) for r in orphans]
-    return _Content([_map_type_names(t, types) for t in content.types], [rename(d) for d in content.relations],
+    return _Content([_rename_branches(_map_type_names(t, types), branches) for t in content.types],
+                    [rename(d) for d in content.relations],
                     [rename(r) for r in content.rules], [rename(d) for d in content.directives])
 
 
-def _rename(node, relations: dict, types: dict):
-    """``node`` rebuilt with relation names (atoms, declarations, directives) and type names
-    (declarations, columns) mapped; any AST node, including ones this module does not know."""
+def _rename_branches(decl, branches: dict):
+    """An ADT's declaration with its branches' names qualified by the instance (others unchanged)."""
+    if not isinstance(decl, ast.AdtTypeDeclaration):
+        return decl
+    renamed = tuple(dataclasses.replace(b, name=branches.get(b.name, b.name)) for b in decl.branches)
+    return dataclasses.replace(decl, branches=renamed)
+
+
+def _rename(node, relations: dict, types: dict, branches: dict | None = None):
+    """``node`` rebuilt with relation names (atoms, declarations, directives), type names
+    (declarations, columns, ``as(x, T)``) and ADT branch names (``$B(...)``) mapped; any AST node,
+    including ones this module does not know."""
+    branches = branches or {}
     if isinstance(node, tuple):
-        return tuple(_rename(n, relations, types) for n in node)
+        return tuple(_rename(n, relations, types, branches) for n in node)
     if not dataclasses.is_dataclass(node) or isinstance(node, (Span, type)):
         return node
     changes = {}
@@ -241,10 +254,12 @@ def _rename(node, relations: dict, types: dict):
             continue
         if f.name == "relation" and isinstance(value, str):
             changes[f.name] = relations.get(value, value)
-        elif isinstance(value, str) and f.name == "type" and isinstance(node, ast.Column):
+        elif isinstance(value, str) and f.name == "type" and isinstance(node, (ast.Column, ast.Cast)):
             changes[f.name] = types.get(value, value)
+        elif isinstance(value, str) and f.name == "name" and isinstance(node, ast.BranchTerm):
+            changes[f.name] = branches.get(value, value)
         elif isinstance(value, tuple) or dataclasses.is_dataclass(value):
-            changes[f.name] = _rename(value, relations, types)
+            changes[f.name] = _rename(value, relations, types, branches)
     return dataclasses.replace(node, **changes)
 
 
