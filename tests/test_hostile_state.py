@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from datalog.engine.engine import Engine
+from datalog.language.composites import NIL, Branch, Record
 from datalog.language.errors import DatalogError
 from datalog.workspace import format as wsfile
 from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
@@ -474,3 +476,96 @@ def test_forged_records_at_random_give_coded_errors_only(tmp_path):
             assert err.code.startswith("workspace_"), err
             outcomes["coded"] += 1
     assert outcomes["coded"] > 10, outcomes
+
+
+# ---------------------------------------------------------------- records and ADTs (issue 18)
+
+RECORDS = """
+.type L = [head: number, tail: L]
+.type Shape = Circle {r: number} | Square {side: number}
+.decl s(x: Shape)
+.decl e(n: number, l: L)
+.decl big(x: Shape)
+big(x) :- s(x), x = $Circle(r), r > 2.
+.decl tails(l: L)
+tails(l) :- e(_, l).
+tails(t) :- tails([_, t]).
+"""
+
+
+def _records_workspace(path: Path) -> Path:
+    """Records and ADT values in the snapshot (commit 1, compacted) and in the log (commit 2)."""
+    with Workspace.create(path, RECORDS) as ws:
+        ws.engine.commit(inserts={"s": [(Branch(["Circle", 5]),), (Branch(["Square", 1]),)],
+                                  "e": [(1, Record([1, Record([2, NIL])]))]})
+        ws.compact()
+        ws.engine.commit(inserts={"s": [(Branch(["Circle", 9]),)], "e": [(2, NIL)]})
+    return path
+
+
+def test_records_and_adts_are_stored_maintained_and_verified(tmp_path):
+    """A workspace keeps record and ADT values (JSON arrays, rebuilt by their column's type),
+    maintains them, reopens equal to a recomputation, and stores no maintainer for them."""
+    path = _records_workspace(tmp_path / "ws")
+    with Workspace.open(path) as ws:
+        ws.engine.commit(retracts={"s": [(Branch(["Circle", 5]),)]})
+        kept = {n: ws.engine.rows(n) for n in ws.engine.relations()}
+        assert kept["big"] == [(Branch(["Circle", 9]),)]
+        assert sorted(map(str, (r[0] for r in kept["tails"]))) == ["[1, [2, nil]]", "[2, nil]", "nil"]
+        assert ws.verify() == []
+        ws.compact()
+    with Workspace.open(path, readonly=True) as reader:
+        assert {n: reader.engine.rows(n) for n in reader.engine.relations()} == kept
+    scratch = Engine.from_source(RECORDS)
+    scratch.insert("s", kept["s"])
+    scratch.insert("e", kept["e"])
+    scratch.run()
+    assert {n: scratch.rows(n) for n in scratch.relations()} == kept
+    assert not list(path.glob("maintainer*"))
+
+
+@pytest.mark.parametrize("where, value, column", [
+    (SNAPSHOT, [7, [1]], "column 2 of e"), (SNAPSHOT, [7, 8], "column 2 of e"),
+    (SNAPSHOT, "[1, nil]", "column 2 of e"), (SNAPSHOT, {"head": 1}, "column 2 of e"),
+    (LOG, ["Triangle", 3], "column 1 of s"), (LOG, ["Circle", "x"], "column 1 of s"),
+    (LOG, ["Circle"], "column 1 of s"), (LOG, ["Circle", 2 ** 63], "column 1 of s")])
+def test_a_forged_record_or_adt_value_is_corrupt(tmp_path, where, value, column):
+    path = _records_workspace(tmp_path / "ws")
+    if where == SNAPSHOT:
+        _forge(path, SNAPSHOT, lambda h, records: _rows_record(records, "e")["values"].__setitem__(1, value))
+    else:
+        _forge(path, LOG, lambda h, records: records[-1]["insert"]["s"]["values"].__setitem__(0, value))
+    with pytest.raises(DatalogError) as err:
+        _use_records(path)
+    assert err.value.code == "workspace_corrupt" and column in err.value.message, err.value.message
+
+
+def _use_records(path: Path) -> None:
+    with Workspace.open(path, readonly=True) as reader:
+        for name in reader.engine.relations():
+            reader.engine.rows(name)
+
+
+def test_a_maintainer_planted_in_a_records_workspace_is_corrupt(tmp_path):
+    """A records workspace stores no maintainer; one planted there for the snapshot's commit
+    (checksums and commit number right) is refused by a writer, which would read it."""
+    plain = _workspace(tmp_path / "plain")                      # one with a maintainer.3 of its own
+    path = _records_workspace(tmp_path / "ws")                  # snapshot of commit 1
+    shutil.copy(plain / "maintainer.3", path / "maintainer.1")
+    _forge(path, "maintainer.1", lambda header, records: header.__setitem__("seq", 1))
+    _use_records(path)                                          # readers never read it
+    with pytest.raises(DatalogError) as err:
+        Workspace.open(path)
+    assert err.value.code == "workspace_corrupt" and "records or ADTs" in err.value.message
+
+
+def test_a_block_that_would_derive_stored_records_is_refused_and_changes_nothing(tmp_path):
+    path = _records_workspace(tmp_path / "ws")
+    with Workspace.open(path) as ws:
+        before = ({n: ws.engine.rows(n) for n in ws.engine.relations()}, list(ws.blocks))
+        with pytest.raises(DatalogError) as err:
+            ws.addblock("derive_s", "s($Square(side)) :- e(side, _).")
+        assert err.value.code == "unsupported" and "s" in err.value.message
+        assert ({n: ws.engine.rows(n) for n in ws.engine.relations()}, ws.blocks) == before
+        ws.addblock("more", ".decl first(n: number)\nfirst(h) :- e(_, [h, _]).")     # records read: fine
+        assert ws.engine.rows("first") == [(1,)]

@@ -135,6 +135,33 @@ def conforms(value, type_) -> bool:
     return len(value) == len(types) + 1 and all(map(_part, value[1:], types))
 
 
+def rebuilt(value, type_):
+    """A value of the composite ``type_`` from plain lists, as JSON keeps it (a record its fields,
+    nil ``[]``, a branch ``[name, argument, ...]``), or None if the lists have another shape;
+    :func:`conforms` then checks the primitive parts.
+
+    >>> L = RecordType("L", None, None); L._resolved = ("number", L)
+    >>> rebuilt([1, [2, []]], L), rebuilt([1, 2, 3], L)
+    ([1, [2, nil]], None)
+    """
+    if type(value) is not list:
+        return None
+    if type_.kind == "record":
+        if not value:
+            return NIL
+        if len(value) != len(type_.fields):
+            return None
+        parts = [rebuilt(v, t) if getattr(t, "is_composite", False) else v for v, t in zip(value, type_.fields)]
+        return None if any(p is None for p in parts) else Record(parts)
+    if not value or not isinstance(value[0], str) or value[0] not in type_.branches:
+        return None
+    types = type_.branches[value[0]]
+    if len(value) != len(types) + 1:
+        return None
+    parts = [rebuilt(v, t) if getattr(t, "is_composite", False) else v for v, t in zip(value[1:], types)]
+    return None if any(p is None for p in parts) else Branch([value[0], *parts])
+
+
 def _part(value, type_) -> bool:
     """A field's value: of its type, and a value of the engine (no NaN, an int in range)."""
     if getattr(type_, "is_composite", False):

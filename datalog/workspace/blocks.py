@@ -12,7 +12,7 @@ from pathlib import Path
 
 from datalog.engine.extension import combined, newly_derived
 from datalog.language import ast
-from datalog.language.errors import BadBlock
+from datalog.language.errors import BadBlock, Unsupported
 from datalog.language.parser import parse
 
 
@@ -42,6 +42,18 @@ def conversions(added: ast.Program, engine) -> dict[str, list[list]]:
     """The ``converted`` of a block ``added`` to ``engine``'s program (evaluated): the rows now of
     each relation that is EDB there and that ``added``'s rules derive."""
     return {n: [list(r) for r in engine.rows(n)] for n in newly_derived(added, engine.idb, engine.db)}
+
+
+def check_conversions(converted: dict, engine, added: ast.Program) -> None:
+    """A block may not make derived a relation with record or ADT columns that held rows: those
+    rows would become facts of the stored program, whose text has no place for their values'
+    types (``unsupported``, before anything changes)."""
+    for name, rows in converted.items():
+        if rows and any(getattr(t, "is_composite", False) for t in engine.schema[name].types):
+            rule = next((r for r in added.rules if any(h.relation == name for h in r.heads)), None)
+            raise Unsupported(f"the block derives {name}, which holds rows with records or ADTs as an input "
+                              f"relation of the workspace; a workspace cannot keep them as facts",
+                              rule.span if rule else None)
 
 
 def check_removable(blocks: list[dict], name: str, path: Path) -> None:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from datalog.engine.engine import Engine
 from datalog.language import ast
-from datalog.language.errors import BadBlock, DatalogError, Unsupported, WorkspaceCorrupt
-from datalog.language.parser import parse
+from datalog.language.errors import BadBlock, DatalogError, WorkspaceCorrupt
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace.blocks import program_of
 from datalog.workspace.snapshot import SnapshotRows
@@ -29,7 +28,6 @@ class WorkspaceEngine(Engine):
     workspace = None                                  # its Workspace, once attached
 
     def __init__(self, program: ast.Program, *args, **kw):
-        _refuse_records(program)
         super().__init__(program, *args, **kw)
 
     def extend(self, text, name: str = "<input>", facts_dir=None, durable=None):
@@ -37,8 +35,6 @@ class WorkspaceEngine(Engine):
         if self.workspace is not None and durable is None:
             raise BadBlock(f"statements join a workspace's program as a block: use Workspace.addblock "
                            f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
-        if self.workspace is not None:
-            _refuse_records(parse(text, name) if isinstance(text, str) else text)
         return super().extend(text, name, facts_dir, durable)
 
     def apply(self, pending):
@@ -60,17 +56,6 @@ class WorkspaceEngine(Engine):
             raise
         workspace.maybe_compact()                     # the commit is durable whatever happens here
         return delta
-
-
-def _refuse_records(program: ast.Program) -> None:
-    """Records and ADTs (issue 18) are not stored in workspaces: their values have no encoding
-    in the workspace format (its rows are JSON numbers and strings), so a program that declares
-    a record type or an ADT is refused before anything is written."""
-    for decl in program.type_declarations:
-        if isinstance(decl, (ast.RecordTypeDeclaration, ast.AdtTypeDeclaration)):
-            kind = "record type" if isinstance(decl, ast.RecordTypeDeclaration) else "algebraic data type"
-            raise Unsupported(f"workspaces do not store records or ADTs: {decl.name} is a {kind}; "
-                              f"run the program with `datalog run` instead", decl.span)
 
 
 def build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from datalog.language.errors import WorkspaceCorrupt
 from datalog.workspace import format as wsfile
+from datalog.workspace import validate as wsvalidate
 from maintenance import persistence as wsstate
 
 MAINTAINER = "maintainer"           # maintainer.<seq>
@@ -70,6 +71,8 @@ def _lied(path: Path):
 def save(path: Path, seq: int, engine) -> int:
     """The maintainer of commit ``seq``, if it can be captured, before the snapshot that it
     belongs to; else no maintainer file. Returns its size."""
+    if wsvalidate.has_composites(engine.schema):     # records and ADTs: no maintainer file (validate)
+        return 0
     records = wsstate.capture(engine.maintainer)
     if records is None:
         return 0

@@ -110,7 +110,7 @@ class SnapshotRows:
             raise WorkspaceCorrupt(f"workspace file {where}: the rows of {name} do not have arity "
                                    f"{columns.arity(name, where, 'the relation directory')}")
         if sample is not None:                        # it settles an auto column's type: checked first
-            columns.check_rows(name, [sample], where, f"the directory entry of {name}")
+            sample = columns.check_rows(name, [sample], where, f"the directory entry of {name}")[0]
         self.snap, self.where, self.name = snap, where, name
         self.first, self.frames, self.count, self.arity = entry["first"], entry["frames"], entry["count"], entry["arity"]
         self.sample = tuple(sample) if sample is not None else None

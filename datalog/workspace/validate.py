@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+from datalog.language import composites
 from datalog.language.errors import WorkspaceCorrupt
 from datalog.language.numbers import INT_MAX
 from datalog.language.types import AUTO
@@ -73,7 +74,13 @@ class Columns:
             raise WorkspaceCorrupt(f"workspace file {where}: {record}: rows of {name} of arity {arity}, "
                                    f"its program says {len(self.types[name])}")
         declared = self.types[name]
+        composite = [c for c, t in enumerate(declared) if getattr(t, "is_composite", False)]
+        for column in composite:                    # records and ADTs rebuilt in place, then checked
+            _rebuild_column(values, column, arity, declared[column], f"workspace file {where}: {record}: "
+                            f"column {column + 1} of {name}")
         expected = [self.settled.get((name, c)) if t == AUTO else t for c, t in enumerate(declared)]
+        if composite:
+            expected = [None if c in composite else t for c, t in enumerate(expected)]
         if len(set(expected)) == 1 and expected[0] is not None:      # one type: one pass over the block
             kinds = set(map(type, values))
             if not kinds:
@@ -81,6 +88,8 @@ class Columns:
             if len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[0] and _in_range(values, expected[0]):
                 return
         for column in range(arity):
+            if column in composite:
+                continue
             column_values = values[column::arity]
             kinds = set(map(type, column_values))
             if kinds and not (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[column]
@@ -106,8 +115,9 @@ class Columns:
                     raise WorkspaceCorrupt(f"{at} holds {_shown(value)} (a {kind}) where its other values "
                                            f"are {PLURAL[settled]}")
 
-    def check_rows(self, name: str, rows, where, record: str) -> None:
-        """Rows given as sequences (a sample row, support counts' rows) fit ``name``."""
+    def check_rows(self, name: str, rows, where, record: str) -> list[tuple]:
+        """Rows given as sequences (a sample row, support counts' rows) fit ``name``; returns them
+        as tuples (records and ADTs rebuilt)."""
         arity = self.arity(name, where, record)
         flat = []
         for row in rows:
@@ -116,6 +126,24 @@ class Columns:
                                        f"{name} (arity {arity})")
             flat.extend(row)
         self.check(name, flat, arity, where, record)
+        return [tuple(flat[i:i + arity]) for i in range(0, len(flat), arity)] if arity else [() for _ in rows]
+
+
+def has_composites(schema: dict) -> bool:
+    """Whether a relation of ``schema`` has a record or ADT column: such a workspace stores its
+    rows (rebuilt by :meth:`Columns.check`) but no maintainer, whose traces hold values without
+    their types (a writer builds the maintainer at its first commit instead)."""
+    return any(getattr(t, "is_composite", False) for info in schema.values() for t in info.types)
+
+
+def _rebuild_column(values: list, column: int, arity: int, type_, at: str) -> None:
+    """A record or ADT column of a flat row block, its JSON lists made values of ``type_`` in
+    place; one that is not one is ``workspace_corrupt``."""
+    for i in range(column, len(values), arity):
+        value = composites.rebuilt(values[i], type_)
+        if value is None or not composites.conforms(value, type_):
+            raise WorkspaceCorrupt(f"{at} holds {_shown(values[i])}, not a {type_}")
+        values[i] = value
 
 
 def _in_range(values: list, kind: str) -> bool:
