@@ -15,15 +15,17 @@ from datalog.evaluation.constrained import inserter
 from datalog.planning.planner import counts
 from datalog.evaluation.evaluate import derive
 from datalog.evaluation.seminaive import Variable, rounds
+from datalog.evaluation import worklist
 from datalog.planning.plan import Lookup
 
 Progress = Callable[[str], None]
 
 
 def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progress | None = None,
-             only: set[str] | None = None) -> None:
+             only: set[str] | None = None, tuple_at_a_time: bool = True) -> None:
     """Every stratum in order, or only those holding a relation of ``only``; ``plans`` are the
-    compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived)."""
+    compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived).
+    ``tuple_at_a_time``: a stratum of linear rules runs from a worklist (:mod:`worklist`)."""
     if only is None:
         reset_autoinc()                           # a run from scratch counts autoinc() from 0
     for number, stratum in enumerate(strata):
@@ -33,7 +35,7 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
         if progress:
             progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
         if stratum.recursive or stratum.constrained:
-            fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress)
+            fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress, tuple_at_a_time)
         else:
             for clause in clauses:
                 derived = derive(plans[clause.index], db, intersect=intersect)
@@ -42,8 +44,11 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
                 db[clause.head.relation].insert(derived)
 
 
-def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None) -> None:
-    """Semi-naive: each round joins one ``recent`` atom with the full relations.
+def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None,
+             tuple_at_a_time: bool = True) -> None:
+    """Semi-naive: each round joins one ``recent`` atom with the full relations; or, when every
+    rule is linear in the stratum (and ``tuple_at_a_time``), each tuple from a worklist
+    (:func:`worklist.saturate`, the same fixpoint).
 
     An atom with no variable to open (``r(_)``, ``r(1, _)``) is a Lookup, not a join
     participant; when its relation grew, its rule is derived again in full."""
@@ -58,6 +63,10 @@ def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progre
     for plan in plans:                          # base rules: no atom of this stratum
         if not recursive[plan.index] and not lookups[plan.index]:
             insert[plan.clause.head.relation](derive(plan, db, intersect=intersect))
+    linear = worklist.linear(stratum, plans) if tuple_at_a_time else None
+    if linear is not None:
+        worklist.saturate(linear, members, db, intersect, progress)
+        return
     variables = {n: Variable(n, db[n].arity, insert[n], recent=db[n].tuples) for n in members}
 
     def report(number: int) -> None:
