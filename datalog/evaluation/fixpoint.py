@@ -13,7 +13,7 @@ from typing import Callable
 from datalog.evaluation.expressions import reset_autoinc
 from datalog.evaluation.constrained import inserter
 from datalog.planning.planner import counts
-from datalog.evaluation.evaluate import derive
+from datalog.evaluation.evaluate import Derivation, derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.evaluation import worklist
 from datalog.planning.plan import Lookup
@@ -68,21 +68,24 @@ def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progre
         worklist.saturate(linear, members, db, intersect, progress)
         return
     variables = {n: Variable(n, db[n].arity, insert[n], recent=db[n].tuples) for n in members}
+    # each rule's join plan made once for all rounds, not once a round
+    derivations = {p.index: Derivation(p, db, intersect) for p in plans if recursive[p.index] or lookups[p.index]}
 
     def report(number: int) -> None:
         if progress:
             progress(f"  iteration {number}: {sum(len(db[n]) for n in members)} tuples")
+    steps = [(derivations[p.index], variables[p.clause.head.relation], [variables[r] for r in lookups[p.index]],
+              [(a, variables[p.atoms[a].relation]) for a in recursive[p.index]])
+             for p in plans if p.index in derivations]
     for _ in rounds(list(variables.values()), report):
-        if any(len(db[name]) >= n for name, n in stratum.limits.items()):
+        if stratum.limits and any(len(db[name]) >= n for name, n in stratum.limits.items()):
             break                               # .limitsize: Soufflé's loop exits at the limit
-        for plan in plans:
-            target = variables[plan.clause.head.relation].to_add
-            if any(variables[r].recent for r in lookups[plan.index]):
+        for derived, head, grown, reads in steps:
+            if grown and any(v.recent for v in grown):
                 # q(x) :- e(x), p(_).   p grew: the whole rule again
-                target |= derive(plan, db, {}, intersect)
+                head.to_add.update(derived())
                 continue
-            for a in recursive[plan.index]:
-                recent = variables[plan.atoms[a].relation].recent
-                if recent:
+            for a, variable in reads:
+                if variable.recent:
                     # path(x, z) :- path(x, y), edge(y, z).   path read from its recent tuples
-                    target |= derive(plan, db, {a: recent}, intersect)
+                    head.to_add.update(derived({a: variable.recent}))
