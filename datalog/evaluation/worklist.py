@@ -102,6 +102,14 @@ class Firing:
         binding = [None] * self.size
         for slot, c in self.params:
             binding[slot] = row[c]
+        sink = self.sink
+        triejoin(self.joined, self._positioned(binding), self.emit, self.intersect, binding, self.bulk)
+        out = sink[:]
+        sink.clear()
+        return out
+
+    def _positioned(self, binding: list) -> list:
+        """The delta plan's atoms' tries, each below its constants and parameters."""
         roots = []
         for node, prefix in self.roots:
             for value in prefix:
@@ -109,11 +117,7 @@ class Firing:
                     break
                 node = node.children.get(value(binding))
             roots.append(node)
-        sink = self.sink
-        triejoin(self.joined, roots, self.emit, self.intersect, binding, self.bulk)
-        out = sink[:]
-        sink.clear()
-        return out
+        return roots
 
     def _checked(self) -> Callable[[tuple], list]:
         """The body without the atom has no atom left: its filters, read on the row's values
@@ -142,8 +146,9 @@ class Firing:
         are the same for every row (``a(x) :- b(x), c(y), d(y).`` given b(x): c ∩ d has a
         witness or not); the row only fills the head."""
         bindings: list[list] = []                       # (a plan without bulk emitters: bindings)
-        triejoin(join_plan(self.plan, self.db), [node for node, _ in self.roots],
-                 lambda b: bindings.append(list(b)), self.intersect, [None] * self.size)
+        binding = [None] * self.size
+        triejoin(join_plan(self.plan, self.db), self._positioned(binding),
+                 lambda b: bindings.append(list(b)), self.intersect, binding)
         constants, same, params, head = self.constants, self.same, self.params, self.head
 
         def fire(row) -> list:
