@@ -29,7 +29,7 @@ from lftj.relation import Relation
 from lftj.triejoin import triejoin
 
 from datalog.evaluation.compile import compile_plan
-from datalog.evaluation.evaluate import BULK_INTERSECT, INTERSECT, derive, join_plan
+from datalog.evaluation.evaluate import BULK_INTERSECT, INTERSECT, Derivation, join_plan
 from datalog.language import ast
 from datalog.planning.order import pragma_order
 from datalog.planning.plan import Lookup
@@ -79,6 +79,7 @@ class Firing:
                     first[a.name] = c
         self.params = [(delta.slots[name], c) for name, c in first.items()]
         self.sink: list = []
+        self.waiting: list = []                 # the head relation's tuples to take (saturate's)
         head, append = delta.head, self.sink.append
         self.emit = lambda b: append(head(b))
         self.joined = join_plan(delta, db, self.sink.extend)
@@ -179,14 +180,8 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
     """Push every tuple of ``members`` (those there now and those derived) through the
     ``rules`` (:func:`linear`'s) whose stratum atom it fills, until none is new."""
     batch = BATCH if batch is None else batch
-    firings: dict[str, list[Firing]] = {n: [] for n in members}
-    rounds: dict[str, list[tuple]] = {n: [] for n in members}
-    for plan, position in rules:
-        if position is not None:
-            firing = Firing(plan, position, db, intersect)
-            firings[firing.relation].append(firing)
-            rounds[firing.relation].append((plan, position, firing.target))
     pending = {n: list(db[n].tuples) for n in members}
+    firings, rounds = _prepared(rules, members, db, intersect, pending)
     taken, moved = 0, True
     while moved:
         moved = False
@@ -198,11 +193,9 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
                     # path(x, z) :- path(x, y), edge(y, z).   many path tuples waiting: one round
                     taken += len(rows)
                     recent = Relation(name, db[name].arity, rows)
-                    rows.clear()
-                    for plan, position, target in rounds[name]:
-                        pending[target.name].extend(target.insert(derive(plan, db, {position: recent}, intersect)))
-                    if progress is not None:
-                        progress(f"  worklist: {taken} tuples taken, {sum(len(db[n]) for n in members)} known")
+                    rows.clear()                # (before the round: it may add to rows)
+                    _round(recent, rounds[name], pending)
+                    _report(progress, taken, members, db)
                     continue
                 # b(x + 1) :- a(x), x < 10.   one a tuple: its x bound, the rest of the body read
                 row = rows.pop()
@@ -210,7 +203,33 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
                 for firing in fires:
                     derived = firing.fire(row)
                     if derived:
-                        target = firing.target
-                        pending[target.name].extend(target.insert(derived))
-                if progress is not None and not taken % PROGRESS:
-                    progress(f"  worklist: {taken} tuples taken, {sum(len(db[n]) for n in members)} known")
+                        firing.waiting.extend(firing.target.insert(derived))
+                if not taken % PROGRESS:
+                    _report(progress, taken, members, db)
+
+
+def _prepared(rules: list[tuple], members, db, intersect: str, pending: dict) -> tuple[dict, dict]:
+    """By relation of the stratum, the Firings of the rules whose stratum atom reads it (one tuple
+    at a time) and their Derivations with that atom's position (a round of many); each Firing's
+    ``waiting`` is the pending list of its head's relation."""
+    firings: dict[str, list[Firing]] = {n: [] for n in members}
+    rounds: dict[str, list[tuple]] = {n: [] for n in members}
+    for plan, position in rules:
+        if position is not None:
+            firing = Firing(plan, position, db, intersect)
+            firing.waiting = pending[firing.target.name]
+            firings[firing.relation].append(firing)
+            rounds[firing.relation].append((Derivation(plan, db, intersect), position, firing.target))
+    return firings, rounds
+
+
+def _round(recent: Relation, rules: list[tuple], pending: dict) -> None:
+    """The rules read ``recent`` as a semi-naive round reads it; their new tuples wait."""
+    for derived, position, target in rules:
+        pending[target.name].extend(target.insert(derived({position: recent})))
+
+
+def _report(progress, taken: int, members, db) -> None:
+    """A progress line (long runs print it; a caller may stop a run that keeps growing)."""
+    if progress is not None:
+        progress(f"  worklist: {taken} tuples taken, {sum(len(db[n]) for n in members)} known")
