@@ -33,6 +33,7 @@ tree, while its leapfrog runs over recording iterators opened on a change-oracle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 from lftj.leapfrog import hash_intersect
@@ -64,6 +65,11 @@ class JoinPlan:
         self.checks = self.checks or [[] for _ in range(d + 1)]
         self.needed = d if self.needed is None else self.needed
         self.slots = d if self.slots is None else self.slots
+
+    @cached_property
+    def tail(self) -> int | None:
+        """:func:`product_tail` of the plan, found once for all its runs."""
+        return product_tail(self)
 
 
 def triejoin(plan: JoinPlan, roots: list[TrieNode], emit: Callable[[list], object],
@@ -117,7 +123,7 @@ class Triejoin:
         self.last = last = plan.depth - 1
         self.bulk = trace is None and not plan.repeats[last] and not plan.checks[last + 1] and \
             (plan.emit_last is not None or plan.needed <= last)
-        tail = product_tail(plan) if trace is None else None
+        tail = plan.tail if trace is None else None
         self.tail = tail if tail is not None and (plan.emit_product or plan.needed <= tail) else -1
 
     def visit(self, d: int) -> bool:

@@ -78,6 +78,77 @@ def programs(draw, max_groups: int = 3) -> GeneratedProgram:
     return GeneratedProgram("\n".join(lines), edb, dict(arity))
 
 
+
+@st.composite
+def linear_programs(draw, max_groups: int = 2) -> GeneratedProgram:
+    """Programs whose recursive rules are linear: at most one atom of their own group, with
+    constants, repeated variables and wildcards in it; atoms of lower relations sharing its
+    variables or not (a body part independent of it); comparisons, negations and aggregates
+    of lower relations; and counters bounded by a comparison (``r(x + 1) :- r(x), x < 7.``).
+    The worklist's case (:mod:`datalog.evaluation.worklist`)."""
+    arity: dict[str, int] = {}
+    edb: dict[str, frozenset[tuple]] = {}
+    for i in range(draw(st.integers(1, 3))):
+        name, width = f"e{i}", draw(st.sampled_from((1, 2, 2, 3)))
+        arity[name] = width
+        edb[name] = draw(st.frozensets(st.tuples(*[DOMAIN] * width), min_size=1, max_size=10))
+    lines = [_decl(name, width) for name, width in arity.items()]
+    lower = list(edb)
+    for g in range(draw(st.integers(1, max_groups))):
+        group = [f"r{g}_{j}" for j in range(draw(st.sampled_from((1, 2, 2))))]
+        for name in group:
+            arity[name] = draw(st.sampled_from((1, 2, 2)))
+            lines.append(_decl(name, arity[name]))
+        for name in group:
+            lines.append(draw(_rule(name, [], lower, arity)))  # a base case first
+            for _ in range(draw(st.integers(1, 3))):
+                lines.append(draw(st.one_of(_linear_rule(name, group, lower, arity),
+                                            _linear_rule(name, group, lower, arity),
+                                            _counter(name, group, lower, arity))))
+        lower += group
+    return GeneratedProgram("\n".join(lines), edb, dict(arity))
+
+
+@st.composite
+def _linear_rule(draw, head: str, group: list[str], lower: list[str], arity: dict[str, int]) -> str:
+    """``head(...) :- own(...), lower atoms, filters.`` with one atom ``own`` of the group."""
+    own = draw(st.sampled_from(group))
+    # u, v: in lower atoms only; with them alone, a body part independent of the own atom
+    names = draw(st.sampled_from((VARIABLES + ("u", "v"), ("u", "v"))))
+    atoms = [f"{own}({', '.join(draw(_atom_arg(VARIABLES)) for _ in range(arity[own]))})"]
+    for _ in range(draw(st.integers(0, 2))):
+        relation = draw(st.sampled_from(lower))
+        atoms.append(f"{relation}({', '.join(draw(_atom_arg(names)) for _ in range(arity[relation]))})")
+    body = list(draw(st.permutations(atoms)))
+    bound = [n for n in names if any(f"{n}," in a or f"{n})" in a for a in atoms)]
+    derived: list[str] = []
+    for k in range(draw(st.integers(0, 2))):
+        kind = draw(st.sampled_from(["compare", "negate", "aggregate"]))
+        if kind == "compare" or not bound and kind == "aggregate":
+            body.append(draw(_comparison(bound + derived)))
+        elif kind == "negate":
+            relation = draw(st.sampled_from(lower))
+            body.append(f"!{relation}({', '.join(draw(_atom_arg(bound)) for _ in range(arity[relation]))})")
+        else:
+            body.append(f"a{k} = {draw(_aggregate(k, bound, lower, arity))}")
+            derived.append(f"a{k}")
+    args = [draw(_plain_term(bound + derived)) for _ in range(arity[head])]
+    return f"{head}({', '.join(args)}) :- {', '.join(body)}."
+
+
+@st.composite
+def _counter(draw, head: str, group: list[str], lower: list[str], arity: dict[str, int]) -> str:
+    """``r(x + 2, y) :- s(x, y), x < 6.``: a value that grows each step, up to a bound."""
+    same = [r for r in group if arity[r] == arity[head]]
+    own = draw(st.sampled_from(same))
+    rest = ["y", "z"][:arity[head] - 1]
+    step, bound = draw(st.integers(1, 2)), draw(st.integers(0, 8))
+    body = [f"{own}({', '.join(['x'] + rest)})", f"x < {bound}"]
+    if draw(st.booleans()):
+        relation = draw(st.sampled_from(lower))
+        body.insert(draw(st.integers(0, 1)), f"{relation}({', '.join(draw(_atom_arg(['u', 'x'])) for _ in range(arity[relation]))})")
+    return f"{head}({', '.join([f'x + {step}'] + rest)}) :- {', '.join(body)}."
+
 @st.composite
 def _closure(draw, head: str, group: list[str], lower: list[str], arity: dict[str, int]) -> str:
     """``p(x, z) :- p(x, y), e(y, z).`` (or ``e(x, y), p(y, z)``) when p has two columns."""

@@ -150,7 +150,7 @@ def test_explain_lists_strata_and_orders(project):
     lines = result.stdout.splitlines()
     strata = [line for line in lines if line.startswith("stratum ")]
     assert strata == ["stratum 1 (non-recursive): edge",
-                      "stratum 2 (recursive): path",
+                      "stratum 2 (recursive; tuple at a time): path",
                       "stratum 3 (non-recursive): unreachable",
                       "stratum 4 (non-recursive): degree"]
     assert "  path(x, z) :- path(x, y), edge(y, z)." in lines

@@ -42,7 +42,7 @@ def _seconds(text: str) -> float:
 
 def test_independent_body_is_tested_once_per_binding():
     """The body part without a head variable is bound last, so it is existential: the triejoin
-    stops at its first witness. (The fixpoint's own cost per round stays: see the README.)"""
+    stops at its first witness. (The cost of a round is the worklist's: tests/test_worklist.py.)"""
     checked = check(parse(INDEPENDENT.format(rounds=10, size=10)))
     clause = next(c for c in checked.clauses if c.head.relation == "a")
     plan = plan_clause(clause, checked.schema)

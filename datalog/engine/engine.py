@@ -32,7 +32,7 @@ from datalog.engine.loading import program_facts, read_inputs, settled
 from datalog.engine.memory import paused_gc, thaw
 from datalog.engine.pipeline import analyse, compiled, fill, plan, relations
 from datalog.engine.transaction import Transaction
-from datalog.evaluation import fixpoint
+from datalog.evaluation import fixpoint, worklist
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
@@ -375,6 +375,8 @@ class Engine:
             kind = "recursive" if stratum.recursive else "non-recursive"
             if stratum.constrained:             # choice-domain / subsumption: no delta rules
                 kind += "; choice-domain/subsumption, recomputed on change"
+            if worklist.linear(stratum, [self.compiled[c.index] for c in stratum.clauses if c.body]) is not None:
+                kind += "; tuple at a time"     # evaluated from a worklist, not semi-naive rounds
             lines.append(f"stratum {number} ({kind}): {', '.join(stratum.relations)}")
             for clause in stratum.clauses:
                 plan_ = self.plans.get(clause.index)

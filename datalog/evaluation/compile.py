@@ -211,7 +211,11 @@ def _compare(f: Compare, plan: RulePlan, rule: str):
 
     def make(db):
         lf, rf = left(db), right(db)
-        return lambda b: _holds(lf(b), rf(b), compare)
+
+        def holds(b) -> bool:               # (an aggregate of nothing holds nothing)
+            x, y = lf(b), rf(b)
+            return x is not NO_VALUE and y is not NO_VALUE and compare(x, y)
+        return holds
     return make
 
 
@@ -223,12 +227,6 @@ def _membership(value, generator: ast.Functor, plan: RulePlan, rule: str, span):
     def make(db):
         return lambda b: in_range(fn(b), *[a(b) for a in args], span=span)
     return make
-
-
-def _holds(a, b, compare) -> bool:
-    if a is NO_VALUE or b is NO_VALUE:
-        return False
-    return compare(a, b)
 
 
 def _assign(f: Assign, plan: RulePlan, rule: str):
@@ -279,4 +277,10 @@ def _head_function(plan: RulePlan, rule: str):
     fns = [compile_term(t, slots, rule, head.span) for t in head.args]
     if floats:
         return lambda b: tuple(convert(f(b), t) for f, t in zip(fns, types))
+    if len(fns) == 1:                       # b(x + 1): no generator for one or two columns
+        (f0,) = fns
+        return lambda b: (f0(b),)
+    if len(fns) == 2:
+        f0, f1 = fns
+        return lambda b: (f0(b), f1(b))
     return lambda b: tuple(f(b) for f in fns)

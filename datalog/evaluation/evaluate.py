@@ -42,7 +42,13 @@ def run_plan(plan, db, emit, binding=None, sources=None, intersect="hash", add_m
     ``db`` maps relation names to Relations; ``sources`` optionally maps an atom position to
     the Relation to read instead (semi-naive ``recent``)."""
     binding = binding if binding is not None else [None] * len(plan.slots)
-    roots = []
+    triejoin(join_plan(plan, db, add_many), roots(plan, db, binding, sources), emit, INTERSECT[intersect],
+             binding, BULK_INTERSECT[intersect])
+
+
+def roots(plan, db, binding, sources=None) -> list:
+    """Each atom's trie (from ``sources`` or ``db``), positioned below its constant levels."""
+    out = []
     for a, atom in enumerate(plan.atoms):
         relation = sources.get(a, db[atom.relation]) if sources else db[atom.relation]
         node = relation.index(atom.order)
@@ -50,9 +56,8 @@ def run_plan(plan, db, emit, binding=None, sources=None, intersect="hash", add_m
             if node is None:
                 break
             node = node.children.get(value(binding))
-        roots.append(node)
-    triejoin(join_plan(plan, db, add_many), roots, emit, INTERSECT[intersect], binding,
-             BULK_INTERSECT[intersect])
+        out.append(node)
+    return out
 
 
 def derive(plan, db, sources=None, intersect: str = "hash") -> set:
@@ -61,3 +66,26 @@ def derive(plan, db, sources=None, intersect: str = "hash") -> set:
     add, head = out.add, plan.head
     run_plan(plan, db, lambda b: add(head(b)), sources=sources, intersect=intersect, add_many=out.update)
     return out
+
+
+class Derivation:
+    """A plan bound to ``db`` once and derived many times, as the rounds of a fixpoint derive it:
+    its join plan (checks, emitters) is made once, not per round (a round of one tuple spent a
+    fifth of its time making it). ``derivation(sources)`` lists the head tuples of one run.
+    Sound because a check reads its relations' rows and indexes, which grow in place."""
+
+    def __init__(self, plan, db, intersect: str = "hash"):
+        self.plan, self.db, self.size = plan, db, len(plan.slots)
+        self.out: list = []
+        head, append = plan.head, self.out.append
+        self.emit = lambda b: append(head(b))
+        self.joined = join_plan(plan, db, self.out.extend)
+        self.intersect, self.bulk = INTERSECT[intersect], BULK_INTERSECT[intersect]
+
+    def __call__(self, sources=None) -> list:
+        binding = [None] * self.size
+        triejoin(self.joined, roots(self.plan, self.db, binding, sources), self.emit, self.intersect, binding,
+                 self.bulk)
+        out = self.out[:]
+        self.out.clear()
+        return out

@@ -13,17 +13,19 @@ from typing import Callable
 from datalog.evaluation.expressions import reset_autoinc
 from datalog.evaluation.constrained import inserter
 from datalog.planning.planner import counts
-from datalog.evaluation.evaluate import derive
+from datalog.evaluation.evaluate import Derivation, derive
 from datalog.evaluation.seminaive import Variable, rounds
+from datalog.evaluation import worklist
 from datalog.planning.plan import Lookup
 
 Progress = Callable[[str], None]
 
 
 def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progress | None = None,
-             only: set[str] | None = None) -> None:
+             only: set[str] | None = None, tuple_at_a_time: bool = True) -> None:
     """Every stratum in order, or only those holding a relation of ``only``; ``plans`` are the
-    compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived)."""
+    compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived).
+    ``tuple_at_a_time``: a stratum of linear rules runs from a worklist (:mod:`worklist`)."""
     if only is None:
         reset_autoinc()                           # a run from scratch counts autoinc() from 0
     for number, stratum in enumerate(strata):
@@ -33,7 +35,7 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
         if progress:
             progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
         if stratum.recursive or stratum.constrained:
-            fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress)
+            fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress, tuple_at_a_time)
         else:
             for clause in clauses:
                 derived = derive(plans[clause.index], db, intersect=intersect)
@@ -42,8 +44,11 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
                 db[clause.head.relation].insert(derived)
 
 
-def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None) -> None:
-    """Semi-naive: each round joins one ``recent`` atom with the full relations.
+def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None,
+             tuple_at_a_time: bool = True) -> None:
+    """Semi-naive: each round joins one ``recent`` atom with the full relations; or, when every
+    rule is linear in the stratum (and ``tuple_at_a_time``), each tuple from a worklist
+    (:func:`worklist.saturate`, the same fixpoint).
 
     An atom with no variable to open (``r(_)``, ``r(1, _)``) is a Lookup, not a join
     participant; when its relation grew, its rule is derived again in full."""
@@ -58,22 +63,29 @@ def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progre
     for plan in plans:                          # base rules: no atom of this stratum
         if not recursive[plan.index] and not lookups[plan.index]:
             insert[plan.clause.head.relation](derive(plan, db, intersect=intersect))
+    linear = worklist.linear(stratum, plans) if tuple_at_a_time else None
+    if linear is not None:
+        worklist.saturate(linear, members, db, intersect, progress)
+        return
     variables = {n: Variable(n, db[n].arity, insert[n], recent=db[n].tuples) for n in members}
+    # each rule's join plan made once for all rounds, not once a round
+    derivations = {p.index: Derivation(p, db, intersect) for p in plans if recursive[p.index] or lookups[p.index]}
 
     def report(number: int) -> None:
         if progress:
             progress(f"  iteration {number}: {sum(len(db[n]) for n in members)} tuples")
+    steps = [(derivations[p.index], variables[p.clause.head.relation], [variables[r] for r in lookups[p.index]],
+              [(a, variables[p.atoms[a].relation]) for a in recursive[p.index]])
+             for p in plans if p.index in derivations]
     for _ in rounds(list(variables.values()), report):
-        if any(len(db[name]) >= n for name, n in stratum.limits.items()):
+        if stratum.limits and any(len(db[name]) >= n for name, n in stratum.limits.items()):
             break                               # .limitsize: Soufflé's loop exits at the limit
-        for plan in plans:
-            target = variables[plan.clause.head.relation].to_add
-            if any(variables[r].recent for r in lookups[plan.index]):
+        for derived, head, grown, reads in steps:
+            if grown and any(v.recent for v in grown):
                 # q(x) :- e(x), p(_).   p grew: the whole rule again
-                target |= derive(plan, db, {}, intersect)
+                head.to_add.update(derived())
                 continue
-            for a in recursive[plan.index]:
-                recent = variables[plan.atoms[a].relation].recent
-                if recent:
+            for a, variable in reads:
+                if variable.recent:
                     # path(x, z) :- path(x, y), edge(y, z).   path read from its recent tuples
-                    target |= derive(plan, db, {a: recent}, intersect)
+                    head.to_add.update(derived({a: variable.recent}))

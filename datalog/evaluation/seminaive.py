@@ -50,11 +50,12 @@ class Variable:
 def rounds(variables: list[Variable], after: Callable[[int], None] | None = None) -> Iterator[int]:
     """Rounds 1, 2, ... while some variable has recent tuples; after each, every variable
     changes (then ``after(number)``, e.g. a progress line)."""
-    number = 0
-    while any(v.recent for v in variables):
+    number, growing = 0, any(v.recent for v in variables)
+    while growing:
         number += 1
         yield number
+        growing = False
         for v in variables:
-            v.changed()
+            growing = v.changed() or growing
         if after is not None:
             after(number)

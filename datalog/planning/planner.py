@@ -64,6 +64,25 @@ def plan_body(body: tuple, schema, params: list[str], order: list[str] | None, c
                     needed=len(variables), params=tuple(params), generators=generators)
 
 
+
+def plan_delta(plan: RulePlan, position: int) -> RulePlan | None:
+    """The rule of ``plan`` with its ``position``-th opened atom given: the body without that
+    atom, whose variables are parameters (bound from one of its tuples before the body), the
+    same head. ``path(x, z) :- path(x, y), edge(y, z).`` given path(x, y) is ``edge(y, z)``
+    read at the prefix y. None when the atom holds a term other than a variable, constant or
+    wildcard (a record pattern), or appears in the body twice."""
+    given = plan.atoms[position].atom
+    body = lift_atom_expressions(plan.clause.body)
+    if not all(isinstance(a, (ast.Variable, ast.Constant, ast.Wildcard)) for a in given.args) or \
+            sum(literal == given for literal in body) != 1:
+        return None
+    rest = tuple(literal for literal in body if literal != given)
+    params = list(dict.fromkeys(a.name for a in given.args if isinstance(a, ast.Variable)))
+    delta = plan_body(rest, None, params, None, plan.clause)
+    head_names = {v.name for v in ast.variables(plan.head)}
+    return replace(delta, index=plan.index, head=plan.head, head_types=plan.head_types,
+                   needed=_needed_depth(delta, head_names), backend=plan.backend)
+
 # ---- functors (issue 18): ranges with variable bounds
 
 def _generated(body, bound: set[str]) -> list[tuple]:

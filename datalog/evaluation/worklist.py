@@ -1,0 +1,235 @@
+"""Tuple at a time: a recursive stratum of linear rules, evaluated from a worklist.
+
+A rule is linear in its stratum when at most one of its atoms reads a relation of the stratum
+(``b(x + 1) :- a(x), x < 10.``, ``path(x, z) :- path(x, y), edge(y, z).``). Each of its
+derivations then uses exactly one tuple of the stratum; its other atoms read lower strata,
+complete before it. So every tuple of the stratum, taken once from a worklist, is pushed through
+the rules whose stratum atom it fills -- that atom given, its variables bound from the tuple
+(:func:`datalog.planning.planner.plan_delta`) -- and what they derive that is new joins the
+worklist. That is semi-naive's fixpoint (each tuple read once, as ``recent``) without the fixed
+cost of a round (its relations, tries and join plans: ~10 us, the whole cost of a chain of thin
+rounds such as a counter of a million steps).
+
+Adaptive: when more than ``BATCH`` tuples of a relation wait, they are read at once as a
+semi-naive round reads its ``recent`` tuples (the compiled plan's triejoin, whole trie levels
+emitted in bulk), cheaper per tuple than one at a time.
+
+Used from scratch only (:func:`datalog.evaluation.fixpoint.fixpoint`; maintenance keeps its own
+loops), and only where nothing acts per round or per binding: no choice-domain, subsumption,
+``.limitsize``, autoinc(), range with variable bounds, ``.plan`` or ``// @order``; every stratum
+atom is opened (no lookup such as ``p(_)``) and holds variables, constants and wildcards only.
+Elsewhere :func:`linear` says None and the semi-naive loop runs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from lftj.relation import Relation
+from lftj.triejoin import triejoin
+
+from datalog.evaluation.compile import compile_plan
+from datalog.evaluation.evaluate import BULK_INTERSECT, INTERSECT, Derivation, join_plan
+from datalog.language import ast
+from datalog.planning.order import pragma_order
+from datalog.planning.plan import Lookup
+from datalog.planning.planner import counts, generates, plan_delta
+
+BATCH = 32              # more tuples of a relation waiting than this: read as one round
+PROGRESS = 1 << 12      # a progress line every so many tuples taken
+
+
+def linear(stratum, plans: list) -> list[tuple] | None:
+    """The rules of a recursive stratum, each with the position of its stratum atom (None: a
+    base rule), when the worklist evaluates the stratum; None when it does not."""
+    members = set(stratum.relations)
+    if not stratum.recursive or stratum.constrained or stratum.limits:
+        return None
+    out = []
+    for plan in plans:
+        clause = plan.clause
+        if counts(clause) or generates(clause) or pragma_order(clause) is not None or \
+                any(isinstance(f.filter, Lookup) and f.filter.relation in members for f in plan.filters):
+            return None
+        positions = [a for a, atom in enumerate(plan.atoms) if atom.relation in members]
+        if len(positions) > 1 or (positions and plan_delta(plan.plan, positions[0]) is None):
+            return None
+        out.append((plan, positions[0] if positions else None))
+    return out
+
+
+class Firing:
+    """A rule with its stratum atom given: ``fire(row)`` lists the head tuples of the rule's
+    bindings in which the atom holds ``row`` (read from the delta plan, the row's values its
+    parameters)."""
+
+    def __init__(self, plan, position: int, db, intersect: str):
+        atom = plan.atoms[position].atom
+        delta = compile_plan(plan_delta(plan.plan, position))
+        self.relation, self.target = atom.relation, db[plan.clause.head.relation]
+        self.size, self.head, self.plan, self.db = len(delta.slots), delta.head, delta, db
+        self.constants = [(c, a.value) for c, a in enumerate(atom.args) if isinstance(a, ast.Constant)]
+        first: dict[str, int] = {}
+        self.same = []                          # p(x, x): the columns of a repeated variable agree
+        for c, a in enumerate(atom.args):
+            if isinstance(a, ast.Variable):
+                if a.name in first:
+                    self.same.append((first[a.name], c))
+                else:
+                    first[a.name] = c
+        self.params = [(delta.slots[name], c) for name, c in first.items()]
+        self.sink: list = []
+        self.waiting: list = []                 # the head relation's tuples to take (saturate's)
+        head, append = delta.head, self.sink.append
+        self.emit = lambda b: append(head(b))
+        self.joined = join_plan(delta, db, self.sink.extend)
+        self.intersect, self.bulk = INTERSECT[intersect], BULK_INTERSECT[intersect]
+        self.roots = [(db[a.relation].index(a.order), a.prefix) for a in delta.atoms]
+        if _independent(delta, first):
+            self.fire = self._fixed(first)
+        elif delta.depth == 0:
+            self.fire = self._checked()
+        else:
+            self.fire = self._joined
+
+    def _joined(self, row) -> list:
+        """The delta plan's triejoin, its atoms positioned at the row's values."""
+        for c, value in self.constants:
+            if row[c] != value:
+                return []
+        for c, d in self.same:
+            if row[c] != row[d]:
+                return []
+        binding = [None] * self.size
+        for slot, c in self.params:
+            binding[slot] = row[c]
+        sink = self.sink
+        triejoin(self.joined, self._positioned(binding), self.emit, self.intersect, binding, self.bulk)
+        out = sink[:]
+        sink.clear()
+        return out
+
+    def _positioned(self, binding: list) -> list:
+        """The delta plan's atoms' tries, each below its constants and parameters."""
+        roots = []
+        for node, prefix in self.roots:
+            for value in prefix:
+                if node is None:
+                    break
+                node = node.children.get(value(binding))
+            roots.append(node)
+        return roots
+
+    def _checked(self) -> Callable[[tuple], list]:
+        """The body without the atom has no atom left: its filters, read on the row's values
+        (``b(x + 1) :- a(x), x < 10.`` given a(x): x < 10)."""
+        constants, same, params, head, size = self.constants, self.same, self.params, self.head, self.size
+        checks = self.joined.checks[0]
+
+        def fire(row) -> list:
+            for c, value in constants:
+                if row[c] != value:
+                    return []
+            for c, d in same:
+                if row[c] != row[d]:
+                    return []
+            binding = [None] * size
+            for slot, c in params:
+                binding[slot] = row[c]
+            for check in checks:
+                if not check(binding):
+                    return []
+            return [head(binding)]
+        return fire
+
+    def _fixed(self, first: dict) -> Callable[[tuple], list]:
+        """The body without the atom reads none of its variables: its bindings, found once,
+        are the same for every row (``a(x) :- b(x), c(y), d(y).`` given b(x): c ∩ d has a
+        witness or not); the row only fills the head."""
+        bindings: list[list] = []                       # (a plan without bulk emitters: bindings)
+        binding = [None] * self.size
+        triejoin(join_plan(self.plan, self.db), self._positioned(binding),
+                 lambda b: bindings.append(list(b)), self.intersect, binding)
+        constants, same, params, head = self.constants, self.same, self.params, self.head
+
+        def fire(row) -> list:
+            for c, value in constants:
+                if row[c] != value:
+                    return []
+            for c, d in same:
+                if row[c] != row[d]:
+                    return []
+            out = []
+            for binding in bindings:
+                for slot, c in params:
+                    binding[slot] = row[c]
+                out.append(head(binding))
+            return out
+        return fire
+
+
+def _independent(delta, params: dict) -> bool:
+    """Whether no atom prefix, filter or generator of the delta plan reads a parameter."""
+    read = {v.name for a in delta.atoms for v in ast.variables(a.plan.prefix)}
+    read |= {v.name for f in delta.filters for v in ast.variables(f.literal)}
+    return not delta.generators and read.isdisjoint(params)
+
+
+def saturate(rules: list[tuple], members, db, intersect: str = "hash",
+             progress: Callable[[str], None] | None = None, batch: int | None = None) -> None:
+    """Push every tuple of ``members`` (those there now and those derived) through the
+    ``rules`` (:func:`linear`'s) whose stratum atom it fills, until none is new."""
+    batch = BATCH if batch is None else batch
+    pending = {n: list(db[n].tuples) for n in members}
+    firings, rounds = _prepared(rules, members, db, intersect, pending)
+    taken, moved = 0, True
+    while moved:
+        moved = False
+        for name, rows in pending.items():
+            fires = firings[name]
+            while rows:
+                moved = True
+                if len(rows) > batch:
+                    # path(x, z) :- path(x, y), edge(y, z).   many path tuples waiting: one round
+                    taken += len(rows)
+                    recent = Relation(name, db[name].arity, rows)
+                    rows.clear()                # (before the round: it may add to rows)
+                    _round(recent, rounds[name], pending)
+                    _report(progress, taken, members, db)
+                    continue
+                # b(x + 1) :- a(x), x < 10.   one a tuple: its x bound, the rest of the body read
+                row = rows.pop()
+                taken += 1
+                for firing in fires:
+                    derived = firing.fire(row)
+                    if derived:
+                        firing.waiting.extend(firing.target.insert(derived))
+                if not taken % PROGRESS:
+                    _report(progress, taken, members, db)
+
+
+def _prepared(rules: list[tuple], members, db, intersect: str, pending: dict) -> tuple[dict, dict]:
+    """By relation of the stratum, the Firings of the rules whose stratum atom reads it (one tuple
+    at a time) and their Derivations with that atom's position (a round of many); each Firing's
+    ``waiting`` is the pending list of its head's relation."""
+    firings: dict[str, list[Firing]] = {n: [] for n in members}
+    rounds: dict[str, list[tuple]] = {n: [] for n in members}
+    for plan, position in rules:
+        if position is not None:
+            firing = Firing(plan, position, db, intersect)
+            firing.waiting = pending[firing.target.name]
+            firings[firing.relation].append(firing)
+            rounds[firing.relation].append((Derivation(plan, db, intersect), position, firing.target))
+    return firings, rounds
+
+
+def _round(recent: Relation, rules: list[tuple], pending: dict) -> None:
+    """The rules read ``recent`` as a semi-naive round reads it; their new tuples wait."""
+    for derived, position, target in rules:
+        pending[target.name].extend(target.insert(derived({position: recent})))
+
+
+def _report(progress, taken: int, members, db) -> None:
+    """A progress line (long runs print it; a caller may stop a run that keeps growing)."""
+    if progress is not None:
+        progress(f"  worklist: {taken} tuples taken, {sum(len(db[n]) for n in members)} known")
