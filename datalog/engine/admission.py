@@ -1,8 +1,9 @@
 """Admission of a row into a relation: its arity, its column types, and its values as the relation stores them.
 
 A value fits a column of its own type, a column still typed ``auto``, and a ``float`` column if it is a
-number (stored as a float). Integers beyond the signed 64-bit range and NaN are no values of the
-engine (:mod:`datalog.language.numbers`): ``number_out_of_range``.
+number (stored as a float); an ``unsigned`` column takes integers (an int is both). Integers beyond
+the signed 64-bit range (for an ``unsigned`` column: outside 0 .. 2^64-1) and NaN are no values of
+the engine (:mod:`datalog.language.numbers`): ``number_out_of_range``.
 
 >>> from datalog.language.types import RelationInfo
 >>> info = RelationInfo("r", 2, ["float", "symbol"])
@@ -32,8 +33,8 @@ def admit(info: RelationInfo, row: tuple, span=None) -> tuple:
     column = misfit(info, row)
     if column is not None:
         raise TypeMismatch(f"{info.name} expects a {info.types[column]}, got {row[column]!r}", span)
-    for i, value in enumerate(row):
-        problem = numbers.value_problem(value)
+    for i, (value, type_) in enumerate(zip(row, info.types)):
+        problem = numbers.value_problem(value, type_)
         if problem is not None:
             raise NumberOutOfRange(f"{info.name} column {i + 1}: {problem}", span)
     return tuple(convert(v, t) for v, t in zip(row, info.types))
@@ -44,7 +45,7 @@ def misfit(info: RelationInfo, row) -> int | None:
     its column, ``None`` if every one fits (values past the relation's arity are not looked at)."""
     for i, (value, type_) in enumerate(zip(row, info.types)):
         got = value_type(value)
-        if type_ not in (AUTO, got) and not (type_ == "float" and got == "number"):
+        if type_ not in (AUTO, got) and not (type_ in ("float", "unsigned") and got == "number"):
             # records (issue 18): a record or ADT value of the column's composite type
             if not (got == "record" and getattr(type_, "is_composite", False) and conforms(value, type_)):
                 return i

@@ -6,7 +6,7 @@ satisfying assignments are reduced: ``count`` and ``sum`` of nothing are 0; ``mi
 and ``mean`` of nothing are :data:`NO_VALUE`, which makes the reading filter fail. A body
 with several alternatives ranges over the distinct assignments of its named variables.
 Sums follow :mod:`datalog.language.numbers`: an integer sum beyond the signed 64-bit range is
-``number_out_of_range``; a float sum is IEEE 754's correctly rounded one (``inf`` if one
+``number_out_of_range`` (a sum of unsigned values wraps modulo 2^64, as Soufflé's does); a float sum is IEEE 754's correctly rounded one (``inf`` if one
 contribution is ``inf`` or the exact sum passes the largest double), and ``invalid_arithmetic``
 where IEEE's is NaN (``inf`` and ``-inf`` both contribute), at the aggregate.
 (Incremental maintenance keeps aggregates per group instead: :mod:`maintenance.aggregate`.)
@@ -55,7 +55,9 @@ def aggregate_value(agg, bodies: list, targets: list, outer_slots: list[int], ru
                     local = list(range(body.depth)) + list(range(body.depth + len(outer), len(body.slots)))
                     run_plan(body, db, _collector(rows, local, target, distinct), binding=params)
                 value = reduce(kind, rows, distinct)
-                if kind == "sum" and numbers.WIDTH[0] == 32:
+                if agg.aggregate.unsigned:
+                    value = numbers.wrap_unsigned(value)        # a sum of unsigned: modulo 2^64
+                elif kind == "sum" and numbers.WIDTH[0] == 32:
                     value = numbers.wrap(value, 32)             # Soufflé's 32-bit sum wraps
                 memo[key] = settle(value, agg.aggregate, rule)
             return memo[key]
@@ -118,7 +120,7 @@ def exact_sum(rows: list):
 def settle(value, aggregate, rule: str):
     """``value`` of ``aggregate`` (an ast.Aggregate) if it is a value of the engine, else the
     coded error at the aggregate."""
-    problem = numbers.value_problem(value)
+    problem = numbers.value_problem(value, "unsigned" if aggregate.unsigned else None)
     if problem is None:
         return value
     kind = aggregate.kind

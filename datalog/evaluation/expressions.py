@@ -6,7 +6,9 @@ a failed conversion an ``invalid_conversion`` error, each naming the rule.
 Numbers are those of :mod:`datalog.language.numbers`: an integer result beyond
 the signed 64-bit range is ``number_out_of_range`` (Soufflé's C++ would wrap),
 floats follow IEEE 754 (``inf + 1`` is ``inf``) except that a NaN result
-(``inf - inf``, ``inf * 0``) is ``invalid_arithmetic``, each at the operation.
+(``inf - inf``, ``inf * 0``) is ``invalid_arithmetic``, each at the operation. An operation
+the type check marked unsigned (``BinaryOp.unsigned``) is C++'s on uint64: modulo 2^64, never
+out of range (``0u - 1u`` is ``2^64 - 1``); its division by zero is ``division_by_zero`` too.
 
 >>> from datalog.language.parser import parse
 >>> term = parse('p(x) :- q(x), x = -7 / 2 + 7 % -3.').rules[0].body[1].right
@@ -26,7 +28,7 @@ from datalog.evaluation.records import compile_record
 
 def compile_term(term, slots: dict[str, int], rule: str, span: Span | None = None):
     """A function binding -> value. ``slots`` maps variable names to binding positions."""
-    if numbers.WIDTH[0] == 32 and isinstance(term, (ast.BinaryOp, ast.Negate)):
+    if numbers.WIDTH[0] == 32 and isinstance(term, (ast.BinaryOp, ast.Negate)) and not getattr(term, "unsigned", False):
         return _wrapped(term, slots, rule, span)
     return _compile(term, slots, rule, span)
 
@@ -78,6 +80,8 @@ def _compile(term, slots: dict[str, int], rule: str, span: Span | None = None):
     if isinstance(term, ast.BinaryOp):
         left = compile_term(term.left, slots, rule, span)
         right = compile_term(term.right, slots, rule, span)
+        if term.unsigned:
+            return _unsigned_binary(term.op, left, right, rule, span)
         if term.op in _FUSED:
             return _FUSED[term.op](left, right, _settler(term.op, rule, span))
         if term.op in _BITWISE:
@@ -87,6 +91,10 @@ def _compile(term, slots: dict[str, int], rule: str, span: Span | None = None):
         return lambda b: op(left(b), right(b))
     if isinstance(term, ast.Functor) and term.name == "autoinc":
         return lambda b: next_autoinc()
+    if isinstance(term, ast.Functor) and term.unsigned and term.name == "bnot":
+        (arg,) = [compile_term(a, slots, rule, span) for a in term.args]
+        mask = (1 << numbers.unsigned_bits()) - 1
+        return lambda b: arg(b) ^ mask
     if isinstance(term, ast.Functor):
         args = [compile_term(a, slots, rule, span) for a in term.args]
         fn = _functor(term.name, rule, span)
@@ -240,7 +248,8 @@ def _functor(name: str, rule: str, span):
         # to_number of a float truncates (Soufflé's ftoi), of a number is the number
         if isinstance(x, str):
             return to_number(x)
-        return _truncate(x, "to_number", rule, span) if isinstance(x, float) else x
+        # an unsigned is taken as the number of its bits (utoi); a number is itself
+        return _truncate(x, "to_number", rule, span) if isinstance(x, float) else numbers.to_signed(x)
 
     def polymorphic_float(x):
         if isinstance(x, str):
@@ -251,20 +260,33 @@ def _functor(name: str, rule: str, span):
         return float(x)
 
     def unsigned(x, what):
-        # unsigned is number here: a negative value has no unsigned value within the range
-        value = _truncate(x, what, rule, span) if isinstance(x, float) else x
-        if value < 0:
-            raise NumberOutOfRange(f"{what}({numbers.describe(x)}) in a rule for {rule}: a negative number "
-                                   f"has no unsigned value here (Soufflé wraps it)", span)
-        return value
+        # C++'s static_cast to uint64: a number wraps (itou(-1) is 2^64 - 1); a float is truncated
+        # toward zero, then wraps, if its integer part is a 64-bit value (signed or unsigned);
+        # a symbol (to_unsigned) is read as Soufflé's stoull reads it, so "-1" wraps too
+        if isinstance(x, str):
+            value = numbers.parse_int(x)
+            value = numbers.parse_unsigned(x) if value is None else value
+            if value is None:
+                if numbers.int_syntax(x):
+                    raise NumberOutOfRange(f'{what}("{_clip(x)}") in a rule for {rule}: beyond '
+                                           f'{numbers.URANGE}', span)
+                raise InvalidConversion(f'{what}("{_clip(x)}") in a rule for {rule}: not an integer', span)
+            return numbers.wrap_unsigned(value)
+        if isinstance(x, float):
+            if not math.isfinite(x) or not INT_MIN <= int(x) <= numbers.UINT_MAX:
+                raise NumberOutOfRange(f"{what}({x!r}) in a rule for {rule}: beyond {numbers.URANGE}", span)
+            x = int(x)
+        return numbers.wrap_unsigned(x)
 
     return {"cat": lambda *a: "".join(a), "strlen": len, "substr": substr, "to_number": polymorphic_number,
             "to_string": numbers.to_string, "to_float": polymorphic_float,
             "min": lambda *a: min(a), "max": lambda *a: max(a),
-            "ord": lambda x: numbers.symbol_ordinal(x) if isinstance(x, str) else x, "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
+            "ord": lambda x: numbers.symbol_ordinal(x) if isinstance(x, str) else
+            (numbers.to_signed(x) if isinstance(x, int) else x),
+            "bnot": lambda x: ~x, "lnot": lambda x: int(x == 0),
             "itof": float, "utof": float, "ftoi": lambda x: _truncate(x, "ftoi", rule, span),
             "ftou": lambda x: unsigned(x, "ftou"), "itou": lambda x: unsigned(x, "itou"),
-            "utoi": lambda x: x, "to_unsigned": lambda x: unsigned(x, "to_unsigned")}[name]
+            "utoi": numbers.to_signed, "to_unsigned": lambda x: unsigned(x, "to_unsigned")}[name]
 
 
 def _truncate(x: float, what: str, rule: str, span) -> int:
@@ -297,3 +319,35 @@ _BITWISE = {
 def _clip(text: str) -> str:
     """A string argument for a message, shortened if long."""
     return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+# ---- unsigned (issue 18): Soufflé's U-operators (UADD, USUB, ... UBSHIFT_R) on uint64: results
+# modulo 2^64; / and % are unsigned division; ^ is the power modulo 2^64 (Soufflé computes it as
+# a double and casts, which agrees wherever the power is below 2^53); a shift counts modulo 64;
+# bshr and bshru both shift in zeros (an unsigned has no sign bit to repeat).
+def _unsigned_binary(op: str, left, right, rule: str, span):
+    bits = numbers.unsigned_bits()
+    mask, count = (1 << bits) - 1, bits - 1
+    if op == "+":
+        return lambda b: (left(b) + right(b)) & mask
+    if op == "-":
+        return lambda b: (left(b) - right(b)) & mask
+    if op == "*":
+        return lambda b: (left(b) * right(b)) & mask
+
+    def div(x, y):
+        if y == 0:
+            raise DivisionByZero(f"division by zero in a rule for {rule} ({x}u / {y}u)", span)
+        return x // y
+
+    def mod(x, y):
+        if y == 0:
+            raise DivisionByZero(f"modulo by zero in a rule for {rule} ({x}u % {y}u)", span)
+        return x % y
+    op_fn = {"/": div, "%": mod, "^": lambda x, y: pow(x, y, mask + 1),
+             "band": lambda x, y: x & y, "bor": lambda x, y: x | y, "bxor": lambda x, y: x ^ y,
+             "bshl": lambda x, y: (x << (y & count)) & mask,
+             "bshr": lambda x, y: x >> (y & count), "bshru": lambda x, y: x >> (y & count),
+             "land": lambda x, y: int(x != 0 and y != 0), "lor": lambda x, y: int(x != 0 or y != 0),
+             "lxor": lambda x, y: int((x != 0) != (y != 0))}[op]
+    return lambda b: op_fn(left(b), right(b))

@@ -45,15 +45,20 @@ class Wildcard:
 
 @dataclass(frozen=True)
 class Constant:
-    """A number (int), float or symbol (str) literal."""
+    """A number (int), float or symbol (str) literal; ``unsigned``: an unsigned literal (``7u``,
+    an int in 0 .. 2^64-1), printed with its ``u``."""
 
     value: int | float | str
     span: Span | None = _span
+    unsigned: bool = False
 
     def __str__(self) -> str:
         if isinstance(self.value, str):
             return _quote(self.value)
-        return repr(self.value)
+        return f"{self.value}u" if self.unsigned else repr(self.value)
+
+    def __repr__(self) -> str:
+        return f"Constant(value={self.value!r}{', unsigned=True' if self.unsigned else ''})"
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class BinaryOp:
     left: "Term"
     right: "Term"
     span: Span | None = _span
+    unsigned: bool = field(default=False, repr=False)   # set by the type check: on unsigned values (mod 2^64)
 
     def __str__(self) -> str:
         return f"({self.left} {self.op} {self.right})"
@@ -87,6 +93,7 @@ class Functor:
     name: str
     args: tuple["Term", ...]
     span: Span | None = _span
+    unsigned: bool = field(default=False, repr=False)   # set by the type check: bnot of an unsigned
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join(map(str, self.args))})"
@@ -100,6 +107,7 @@ class Aggregate:
     target: "Term | None"
     body: tuple["Literal", ...]
     span: Span | None = _span
+    unsigned: bool = field(default=False, repr=False)   # set by the type check: of unsigned values (sum wraps)
 
     def __str__(self) -> str:
         target = f" {self.target}" if self.target is not None else ""

@@ -24,7 +24,7 @@ from datalog.language.lints import warn_empty_relations, warn_singleton_variable
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
 from datalog.language.subtypes import check_subtypes
-from datalog.language.typecheck import check_types, infer_types
+from datalog.language.typecheck import check_types, infer_types, mark_unsigned
 from datalog.language.types import RelationInfo, resolve_type
 from datalog.language.variables import aggregate_outer_variables, bound_variables, free_variables
 
@@ -298,6 +298,7 @@ CHECKS = (
     check_safety,
     infer_types,
     check_types,
+    mark_unsigned,                      # unsigned operations, for the evaluators (issue 18)
     warn_singleton_variables,       # Soufflé's warnings (lints.py), never blocking
     warn_empty_relations,
     check_subtypes,                     # named subtypes as Soufflé checks them (issue 18)

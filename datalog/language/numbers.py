@@ -1,11 +1,21 @@
 """The engine's numbers: signed 64-bit integers and IEEE 754 doubles without NaN.
 
-``number`` (and ``unsigned``, which is a ``number`` here) holds the integers of Soufflé built
-with ``-DRAM_DOMAIN_SIZE=64``: ``-2^63 .. 2^63 - 1``. Where Soufflé's C++ silently wraps, this
-engine stops: a literal, a fact, an inserted value or an arithmetic result outside the range is
-a ``number_out_of_range`` error at its position, so every answer it gives is the one Soufflé
-gives whenever Soufflé does not overflow. (Checking the bound also keeps ``2 ^ 40000000000``
-and a 5,000-digit literal from costing memory or time: nothing beyond 64 bits is ever built.)
+``number`` holds the integers of Soufflé built with ``-DRAM_DOMAIN_SIZE=64``:
+``-2^63 .. 2^63 - 1``. Where Soufflé's C++ silently wraps a signed result (undefined behaviour
+in C++), this engine stops: a literal, a fact, an inserted value or an arithmetic result outside
+the range is a ``number_out_of_range`` error at its position, so every answer it gives is the
+one Soufflé gives whenever Soufflé does not overflow. (Checking the bound also keeps
+``2 ^ 40000000000`` and a 5,000-digit literal from costing memory or time: nothing beyond 64
+bits is ever built.)
+
+``unsigned`` is a type of its own, Soufflé's ``RamUnsigned`` (``uint64``): ``0 .. 2^64 - 1``,
+held as non-negative Python ints (so relations, tries and joins order them unsigned as they
+are). Its arithmetic (``+ - * ^``, the bitwise and logical operators, ``sum``) wraps modulo
+2^64 as C++'s unsigned arithmetic does (that wrap is defined behaviour in C++, so it is
+Soufflé's answer, not an accident of it): ``0u - 1u`` is ``18446744073709551615``. Conversions
+wrap as C++'s ``static_cast`` does: ``itou(-1)`` is ``2^64 - 1``, ``utoi(2^63)`` is ``-2^63``.
+Literals (``7u``), facts and inserted values of an unsigned column must lie in ``0 .. 2^64-1``:
+outside is ``number_out_of_range`` (or ``bad_fact_file`` in a file), as for number.
 
 ``float`` holds IEEE 754 doubles, ``inf`` and ``-inf`` included, with IEEE's arithmetic
 (``1e308 * 10`` is ``inf``, ``inf + 1`` is ``inf``). NaN is not a value: its ``NaN != NaN``
@@ -34,6 +44,8 @@ import re
 INT_MIN = -2 ** 63
 INT_MAX = 2 ** 63 - 1
 RANGE = "the signed 64-bit range"
+UINT_MAX = 2 ** 64 - 1
+URANGE = "the unsigned 64-bit range"
 
 _INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)", re.ASCII)
 _DECIMAL = re.compile(r"[-+]?[0-9]+", re.ASCII)
@@ -63,6 +75,46 @@ def wrap(value, bits: int):
         return value
     half = 1 << (bits - 1)
     return ((value + half) % (1 << bits)) - half
+
+
+def unsigned_bits() -> int:
+    """The width of ``unsigned``: 64 bits (Soufflé's RamUnsigned of -DRAM_DOMAIN_SIZE=64), also
+    under ``--number-width 32``, which narrows only number's arithmetic."""
+    return 64
+
+
+def wrap_unsigned(value: int) -> int:
+    """An integer as an unsigned value: modulo 2^64 (C++'s static_cast to uint64)."""
+    return value & UINT_MAX
+
+
+def to_signed(value: int) -> int:
+    """An unsigned value as the signed number of the same 64 bits (C++'s static_cast of uint64
+    to int64): ``2^64 - 1`` is ``-1``; a number is itself."""
+    return value - 2 ** 64 if value > INT_MAX else value
+
+
+def in_unsigned_range(value) -> bool:
+    return type(value) is int and 0 <= value <= UINT_MAX
+
+
+def parse_unsigned(text: str, prefixed: bool = True) -> int | None:
+    """The unsigned integer ``text`` spells (``0x``/``0b`` unless not ``prefixed``; no sign but an
+    optional ``+``), None if it is none or beyond ``0 .. 2^64-1``.
+
+    >>> parse_unsigned(str(2 ** 64 - 1)), parse_unsigned(str(2 ** 64)), parse_unsigned("-1"), parse_unsigned("0x1f")
+    (18446744073709551615, None, None, 31)
+    """
+    text = text.strip()
+    if text.startswith("-") or not (_INT if prefixed else _DECIMAL).fullmatch(text):
+        return None
+    body = text.lstrip("+")
+    base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}.get(body[:2], 10)
+    digits = (body[2:] if base != 10 else body).lstrip("0") or "0"
+    if len(digits) > _DIGITS:
+        return None
+    value = int(digits, base)
+    return value if value <= UINT_MAX else None
 
 
 def symbol_ordinal(text: str) -> int:
@@ -149,9 +201,12 @@ def to_string(value) -> str:
     return f"{value:f}" if isinstance(value, float) else str(value)
 
 
-def value_problem(value) -> str | None:
-    """What makes ``value`` (from an insert, a source, a computation) no value of this engine:
-    an integer beyond the range or a NaN; None if it is one."""
+def value_problem(value, type_: str | None = None) -> str | None:
+    """What makes ``value`` (from an insert, a source, a computation) no value of this engine
+    (of a column of ``type_``): an integer beyond the range (for ``unsigned``: outside
+    0 .. 2^64-1) or a NaN; None if it is one."""
+    if type_ == "unsigned" and isinstance(value, int) and not isinstance(value, bool):
+        return None if 0 <= value <= UINT_MAX else f"{_short(value)} is beyond {URANGE}"
     if isinstance(value, float):
         return "NaN is not a value" if value != value else None
     if isinstance(value, int) and not in_range(value):

@@ -112,9 +112,9 @@ def _expand_aggregates(literal, facts):
 
 def _expand_term(term, facts):
     if isinstance(term, ast.Aggregate):
-        return ast.Aggregate(term.kind, term.target, _expand_body(term.body, facts), term.span)
+        return replace(term, body=_expand_body(term.body, facts))
     if isinstance(term, ast.BinaryOp):
-        return ast.BinaryOp(term.op, _expand_term(term.left, facts), _expand_term(term.right, facts), term.span)
+        return replace(term, left=_expand_term(term.left, facts), right=_expand_term(term.right, facts))
     return term
 
 
@@ -141,11 +141,16 @@ def _constant(term):
 
 def _range_relation(term: ast.Functor, facts) -> str:
     values = [_constant(a) for a in term.args]
+    # Soufflé's URANGE: bounds with an unsigned literal make unsigned values (their own relation)
+    unsigned = any(isinstance(n, ast.Constant) and n.unsigned for a in term.args for n in ast.subterms(a))
     if any(isinstance(v, float) for v in values):
-        values = [float(v) for v in values]
-    name = "_range_" + "_".join(repr(v).replace("-", "m").replace(".", "p").replace("+", "") for v in values)
+        values, unsigned = [float(v) for v in values], False
+    elif unsigned:
+        values = [v % 2 ** 64 for v in values]
+    name = "_range_" + "u" * unsigned + "_".join(repr(v).replace("-", "m").replace(".", "p").replace("+", "")
+                                                 for v in values)
     if name not in facts:
-        facts[name] = [ast.Rule((ast.Atom(name, (ast.Constant(v),), term.span),), (), term.span)
+        facts[name] = [ast.Rule((ast.Atom(name, (ast.Constant(v, unsigned=unsigned),), term.span),), (), term.span)
                        for v in range_values(*values, span=term.span)]
     return name
 
@@ -210,12 +215,11 @@ def _lift_aggregates(term, fresh):
     if isinstance(term, ast.Aggregate):
         return fresh(term)
     if isinstance(term, ast.BinaryOp):
-        return ast.BinaryOp(term.op, _lift_aggregates(term.left, fresh), _lift_aggregates(term.right, fresh),
-                            term.span)
+        return replace(term, left=_lift_aggregates(term.left, fresh), right=_lift_aggregates(term.right, fresh))
     if isinstance(term, ast.Negate):
-        return ast.Negate(_lift_aggregates(term.operand, fresh), term.span)
+        return replace(term, operand=_lift_aggregates(term.operand, fresh))
     if isinstance(term, ast.Functor):
-        return ast.Functor(term.name, tuple(_lift_aggregates(a, fresh) for a in term.args), term.span)
+        return replace(term, args=tuple(_lift_aggregates(a, fresh) for a in term.args))
     return term
 
 
@@ -258,7 +262,7 @@ def _with_witnesses(rule: ast.Rule) -> ast.Rule:
         if not (inner & head) - outside - {var.name}:
             continue
         rename = {n: f"_w_{n}" for n in inner - outside}
-        local = ast.Aggregate(agg.kind, _renamed(agg.target, rename), _renamed(agg.body, rename), agg.span)
+        local = replace(agg, target=_renamed(agg.target, rename), body=_renamed(agg.body, rename))
         body[i] = ast.Comparison("=", var, local, literal.span)
         body += [*agg.body, ast.Comparison("=", var, agg.target, literal.span)]
     return replace(rule, body=tuple(body))

@@ -1,9 +1,14 @@
 """Types: the column types of undeclared relations inferred from facts, heads and uses, every
 rule type-checked, and the types of ``auto`` columns settled by loaded values.
 
-Types are ``number``, ``float`` and ``symbol`` (:mod:`datalog.language.types`); numbers and floats
-mix (the result is a float), symbols only with symbols. A column nothing constrains is ``auto``
-until values are loaded (:func:`settle_types`).
+Types are ``number``, ``unsigned``, ``float`` and ``symbol`` (:mod:`datalog.language.types`);
+numbers and floats mix (the result is a float), symbols only with symbols. ``unsigned`` mixes
+with nothing, as in Soufflé (``x + y`` or ``x < y`` of a number and an unsigned is a type
+error), except that an unsuffixed literal such as ``1`` is polymorphic there: it is an unsigned
+where it stands next to one (``x + 1``, ``x > 0``, an unsigned column). A column nothing
+constrains is ``auto`` until values are loaded (:func:`settle_types`). :func:`mark_unsigned`
+then marks the operations on unsigned values (``BinaryOp.unsigned`` ...), which the evaluators
+compute modulo 2^64.
 
 >>> from datalog.language.parser import parse
 >>> from datalog.language.checks import check
@@ -79,7 +84,7 @@ def _atom_types(ctx, body, env, lenient) -> dict[str, str]:
             if isinstance(arg, ast.Variable) and column not in (None, AUTO):
                 previous = env.get(arg.name)
                 if previous is not None and not compatible(previous, column) and not lenient:
-                    raise TypeMismatch(f"variable {arg.name} is a {previous} elsewhere but a {column} in "
+                    raise TypeMismatch(f"variable {arg.name} is {_a(previous)} elsewhere but {_a(column)} in "
                                        f"{info}", arg.span)
                 if previous is None or previous == "number":
                     env[arg.name] = column
@@ -120,8 +125,8 @@ def _check_literals(ctx, body, env) -> None:
     for literal in body:
         if isinstance(literal, ast.Comparison):
             left, right = (_type_of(ctx, s, env, False) for s in (literal.left, literal.right))
-            if left and right and not compatible(left, right):
-                raise TypeMismatch(f"cannot compare a {left} with a {right} in {literal}", literal.span)
+            if left and right and not (_fits(literal.left, left, right) or _fits(literal.right, right, left)):
+                raise TypeMismatch(f"cannot compare {_a(left)} with {_a(right)} in {literal}", literal.span)
             for side, other in ((literal.left, right), (literal.right, left)):
                 if other and isinstance(side, (ast.Nil, *ast.STRUCTURED)):      # records (issue 18)
                     _expect(ctx, side, other, env, "other side")
@@ -137,24 +142,40 @@ def _check_literals(ctx, body, env) -> None:
                 _expect(ctx, arg, column, env, f"column of {info}")
 
 
+def _a(type_) -> str:
+    """A type with its article: "a number", "an unsigned"."""
+    return f"{'an' if str(type_)[:1] in 'aeiou' else 'a'} {type_}"
+
+
+def _adapts(term) -> bool:
+    """An unsuffixed non-negative integer literal: Soufflé's numeric constants are polymorphic,
+    so ``1`` is an unsigned where an unsigned is wanted."""
+    return isinstance(term, ast.Constant) and type(term.value) is int and not term.unsigned and term.value >= 0
+
+
+def _fits(term, t, want) -> bool:
+    """Whether ``term``, of type ``t``, may stand where a ``want`` is expected."""
+    return compatible(t, want) or (want == "unsigned" and _adapts(term))
+
+
 def _expect(ctx, term, column, env, what) -> None:
     if isinstance(term, (ast.Nil, *ast.STRUCTURED)):     # records (issue 18): field by field
         for arg, field in recordtypes.parts(term, column, ctx.aliases):
             _expect(ctx, arg, field, env, f"field of {column}")
         return
     t = _type_of(ctx, term, env, False)
-    if t and column and not compatible(t, column):
-        raise TypeMismatch(f"{term} is a {t} but the {what} is a {column}", getattr(term, "span", None))
+    if t and column and not _fits(term, t, column):
+        raise TypeMismatch(f"{term} is {_a(t)} but the {what} is {_a(column)}", getattr(term, "span", None))
 
 
 _FUNCTORS = {  # name: (argument type, result type); "numeric": number or float; "any": any type
     "cat": ("symbol", "symbol"), "strlen": ("symbol", "number"), "to_number": ("any", "number"),
     "to_string": ("any", "symbol"), "to_float": ("any", "float"),
-    # ---- functors (issue 18): conversions, ord, the unary operators (unsigned is number here)
-    "ord": ("any", "number"), "bnot": ("integer", "number"), "lnot": ("integer", "number"),
-    "itof": ("integer", "float"), "utof": ("integer", "float"), "ftoi": ("numeric", "number"),
-    "ftou": ("numeric", "number"), "itou": ("integer", "number"), "utoi": ("integer", "number"),
-    "to_unsigned": ("numeric", "number"), "autoinc": ("number", "number"),
+    # ---- functors (issue 18): conversions, ord, the unary operators (bnot and lnot: _unary)
+    "ord": ("any", "number"),
+    "itof": ("integer", "float"), "utof": ("unsigned", "float"), "ftoi": ("numeric", "number"),
+    "ftou": ("numeric", "unsigned"), "itou": ("integer", "unsigned"), "utoi": ("unsigned", "number"),
+    "to_unsigned": ("any", "unsigned"), "autoinc": ("number", "number"),
 }
 
 
@@ -172,12 +193,15 @@ _INTEGER_OPS = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "
 def _type_of(ctx, term, env, lenient) -> str | None:
     """The type of a term, or None if not yet known; raises TypeMismatch on misuse."""
     if isinstance(term, ast.Constant):
-        return value_type(term.value)
+        return "unsigned" if term.unsigned else value_type(term.value)
     if isinstance(term, ast.Variable):
         return env.get(term.name)
     if isinstance(term, ast.Wildcard):
         return None
     if isinstance(term, ast.Negate):
+        if _type_of(ctx, term.operand, env, lenient) == "unsigned" and not lenient:
+            raise TypeMismatch(f"unary minus of an unsigned in {term} (Soufflé negates numbers and floats only)",
+                               term.span)
         return _numeric(ctx, [term.operand], env, lenient, term)
     if isinstance(term, ast.BinaryOp):
         if term.op in _INTEGER_OPS:
@@ -213,9 +237,26 @@ def _numeric(ctx, operands, env, lenient, term) -> str | None:
         raise TypeMismatch(f"arithmetic on a value of the {composite[0]} type in {term}", term.span)
     if "symbol" in types and not lenient:
         raise TypeMismatch(f"arithmetic on a symbol in {term}; use cat() to join symbols", term.span)
+    if _unsigned_operands(operands, types, lenient, term):
+        return "unsigned"
     if "float" in types:
         return "float"
     return "number" if all(types) else None
+
+
+def _unsigned_operands(operands, types, lenient, term) -> bool:
+    """Whether the operation is on unsigned values: an operand is an unsigned (the others are
+    too, or literals that adapt); mixing unsigned with a number or a float is Soufflé's type
+    error (convert with itou/utoi/utof/ftou)."""
+    fixed = [t for o, t in zip(operands, types) if t and not _adapts(o)]
+    if "unsigned" not in fixed:
+        return False
+    other = [t for t in fixed if t != "unsigned"]
+    if other and not lenient:
+        what = getattr(term, "op", None) or getattr(term, "name", None) or "-"
+        raise TypeMismatch(f"{what} of an unsigned and {_a(other[0])} in {term}; convert one with "
+                           f"{'itou or utoi' if other[0] == 'number' else 'utof or ftou'}", term.span)
+    return True
 
 
 def _joins_symbols(ctx, term, env) -> bool:
@@ -228,8 +269,9 @@ def _integer(ctx, operands, env, lenient, term) -> str | None:
     types = [_type_of(ctx, o, env, lenient) for o in operands]
     wrong = [t for t in types if t in ("symbol", "float")]
     if wrong and not lenient:
-        raise TypeMismatch(f"{term.op} needs integers, got a {wrong[0]} in {term}", term.span)
-    return "number"
+        raise TypeMismatch(f"{getattr(term, 'op', None) or term.name} needs integers, got a {wrong[0]} "
+                           f"in {term}", term.span)
+    return "unsigned" if _unsigned_operands(operands, types, lenient, term) else "number"
 
 
 def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
@@ -238,14 +280,20 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
         raise TypeMismatch(f"{term.name} takes {low if low == high else f'{low} or more'} arguments, "
                            f"got {len(term.args)}", term.span)
     types = [_type_of(ctx, a, env, lenient) for a in term.args]
+    if term.name in ("bnot", "lnot"):
+        return _integer(ctx, list(term.args), env, lenient, term)
     if term.name in ("min", "max"):
         known = [t for t in types if t]
+        if _unsigned_operands(term.args, types, lenient, term):
+            return "unsigned"
         if not lenient and any(not compatible(known[0], t) for t in known):
             raise TypeMismatch(f"{term.name} of mixed types in {term}", term.span)
         return "float" if "float" in known else (known[0] if known and len(known) == len(types) else None)
     if term.name == "range":
         if not lenient and "symbol" in types:
             raise TypeMismatch(f"range needs numbers, got a symbol in {term}", term.span)
+        if _unsigned_operands(term.args, types, lenient, term):
+            return "unsigned"
         return "float" if "float" in types else ("number" if all(types) else None)
     if term.name == "substr":
         expected = ["symbol", "number", "number"]
@@ -256,14 +304,14 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
     for want, got, node in zip(expected, types, term.args):
         ok = got is None or want == "any" or \
             (want == "numeric" and got != "symbol" and not recordtypes.is_composite(got)) or \
-            (want == "integer" and got == "number") or compatible(want, got)
+            (want == "integer" and got == "number") or _fits(node, got, want)
         if not ok and not lenient:
-            raise TypeMismatch(f"{term.name} expects a {want if want in _TYPES else 'number'} here, "
-                               f"got a {got}", getattr(node, "span", None) or term.span)
+            raise TypeMismatch(f"{term.name} expects {_a(want if want in _TYPES else 'number')} here, "
+                               f"got {_a(got)}", getattr(node, "span", None) or term.span)
     return result
 
 
-_TYPES = ("number", "float", "symbol")
+_TYPES = ("number", "unsigned", "float", "symbol")
 
 
 def _aggregate_type(ctx, agg: ast.Aggregate, env, lenient) -> str | None:
@@ -287,3 +335,60 @@ def _aggregate_type(ctx, agg: ast.Aggregate, env, lenient) -> str | None:
 
 def _positive_atoms(body) -> list[ast.Atom]:
     return [lit for lit in body if isinstance(lit, ast.Atom)]
+
+
+# ---- unsigned (issue 18): the operations on unsigned values, marked for the evaluators
+
+def mark_unsigned(ctx) -> None:
+    """Mark, in every clause, the operations whose values are unsigned (``BinaryOp.unsigned``,
+    ``bnot``'s ``Functor.unsigned``, the ``Aggregate.unsigned`` of a sum, min or max of unsigned
+    values): the compiled evaluator
+    and maintenance compute those modulo 2^64. Run after :func:`check_types`, so the types
+    are known and consistent; a clause without an unsigned operation is kept as it is."""
+    for i, clause in enumerate(ctx.clauses):
+        env = _atom_types(ctx, clause.body, {}, lenient=True)
+        head = _mark_term(ctx, clause.head, env)
+        body = tuple(_mark_literal(ctx, lit, env) for lit in clause.body)
+        if head != clause.head or body != clause.body:
+            ctx.clauses[i] = replace(clause, head=head, body=body)
+
+
+def _mark_literal(ctx, literal, env):
+    if isinstance(literal, ast.Atom):
+        return replace(literal, args=tuple(_mark_term(ctx, a, env) for a in literal.args))
+    if isinstance(literal, ast.Negation):
+        return replace(literal, atom=_mark_literal(ctx, literal.atom, env))
+    if isinstance(literal, ast.Comparison):
+        return replace(literal, left=_mark_term(ctx, literal.left, env), right=_mark_term(ctx, literal.right, env))
+    if isinstance(literal, ast.Disjunction):
+        return replace(literal, alternatives=tuple(tuple(_mark_literal(ctx, lit, env) for lit in alt)
+                                                   for alt in literal.alternatives))
+    return literal
+
+
+def _mark_term(ctx, term, env):
+    if isinstance(term, ast.Atom):
+        return replace(term, args=tuple(_mark_term(ctx, a, env) for a in term.args))
+    if isinstance(term, ast.BinaryOp):
+        return replace(term, left=_mark_term(ctx, term.left, env), right=_mark_term(ctx, term.right, env),
+                       unsigned=_type_of(ctx, term, env, True) == "unsigned")
+    if isinstance(term, ast.Negate):
+        return replace(term, operand=_mark_term(ctx, term.operand, env))
+    if isinstance(term, ast.Functor):
+        unsigned = term.name == "bnot" and _type_of(ctx, term, env, True) == "unsigned"
+        return replace(term, args=tuple(_mark_term(ctx, a, env) for a in term.args), unsigned=unsigned)
+    if isinstance(term, ast.Aggregate):
+        inner = dict(env)
+        for alternative in dnf(term.body):
+            for name, t in _atom_types(ctx, alternative, env, True).items():
+                inner.setdefault(name, t)
+        target = None if term.target is None else _mark_term(ctx, term.target, inner)
+        unsigned = term.kind in ("sum", "min", "max") and target is not None and \
+            _type_of(ctx, target, inner, True) == "unsigned"
+        return replace(term, target=target, body=tuple(_mark_literal(ctx, lit, inner) for lit in term.body),
+                       unsigned=unsigned)
+    if isinstance(term, (ast.RecordTerm, ast.BranchTerm)):
+        return replace(term, args=tuple(_mark_term(ctx, a, env) for a in term.args))
+    if isinstance(term, ast.Cast):
+        return replace(term, term=_mark_term(ctx, term.term, env))
+    return term

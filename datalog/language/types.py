@@ -1,6 +1,7 @@
 """Relations and their column types.
 
-Primitive types are ``number`` (also ``unsigned``), ``float`` and ``symbol``;
+Primitive types are ``number``, ``unsigned`` (Soufflé's 64-bit unsigned: 0 .. 2^64-1, its
+arithmetic modulo 2^64), ``float`` and ``symbol``;
 ``.type T <: symbol`` names an alias. A relation without ``.decl`` gets its
 arity from its first use and its column types from facts, heads and uses;
 a column nothing constrains is ``auto`` (numbers if every loaded value is an
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 from datalog.language.errors import Span, TypeMismatch
 
-PRIMITIVES = {"number": "number", "unsigned": "number", "float": "float", "symbol": "symbol"}
+PRIMITIVES = {"number": "number", "unsigned": "unsigned", "float": "float", "symbol": "symbol"}
 AUTO = "auto"
 
 
@@ -53,7 +54,8 @@ def resolve_type(name: str, aliases: dict[str, str], span: Span | None) -> str:
 
 
 def compatible(a: str, b: str) -> bool:
-    """Numbers and floats mix (the result is a float); symbols only with symbols."""
+    """Numbers and floats mix (the result is a float); symbols only with symbols; unsigned only
+    with unsigned (as in Soufflé; an unsuffixed literal adapts, see typecheck.py)."""
     if AUTO in (a, b) or a == b:
         return True
     return {a, b} == {"number", "float"}

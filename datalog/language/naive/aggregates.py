@@ -16,7 +16,7 @@ from __future__ import annotations
 from datalog.language import ast
 from datalog.language.ast import Aggregate, Atom, BranchTerm, Disjunction, RecordTerm, Variable, Wildcard
 from datalog.language.naive.nodes import dnf, walk
-from datalog.language.naive.values import Subst, number
+from datalog.language.naive.values import TWO64, Subst, Unsigned, number
 
 
 class NoValue(Exception):
@@ -48,8 +48,8 @@ def aggregate(rule, agg: Aggregate, subst: Subst):
     if agg.kind == "count":
         return len(values)
     values = [number(v, agg.kind) for v in values]
-    if agg.kind == "sum":
-        return sum(values)
+    if agg.kind == "sum":       # of unsigned values: modulo 2^64 (Soufflé's unsigned sum)
+        return Unsigned(sum(values) % TWO64) if any(isinstance(v, Unsigned) for v in values) else sum(values)
     if not values:
         raise NoValue
     if agg.kind == "min":

@@ -17,15 +17,16 @@ from datalog.language.naive.constrained import Constraints
 from datalog.language.naive.nodes import children, split_disjunctions, walk
 from datalog.language.naive.rules import RuleEvaluator
 from datalog.language.rewrites import witnesses
-from datalog.language.naive.values import Database, Row
+from datalog.language.naive.values import Database, Row, as_unsigned
 from datalog.language.semantics.constraints import subsumption_dependencies
 
 
 def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Database:
     """Every relation of ``program`` (and of ``edb``) -> its set of tuples."""
     db: Database = {name: set() for name in _relations(program)}
+    unsigned = _unsigned_columns(program)
     for name, rows in (edb or {}).items():
-        db.setdefault(name, set()).update(tuple(row) for row in rows)
+        db.setdefault(name, set()).update(_typed(unsigned.get(name), tuple(row)) for row in rows)
     # witnesses of min/max (rewrites.witnesses) are the one desugaring taken from the engine: a
     # head variable bound by the tuples that reach the extremum is the aggregate body again
     rules = witnesses([split for rule in program.rules for split in split_disjunctions(rule)])
@@ -36,10 +37,40 @@ def evaluate(program: ast.Program, edb: dict[str, set[Row]] | None = None) -> Da
         own = [r for r in rules if any(h.relation in stratum for h in r.heads)]
         mine = {name: n for name, n in limits.items() if name in stratum}
         if mine and any(_reads(rule, stratum) for rule in own):
-            _limited_fixpoint(own, stratum, db, mine, constraints)
+            _limited_fixpoint(own, stratum, db, mine, constraints, unsigned)
         else:
-            _fixpoint(own, stratum, db, constraints)
+            _fixpoint(own, stratum, db, constraints, unsigned)
     return db
+
+
+def _unsigned_columns(program: ast.Program) -> dict[str, tuple[int, ...]]:
+    """Relation -> the positions of its columns declared ``unsigned`` (or of a type made from it:
+    ``.type U <: unsigned``, ``.type V = U``), whose values are :class:`Unsigned` here."""
+    bases: dict[str, tuple[str, ...]] = {}
+    for decl in program.type_declarations:
+        if isinstance(decl, ast.TypeDeclaration):
+            bases[decl.name] = (decl.base,)
+        elif isinstance(decl, ast.UnionTypeDeclaration):
+            bases[decl.name] = tuple(decl.members)
+
+    def unsigned(name: str, seen=frozenset()) -> bool:
+        if name == "unsigned":
+            return True
+        return name not in seen and any(unsigned(b, seen | {name}) for b in bases.get(name, ()))
+    out = {}
+    for decl in program.declarations:
+        columns = tuple(i for i, c in enumerate(decl.columns) if unsigned(c.type))
+        if columns:
+            out[decl.relation] = columns
+    return out
+
+
+def _typed(columns, row: Row) -> Row:
+    """``row`` with the ints of its unsigned ``columns`` as :class:`Unsigned` (a fact ``u(5)``
+    of an unsigned column, a value given from outside)."""
+    if not columns:
+        return row
+    return tuple(as_unsigned(v) if i in columns else v for i, v in enumerate(row))
 
 
 def _reads(rule: Rule, stratum: set[str]) -> bool:
@@ -48,22 +79,22 @@ def _reads(rule: Rule, stratum: set[str]) -> bool:
 
 
 def _limited_fixpoint(rules: list[Rule], stratum: set[str], db: Database, limits: dict[str, int],
-                      constraints: Constraints) -> None:
+                      constraints: Constraints, unsigned: dict) -> None:
     """``.limitsize r(n=N)`` in a recursion, as Soufflé iterates: the rules that read no relation
     of the stratum once, then rounds of all of them; before each round, stop if a limited
     relation holds N tuples or more (so what is kept depends on the rounds, as in Soufflé)."""
     _start(stratum, db, constraints)
-    _round([r for r in rules if not _reads(r, stratum)], stratum, db, constraints)
+    _round([r for r in rules if not _reads(r, stratum)], stratum, db, constraints, unsigned)
     while not any(len(db[name]) >= n for name, n in limits.items()):
-        if not _round(rules, stratum, db, constraints):
+        if not _round(rules, stratum, db, constraints, unsigned):
             return
 
 
-def _fixpoint(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints) -> None:
+def _fixpoint(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints, unsigned: dict) -> None:
     """Re-evaluate every rule of the stratum on the whole database until nothing changes
     (eqrel, choice-domain and subsumption enforced after each round: naive/constrained.py)."""
     _start(stratum, db, constraints)
-    while _round(rules, stratum, db, constraints):
+    while _round(rules, stratum, db, constraints, unsigned):
         pass
 
 
@@ -74,7 +105,7 @@ def _start(stratum: set[str], db: Database, constraints: Constraints) -> None:
     constraints.settle(stratum, db)
 
 
-def _round(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints) -> bool:
+def _round(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints, unsigned: dict) -> bool:
     """Every rule once on the whole database, then what it derived admitted under the stratum's
     constraints; whether the stratum changed."""
     evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
@@ -85,6 +116,8 @@ def _round(rules: list[Rule], stratum: set[str], db: Database, constraints: Cons
             for head in rule.heads:  # h1, h2 :- body.  gives the tuple to every head
                 if head.relation in stratum:
                     row = ev.head_row(head, subst)
+                    if row is not None:
+                        row = _typed(unsigned.get(head.relation), row)
                     if row is not None and row not in db[head.relation]:
                         new[head.relation].add(row)
     for name, rows in new.items():

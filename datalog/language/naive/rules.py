@@ -18,10 +18,10 @@ from datalog.language.ast import (STRUCTURED, Aggregate, Atom, BinaryOp, BranchT
                                   Functor, Negate, Negation, Nil, RecordTerm, Rule, Variable, Wildcard)
 from datalog.language.composites import NIL, Branch, Record
 from datalog.language.variables import pattern_variables
-from datalog.language.errors import ArityMismatch, UnboundVariable
+from datalog.language.errors import ArityMismatch, TypeMismatch, UnboundVariable
 from datalog.language.naive.aggregates import NoValue, aggregate
 from datalog.language.naive.nodes import children
-from datalog.language.naive.values import Database, Row, Subst, arith, compare, functor, number, range_of
+from datalog.language.naive.values import Database, Row, Subst, Unsigned, arith, compare, functor, number, range_of
 
 
 def _is_range(term) -> bool:
@@ -258,13 +258,16 @@ class RuleEvaluator:
                 raise UnboundVariable(f"variable {term.name} is not bound by a positive atom")
             return subst[term.name]
         if isinstance(term, Constant):
-            return term.value
+            return Unsigned(term.value) if term.unsigned else term.value
         if isinstance(term, Wildcard):
             raise UnboundVariable("_ has no value here")
         if isinstance(term, BinaryOp):
             return arith(term.op, self.eval(term.left, subst), self.eval(term.right, subst))
         if isinstance(term, Negate):
-            return -number(self.eval(term.operand, subst), "unary -")
+            value = number(self.eval(term.operand, subst), "unary -")
+            if isinstance(value, Unsigned):
+                raise TypeMismatch(f"unary minus of the unsigned {value!r}")
+            return -value
         if isinstance(term, Functor):
             return functor(term.name, [self.eval(arg, subst) for arg in term.args])
         if isinstance(term, Aggregate):

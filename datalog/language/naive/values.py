@@ -1,8 +1,11 @@
 """Values and what the naive evaluator does with them: rows, databases and substitutions;
 comparisons, arithmetic and functors with Soufflé's semantics.
 
-A value is an int, a float or a symbol (a Python str). Where Soufflé and Python could
-differ, the docstring of the function that makes the choice says which it follows.
+A value is an int, a float or a symbol (a Python str); a value of Soufflé's ``unsigned`` type is
+an :class:`Unsigned`, an int that knows its type (the engine learns it from the type check; here
+it travels with the value), so an operation with an unsigned operand is C++'s on uint64. Where
+Soufflé and Python could differ, the docstring of the function that makes the choice says which
+it follows.
 
 >>> arith("/", -7, 2), arith("%", -7, 2), functor("substr", ["datalog", 0, 4])
 (-3, -1, 'data')
@@ -42,6 +45,30 @@ def compare(op: str, left, right) -> bool:
     return _COMPARE[op](left, right)
 
 
+TWO64 = 2 ** 64
+
+
+class Unsigned(int):
+    """A value of type ``unsigned``: 0 .. 2^64-1, equal to (and hashed as) the same int, so rows
+    compare with the engine's. Arithmetic on it is written out below (:func:`_unsigned_arith`),
+    not inherited: ``int`` would give a plain, unbounded int."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: int):
+        if not 0 <= value < TWO64:
+            raise NumberOutOfRange(f"{value} is no unsigned value")
+        return super().__new__(cls, value)
+
+    def __repr__(self) -> str:
+        return f"{int(self)}u"
+
+
+def as_unsigned(value):
+    """An int read from an ``unsigned`` column, as an :class:`Unsigned`."""
+    return Unsigned(value) if type(value) is int else value
+
+
 def number(value, what: str):
     if isinstance(value, str):
         raise TypeMismatch(f"{what} needs a number, got the symbol {value!r}")
@@ -55,6 +82,8 @@ def arith(op: str, a, b):
     if op == "+" and isinstance(a, str) and isinstance(b, str):
         return a + b                                # Soufflé's + of two symbols joins them
     a, b = number(a, op), number(b, op)
+    if isinstance(a, Unsigned) or isinstance(b, Unsigned):
+        return _unsigned_arith(op, a, b)
     ints = isinstance(a, int) and isinstance(b, int)
     if op in _LOGICAL:
         return int(_LOGICAL[op](a != 0, b != 0))
@@ -113,6 +142,32 @@ def _bits(op: str, a: int, b: int) -> int:
     return _from_bits(fill * n + x[:64 - n])
 
 
+def _unsigned_arith(op: str, a: int, b: int) -> Unsigned:
+    """Soufflé's operators on unsigned (UADD ... ULXOR), as C++ computes them on uint64: the
+    exact result reduced modulo 2^64; ``/`` and ``%`` of non-negative ints; ``^`` the power
+    modulo 2^64; the bitwise ones on the 64 bits, a shift counting modulo 64 and shifting in
+    zeros either way (an unsigned has no sign bit). The other operand is an unsigned too, or an
+    unsuffixed literal (the type check allows nothing else)."""
+    if isinstance(a, float) or isinstance(b, float):
+        raise TypeMismatch(f"{a!r} {op} {b!r} mixes an unsigned and a float")
+    if op in _LOGICAL:
+        return Unsigned(int(_LOGICAL[op](a != 0, b != 0)))
+    if op in ("/", "%") and b == 0:
+        raise DivisionByZero(f"{a} {op} {b}: division by zero")
+    exact = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a // b,
+             "%": lambda: a % b, "^": lambda: pow(a, b, TWO64)}
+    if op in exact:
+        return Unsigned(exact[op]() % TWO64)
+    x, y = _bits_of(a), _bits_of(b)
+    if op in ("band", "bor", "bxor"):
+        pick = {"band": lambda p, q: p & q, "bor": lambda p, q: p | q, "bxor": lambda p, q: p ^ q}[op]
+        return Unsigned(int("".join(str(pick(int(p), int(q))) for p, q in zip(x, y)), 2))
+    n = b % 64
+    if op == "bshl":
+        return Unsigned(int(x[n:] + "0" * n, 2))
+    return Unsigned(int("0" * n + x[:64 - n], 2))           # bshr, bshru
+
+
 def range_of(lo, hi, step=None) -> list:
     """Soufflé's ``range(lo, hi[, step])``: lo, lo + step, ... while before hi (hi excluded);
     without a step it counts by one toward hi; a zero step gives lo alone (none if lo = hi).
@@ -128,6 +183,8 @@ def range_of(lo, hi, step=None) -> list:
     while (step > 0 and lo < hi) or (step < 0 and lo > hi):
         values.append(lo)
         lo = lo + step
+    if any(isinstance(v, Unsigned) for v in (lo, hi, step)) or (values and isinstance(values[0], Unsigned)):
+        return [Unsigned(v) for v in values]                # Soufflé's URANGE
     return values
 
 
@@ -143,10 +200,10 @@ def functor(name: str, args: list):
     if name == "substr":
         return _substr(_symbol(args[0], name), args[1], args[2])
     if name == "to_number":
-        return _to_number(args[0])
+        return _signed(args[0]) if isinstance(args[0], Unsigned) else _to_number(args[0])
     if name == "to_string":
         value = args[0]   # a float as C's "%f" prints it (6 decimals), a symbol unchanged
-        return "%f" % value if isinstance(value, float) else str(value)
+        return "%f" % value if isinstance(value, float) else str(int(value)) if isinstance(value, int) else str(value)
     if name == "to_float":
         return _to_float(args[0])
     if name == "autoinc":   # its numbers depend on the order of evaluation: no reference for them
@@ -165,18 +222,40 @@ _ARITY = {"strlen": 1, "substr": 3, "to_number": 1, "to_string": 1, "to_float": 
           "lnot": 1, "itof": 1, "ftoi": 1, "itou": 1, "utoi": 1, "ftou": 1, "utof": 1, "to_unsigned": 1}
 
 
-def _unsigned(value) -> int:
-    """A number as unsigned: unsigned is number here, so a negative one has no such value."""
-    value = _to_number(value)
-    if value < 0:
-        raise NumberOutOfRange(f"{value} has no unsigned value (Soufflé would wrap it)")
-    return value
+def _unsigned(value) -> Unsigned:
+    """itou, ftou, to_unsigned: C++'s static_cast to uint64 (two's complement: -1 is 2^64 - 1);
+    a float is truncated toward zero first and must lie in -2^63 .. 2^64 - 1; a symbol is read
+    as an integer (with a sign, as stoull reads it)."""
+    if isinstance(value, float) and math.isfinite(value) and not -2 ** 63 <= int(value) < TWO64:
+        raise NumberOutOfRange(f"{value} has no unsigned value")
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        magnitude = _to_number(value)
+        if not -2 ** 63 <= magnitude < TWO64:
+            raise NumberOutOfRange(f"{value!r} has no unsigned value")
+        return Unsigned(magnitude % TWO64)
+    return Unsigned(_to_number(value) % TWO64)
+
+
+def _signed(value) -> int:
+    """utoi (and to_number, ord of an unsigned): the int64 of the same 64 bits."""
+    value = int(value)
+    return value - TWO64 if value >= 2 ** 63 else value
+
+
+def _bnot(value):
+    flipped = "".join("10"[int(c)] for c in _bits_of(value))
+    return Unsigned(int(flipped, 2)) if isinstance(value, Unsigned) else _from_bits(flipped)
+
+
+def _lnot(value):
+    result = 1 if value == 0 else 0
+    return Unsigned(result) if isinstance(value, Unsigned) else result
 
 
 _CONVERSIONS = {
-    "ord": lambda x: symbol_ordinal(x) if isinstance(x, str) else x, "bnot": lambda x: _from_bits("".join("10"[int(c)] for c in _bits_of(x))),
-    "lnot": lambda x: 1 if x == 0 else 0, "itof": lambda x: float(x), "utof": lambda x: float(x),
-    "ftoi": lambda x: _to_number(x), "utoi": lambda x: x, "itou": _unsigned, "ftou": _unsigned,
+    "ord": lambda x: symbol_ordinal(x) if isinstance(x, str) else (_signed(x) if isinstance(x, Unsigned) else x),
+    "bnot": _bnot, "lnot": _lnot, "itof": lambda x: float(x), "utof": lambda x: float(x),
+    "ftoi": lambda x: _to_number(x), "utoi": _signed, "itou": _unsigned, "ftou": _unsigned,
     "to_unsigned": _unsigned,
 }
 

@@ -204,9 +204,14 @@ class ToAst(Transformer):
         return ast.Constant(numbers.wrap(value, 32), self._span(meta))
 
     def unsigned_(self, meta, children):
-        """``7u``: an unsigned literal is the number 7 (unsigned is number here; README)."""
-        tok = children[0]
-        return self.int_(meta, [tok.update(value=str(tok)[:-1])])
+        """``7u``, ``0x1fu``, ``0b101u``: an unsigned literal, 0 .. 2^64-1 (Soufflé's 64-bit
+        RamUnsigned); ``-7u`` is the unary minus of 7u, which the type check refuses."""
+        text = str(children[0])[:-1]
+        value = numbers.parse_unsigned(text)
+        if value is None:
+            raise NumberOutOfRange(f"the unsigned integer {_clip(text)}u is beyond {numbers.URANGE} "
+                                   f"(0 .. {numbers.UINT_MAX})", self._span(meta))
+        return ast.Constant(value, self._span(meta), unsigned=True)
     # ---- end functors
 
     # terms -----------------------------------------------------------------
@@ -259,7 +264,7 @@ class ToAst(Transformer):
 
     def negate(self, meta, children):
         (operand,) = children
-        if isinstance(operand, ast.Constant) and not isinstance(operand.value, str):
+        if isinstance(operand, ast.Constant) and not isinstance(operand.value, str) and not operand.unsigned:
             return ast.Constant(-operand.value, self._span(meta))
         return ast.Negate(operand, self._span(meta))
 
