@@ -92,6 +92,11 @@ def request(tx: Transaction, sign: str, atom: ast.Atom, pinpoint: bool = False) 
     that does not point into the atom's source points at the atom or, with ``pinpoint``, at the
     argument of a type mismatch (:func:`culprit`)."""
     row = tuple(value_of(arg) for arg in atom.args)      # a record term's value too (issue 18)
+    info = tx.engine.schema.get(atom.relation)
+    for arg, type_ in zip(atom.args, info.types if info else ()):
+        if isinstance(arg, ast.Constant) and arg.unsigned and type_ not in ("unsigned", AUTO):
+            raise TypeMismatch(f"{arg} is an unsigned but column of {atom.relation}/{len(atom.args)} is "
+                               f"{'an' if str(type_)[:1] in 'aeiou' else 'a'} {type_}", arg.span or atom.span)
     try:
         (tx.insert if sign == "+" else tx.retract)(atom.relation, [row])
     except DatalogError as err:

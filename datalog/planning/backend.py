@@ -212,7 +212,9 @@ def _operand(term, rename, bound) -> tuple[str | None, object]:
         return rename.get(term.name, term.name), 0
     if isinstance(term, ast.Constant):
         return None, term.value
-    if isinstance(term, ast.BinaryOp) and term.op in "+-":
+    # x + 3 is an offset (x + 3 < y as x < y - 3) in the integers, not for an unsigned x + 3u,
+    # which wraps modulo 2^64: that comparison is no GCQ predicate
+    if isinstance(term, ast.BinaryOp) and term.op in "+-" and not term.unsigned:
         var, number = term.left, term.right                    # x + 3, x - 3
         if term.op == "+" and isinstance(var, ast.Constant):
             var, number = number, var                           # 3 + x

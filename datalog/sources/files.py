@@ -67,7 +67,7 @@ def read_input(directive: ast.Directive, path: Path, types: list[str], columns: 
     """The rows of an ``.input``'s file (CSV text, SQLite or JSON, as its ``IO`` says; JSON
     objects find values by the ``columns``' names)."""
     if directive.io == "sqlite":
-        return sqlite.read_relation(path, io_name(directive), types, parse_value, directive)
+        return sqlite.read_relation(path, io_name(directive), types, sqlite_value, directive)
     if directive.io == "jsonfile":
         return _read_json(path, types, list(columns), directive)
     return read_facts(path, types, TextFormat.of(directive), directive)
@@ -236,10 +236,19 @@ def parse_value(text: str, type_: str):
         return text
     if type_ == "float":
         return numbers.parse_float(text)
-    value = numbers.parse_int(text)
-    if type_ == "unsigned" and (value is None or value < 0 or text.strip().startswith("-")):
-        return None
-    return value
+    if type_ == "unsigned":                 # 0 .. 2^64-1 (Soufflé's uint64; a sign is refused)
+        return numbers.parse_unsigned(text)
+    return numbers.parse_int(text)
+
+
+def sqlite_value(text: str, type_: str):
+    """:func:`parse_value` of a SQLite field: an unsigned is stored as the signed 64-bit integer of
+    its bits (SQLite's INTEGER is signed; Soufflé binds the bits with sqlite3_bind_int64 and reads
+    them back alike), so ``-1`` there is ``2^64 - 1``."""
+    if type_ == "unsigned":
+        value = numbers.parse_int(text)
+        return numbers.wrap_unsigned(value) if value is not None else numbers.parse_unsigned(text)
+    return parse_value(text, type_)
 
 
 def _value(text: str, type_: str):
@@ -268,7 +277,8 @@ def _bad_field(fields: list[str], types: list[str], index: int, fmt: TextFormat,
     if type_ == "unsigned" and text.strip().startswith("-"):
         why = "negative, not an unsigned number"
     elif type_ in ("number", "unsigned"):
-        why = f"beyond {numbers.RANGE}" if numbers.int_syntax(text) else f"not {_ARTICLE[type_]}"
+        beyond = numbers.URANGE if type_ == "unsigned" else numbers.RANGE
+        why = f"beyond {beyond}" if numbers.int_syntax(text) else f"not {_ARTICLE[type_]}"
     else:
         why = numbers.float_problem(text)
     shown = text if len(text) <= 40 else f"{text[:37]}..."

@@ -80,7 +80,9 @@ def from_json(item, type_: str):
         return None
     if type_ == "float":
         return float(item)
-    if isinstance(item, int) and numbers.in_range(item) and not (type_ == "unsigned" and item < 0):
+    if type_ == "unsigned":
+        return item if numbers.in_unsigned_range(item) else None
+    if isinstance(item, int) and numbers.in_range(item):
         return item
     return None
 

@@ -11,7 +11,8 @@ relation) names the table or view.
   UNIQUE)``, and a view ``<name>`` that joins them back and names the columns as the ``.decl``
   does. The table is emptied first (replaced if it has another number of columns), the view
   made anew; other tables of the database stay, so several relations may
-  share one database. Floats are stored as SQLite REALs (Soufflé stores their bit pattern as an
+  share one database. An ``unsigned`` is stored as the signed 64-bit integer of its bits (SQLite's
+  INTEGER is signed; so does Soufflé), read back as the unsigned. Floats are stored as SQLite REALs (Soufflé stores their bit pattern as an
   integer, which its own reader does not read back as the float).
 - Input: ``SELECT * FROM <name>`` (a table or a view: a Soufflé output, or any table), each
   value's text read as the column's type, the first ``arity`` columns used.
@@ -107,8 +108,15 @@ def _write(con: sqlite3.Connection, table: Table) -> None:
     con.execute(f"CREATE TABLE IF NOT EXISTS {_ident(SYMBOLS)} (id INTEGER PRIMARY KEY, symbol TEXT UNIQUE)")
     _create_view(con, table, symbols)
     ids = _symbol_ids(con, {row[i] for row in table.rows for i in range(arity) if symbols[i]})
+    unsigned = [t == "unsigned" for t in (table.types or [])] + [False] * arity
     con.executemany(f"INSERT INTO {data} VALUES ({','.join('?' * arity)})",
-                    [tuple(ids[v] if symbols[i] else v for i, v in enumerate(row)) for row in table.rows])
+                    [tuple(ids[v] if symbols[i] else _bits(v) if unsigned[i] else v for i, v in enumerate(row))
+                     for row in table.rows])
+
+
+def _bits(value: int) -> int:
+    """An unsigned as the signed 64-bit integer of its bits."""
+    return value - 2 ** 64 if value >= 2 ** 63 else value
 
 
 def _symbol_ids(con: sqlite3.Connection, texts: set[str]) -> dict[str, int]:

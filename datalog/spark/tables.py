@@ -17,6 +17,10 @@ while the default filesystem is one) is the warehouse's and is taken as named, l
 A Spark schema is checked against the ``.decl`` types before any row is read: Spark's integer
 types give ``number``, floating and decimal types ``float``, strings ``symbol``; anything else,
 or a different type, is a ``type_mismatch`` naming the table, the column and both types.
+
+Spark has no unsigned 64-bit type: an ``unsigned`` column is ``DecimalType(20, 0)`` (every value
+0 .. 2^64-1 exactly) in a sink, and a source's unsigned column is an integer type or a decimal
+of scale 0 (at most 20 digits) whose values must lie in 0 .. 2^64-1 (else ``bad_fact_file``).
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ def source_frame(spark, directive: ast.Directive, types: list[str], names: list[
                            f"{len(types)}", directive.span)
     for field, type_, name in zip(fields, types, names):
         got = spark_type(field.dataType)
+        if type_ == "unsigned" and _unsigned_source(field.dataType):
+            continue
         if got is None or (type_ != AUTO and got != type_):
             raise TypeMismatch(f"{where} column {field.name} is {field.dataType.simpleString()}, but "
                                f"{directive.relation}.{name} is a {type_}", directive.span)
@@ -182,8 +188,16 @@ def spark_type(data_type) -> str | None:
     return None
 
 
+def _unsigned_source(data_type) -> bool:
+    """A Spark column type an ``unsigned`` column reads: an integer type, or a decimal of scale 0
+    with at most 20 digits (its values are checked as they are read)."""
+    return isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)) or (
+        isinstance(data_type, T.DecimalType) and data_type.scale == 0 and data_type.precision <= 20)
+
+
 def _spark_type(type_: str):
-    return {"number": T.LongType(), "float": T.DoubleType()}.get(type_, T.StringType())
+    return {"number": T.LongType(), "float": T.DoubleType(), "unsigned": T.DecimalType(20, 0)}.get(
+        type_, T.StringType())
 
 
 def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "") -> list[tuple]:
@@ -202,7 +216,16 @@ def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "
 
 
 def _python_values(column) -> list:
-    """An Arrow column as Python values (decimals as floats: the engine's float type)."""
+    """An Arrow column as Python values (decimals as floats: the engine's float type; a decimal
+    of scale 0, 20 digits, is an unsigned column as :func:`source_frame` casts it: ints)."""
+    if pa.types.is_decimal(column.type) and column.type.scale == 0 and column.type.precision == 20:
+        if column.null_count:
+            raise TypeMismatch("a Spark source has NULL values, which Datalog relations cannot hold")
+        values = [int(v) for v in column.to_pylist()]
+        bad = next((v for v in values if not 0 <= v < 2 ** 64), None)
+        if bad is not None:
+            raise BadFactFile(f"a Spark source has {bad} in an unsigned column (0 .. 2^64-1)")
+        return values
     if pa.types.is_decimal(column.type):
         column = column.cast(pa.float64())
     values = column.to_pylist()
@@ -217,10 +240,10 @@ def _python_values(column) -> list:
 def frame_of(spark, rows: Iterable[tuple], names: list[str], types: list[str]) -> "DataFrame":
     """A DataFrame of ``rows`` built through Arrow (3-6 s per million rows otherwise)."""
     rows = list(rows)
-    arrow_types = [{"number": pa.int64(), "float": pa.float64()}.get(t, pa.string()) for t in types]
+    arrow_types = [{"number": pa.int64(), "float": pa.float64(), "unsigned": pa.decimal128(20, 0)}.get(t, pa.string())
+                   for t in types]
     columns = [pa.array([r[i] for r in rows], type=arrow_types[i]) for i in range(len(names))]
-    schema = T.StructType([T.StructField(n, {"number": T.LongType(), "float": T.DoubleType()}
-                                         .get(t, T.StringType()), False) for n, t in zip(names, types)])
+    schema = T.StructType([T.StructField(n, _spark_type(t), False) for n, t in zip(names, types)])
     table = pa.Table.from_arrays(columns, names=names) if names else pa.table({})
     return spark.createDataFrame(table, schema=schema)
 

@@ -25,13 +25,14 @@ import math
 
 from datalog.language import composites
 from datalog.language.errors import WorkspaceCorrupt
-from datalog.language.numbers import INT_MAX
+from datalog.language.numbers import INT_MAX, UINT_MAX
 from datalog.language.types import AUTO
 
 KINDS = {int: "number", float: "float", str: "symbol"}     # a JSON value's Python type -> column type
 INT_MIN, INT_MAX = -2 ** 63, 2 ** 63 - 1    # the engine's numbers (signed 64-bit; floats without NaN):
                                             # what it never stores is not read either
 PLURAL = {"number": "numbers", "float": "floats", "symbol": "symbols"}
+STORED = {"unsigned": "number"}     # an unsigned column holds ints (0 .. 2^64-1), as a number column does
 LAST_TIME = 253402300799            # 9999-12-31T23:59:59Z: the last second time.gmtime can show
 
 
@@ -41,7 +42,8 @@ class Columns:
     checked settles it, as the engine settles it from a relation's first row).
 
     Invariant: every value that :meth:`check` let through is a number (``int``, not ``bool``),
-    a float or a symbol of its column's type, in a row of its relation's arity."""
+    a float or a symbol of its column's type (an ``unsigned`` column's ints within 0 .. 2^64-1),
+    in a row of its relation's arity."""
 
     def __init__(self, schema: dict):
         self.types = {name: list(info.types) for name, info in schema.items()}
@@ -85,14 +87,16 @@ class Columns:
             kinds = set(map(type, values))
             if not kinds:
                 return
-            if len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[0] and _in_range(values, expected[0]):
+            if len(kinds) == 1 and KINDS.get(next(iter(kinds))) == STORED.get(expected[0], expected[0]) \
+                    and _in_range(values, expected[0]):
                 return
         for column in range(arity):
             if column in composite:
                 continue
             column_values = values[column::arity]
             kinds = set(map(type, column_values))
-            if kinds and not (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == expected[column]
+            want = STORED.get(expected[column], expected[column])
+            if kinds and not (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == want
                               and _in_range(column_values, expected[column])):
                 self._misfit(name, column, column_values, declared[column], where, record)
 
@@ -104,9 +108,12 @@ class Columns:
             kind = KINDS.get(type(value))
             if kind is None:
                 raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, not a number, float or symbol")
-            if declared != AUTO and kind != declared:
+            if declared != AUTO and kind != STORED.get(declared, declared):
                 raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, not a {declared}")
-            if not _in_range([value], kind):
+            if declared == "unsigned" and not _in_range([value], declared):
+                raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, which is no unsigned of the engine's "
+                                       f"(0 .. 2^64-1)")
+            if declared != "unsigned" and not _in_range([value], kind):
                 raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, which is no {kind} of the engine's "
                                        f"(signed 64-bit integers, floats without NaN)")
             if declared == AUTO:
@@ -147,7 +154,10 @@ def _rebuild_column(values: list, column: int, arity: int, type_, at: str) -> No
 
 
 def _in_range(values: list, kind: str) -> bool:
-    """Numbers within the signed 64-bit range, floats not NaN (one or two passes in C)."""
+    """Numbers within the signed 64-bit range, unsigned within 0 .. 2^64-1, floats not NaN (one or
+    two passes in C)."""
+    if kind == "unsigned":
+        return 0 <= min(values) and max(values) <= UINT_MAX
     if kind == "number":
         return INT_MIN <= min(values) and max(values) <= INT_MAX
     if kind == "float":
