@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from datalog.language import ast, recordtypes
-from datalog.language.errors import TypeMismatch
+from datalog.language.errors import NumberOutOfRange, TypeMismatch
+from datalog.language.numbers import INT_MAX, INT_MIN
 from datalog.language.rewrites import dnf
 from datalog.language.types import AUTO, compatible, value_type
 from datalog.language.variables import assignment_target
@@ -253,8 +254,7 @@ def _unsigned_operands(operands, types, lenient, term) -> bool:
         return False
     other = [t for t in fixed if t != "unsigned"]
     if other and not lenient:
-        what = getattr(term, "op", None) or getattr(term, "name", None) or "-"
-        raise TypeMismatch(f"{what} of an unsigned and {_a(other[0])} in {term}; convert one with "
+        raise TypeMismatch(f"{term} mixes an unsigned and {_a(other[0])}; convert one with "
                            f"{'itou or utoi' if other[0] == 'number' else 'utof or ftou'}", term.span)
     return True
 
@@ -342,12 +342,14 @@ def _positive_atoms(body) -> list[ast.Atom]:
 def mark_unsigned(ctx) -> None:
     """Mark, in every clause, the operations whose values are unsigned (``BinaryOp.unsigned``,
     ``bnot``'s ``Functor.unsigned``, the ``Aggregate.unsigned`` of a sum, min or max of unsigned
-    values): the compiled evaluator
-    and maintenance compute those modulo 2^64. Run after :func:`check_types`, so the types
-    are known and consistent; a clause without an unsigned operation is kept as it is."""
+    values): the compiled evaluator and maintenance compute those modulo 2^64. Run after
+    :func:`check_types`, so the types are known and consistent; a clause without an unsigned
+    operation is kept as it is. An unsuffixed literal beyond the number range (2^63 .. 2^64-1)
+    is refused here where no unsigned is wanted (``number_out_of_range``, as any literal beyond
+    the range is)."""
     for i, clause in enumerate(ctx.clauses):
         env = _atom_types(ctx, clause.body, {}, lenient=True)
-        head = _mark_term(ctx, clause.head, env)
+        head = _mark_literal(ctx, clause.head, env)
         body = tuple(_mark_literal(ctx, lit, env) for lit in clause.body)
         if head != clause.head or body != clause.body:
             ctx.clauses[i] = replace(clause, head=head, body=body)
@@ -355,28 +357,43 @@ def mark_unsigned(ctx) -> None:
 
 def _mark_literal(ctx, literal, env):
     if isinstance(literal, ast.Atom):
-        return replace(literal, args=tuple(_mark_term(ctx, a, env) for a in literal.args))
+        info = ctx.schema.get(literal.relation)
+        types = info.types if info else [None] * len(literal.args)
+        return replace(literal, args=tuple(_mark_term(ctx, a, env, t == "unsigned") for a, t in zip(literal.args, types)))
     if isinstance(literal, ast.Negation):
         return replace(literal, atom=_mark_literal(ctx, literal.atom, env))
     if isinstance(literal, ast.Comparison):
-        return replace(literal, left=_mark_term(ctx, literal.left, env), right=_mark_term(ctx, literal.right, env))
+        left, right = (_type_of(ctx, side, env, True) for side in (literal.left, literal.right))
+        wanted = "unsigned" in (left, right)
+        return replace(literal, left=_mark_term(ctx, literal.left, env, wanted),
+                       right=_mark_term(ctx, literal.right, env, wanted))
     if isinstance(literal, ast.Disjunction):
         return replace(literal, alternatives=tuple(tuple(_mark_literal(ctx, lit, env) for lit in alt)
                                                    for alt in literal.alternatives))
     return literal
 
 
-def _mark_term(ctx, term, env):
-    if isinstance(term, ast.Atom):
-        return replace(term, args=tuple(_mark_term(ctx, a, env) for a in term.args))
+def _mark_term(ctx, term, env, wanted: bool = False):
+    """``term`` with its unsigned operations marked; ``wanted``: an unsigned is expected where it
+    stands (an unsigned column, the other side of a comparison, an operand of an unsigned
+    operation), the one place an unsuffixed literal beyond the number range may be."""
+    if isinstance(term, ast.Constant):
+        if type(term.value) is int and not term.unsigned and term.value > INT_MAX and not wanted:
+            raise NumberOutOfRange(f"the integer {term.value} is beyond the signed 64-bit range "
+                                   f"({INT_MIN} .. {INT_MAX})", term.span)
+        return term
     if isinstance(term, ast.BinaryOp):
-        return replace(term, left=_mark_term(ctx, term.left, env), right=_mark_term(ctx, term.right, env),
-                       unsigned=_type_of(ctx, term, env, True) == "unsigned")
+        unsigned = _type_of(ctx, term, env, True) == "unsigned"
+        shift = term.op in ("bshl", "bshr", "bshru")        # a shift count of any integer type
+        return replace(term, left=_mark_term(ctx, term.left, env, unsigned),
+                       right=_mark_term(ctx, term.right, env, unsigned and not shift), unsigned=unsigned)
     if isinstance(term, ast.Negate):
         return replace(term, operand=_mark_term(ctx, term.operand, env))
     if isinstance(term, ast.Functor):
-        unsigned = term.name == "bnot" and _type_of(ctx, term, env, True) == "unsigned"
-        return replace(term, args=tuple(_mark_term(ctx, a, env) for a in term.args), unsigned=unsigned)
+        unsigned = _type_of(ctx, term, env, True) == "unsigned"
+        inner = term.name in ("utoi", "utof") or (unsigned and term.name in ("bnot", "lnot", "min", "max", "range"))
+        return replace(term, args=tuple(_mark_term(ctx, a, env, inner) for a in term.args),
+                       unsigned=unsigned and term.name == "bnot")
     if isinstance(term, ast.Aggregate):
         inner = dict(env)
         for alternative in dnf(term.body):

@@ -225,6 +225,10 @@ class ToAst(Transformer):
         text = str(children[0])
         value = numbers.parse_int(text)
         if value is None:       # checked before int() is called: a huge literal costs nothing
+            # 2^63 .. 2^64-1 is an unsigned where one is wanted (Soufflé's constants are
+            # polymorphic); the type check refuses it anywhere else (typecheck.mark_unsigned)
+            value = numbers.parse_unsigned(text)
+        if value is None:
             raise NumberOutOfRange(f"the integer {_clip(text)} is beyond {numbers.RANGE} "
                                    f"({numbers.INT_MIN} .. {numbers.INT_MAX})", self._span(meta))
         return ast.Constant(value, self._span(meta))
@@ -265,6 +269,9 @@ class ToAst(Transformer):
     def negate(self, meta, children):
         (operand,) = children
         if isinstance(operand, ast.Constant) and not isinstance(operand.value, str) and not operand.unsigned:
+            if isinstance(operand.value, int) and not numbers.in_range(-operand.value):
+                raise NumberOutOfRange(f"the integer -{operand.value} is beyond {numbers.RANGE} "
+                                       f"({numbers.INT_MIN} .. {numbers.INT_MAX})", self._span(meta))
             return ast.Constant(-operand.value, self._span(meta))
         return ast.Negate(operand, self._span(meta))
 
