@@ -80,7 +80,7 @@ class AggregateView:
         if acc is None:
             return 0 if self.kind in ("count", "sum") else NO_VALUE
         v = acc.value()
-        if v is not None and self.aggregate.unsigned:      # a sum of unsigned values: modulo 2^64
+        if v is not None and self.kind == "sum" and self.aggregate.unsigned:     # of unsigned: modulo 2^64
             v %= 2 ** 64
         return NO_VALUE if v is None else settle(v, self.aggregate, self.rule_name)
 

@@ -20,6 +20,7 @@ their heads hold only variables and constants, never ``x + 1``. A typical draw::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -282,3 +283,23 @@ def _expr(variables: list[str]) -> st.SearchStrategy[str]:
     var = st.sampled_from(variables)
     return st.one_of(var, var, DOMAIN.map(str), _unary_expr(variables),
                      st.builds(lambda a, op, b: f"{a} {op} {b}", var, st.sampled_from("+-*"), var))
+
+
+# ---- unsigned (issue 18): the same programs over Soufflé's uint64
+
+BIG = {3: 2 ** 64 - 3, 4: 2 ** 63, 5: 2 ** 64 - 1}      # EDB values above 2^63, where + and * wrap
+
+
+@st.composite
+def unsigned_programs(draw, max_groups: int = 3) -> GeneratedProgram:
+    """A drawn program with every column ``unsigned``: its arithmetic wraps modulo 2^64 (``x + 1``
+    of 2^64 - 1 is 0, ``(x - 3) / 2`` of 0 is huge), comparisons are unsigned; EDB values 3, 4
+    and 5 become 2^64 - 3, 2^63 and 2^64 - 1. Soufflé has no unary minus and no negative
+    unsigned, and count is a number: ``-x`` becomes ``0u - x``, a divisor -2 becomes 4, and
+    ``count : {..}`` becomes ``sum 1u : {..}``."""
+    generated = draw(programs(max_groups))
+    text = generated.text.replace(": number", ": unsigned").replace("count : ", "sum 1u : ")
+    text = re.sub(r"(?<![\w)])-(?=[a-z])", "0u - ", text)
+    text = re.sub(r"([/%]) -2\b", r"\1 4", text)
+    edb = {name: frozenset(tuple(BIG.get(v, v) for v in row) for row in rows) for name, rows in generated.edb.items()}
+    return GeneratedProgram(text, edb, generated.arity)

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 
 from datalog.language import naive
 from datalog.language.parser import parse
-from strategies import GeneratedProgram, program_of, programs
+from strategies import GeneratedProgram, program_of, programs, unsigned_programs
 
 
 def naive_result(generated: GeneratedProgram) -> dict[str, list[tuple]]:
@@ -46,6 +46,21 @@ r(a) :- a = count : { e0(l), e0(_) }.""", {"e0": {(0,), (1,)}})  # distinct l: r
 @example(NEGATION_OF_AN_EMPTY_RELATION)
 @example(COUNT_OF_A_TWO_ATOM_BODY)
 def test_lftj_matches_naive(generated: GeneratedProgram):
+    engine_module = pytest.importorskip("datalog.engine.engine")
+    engine = engine_module.Engine.from_source(generated.text)
+    for name, rows in generated.edb.items():
+        engine.insert(name, sorted(rows))
+    engine.run()
+    expected = naive_result(generated)
+    for name in generated.relations:
+        assert engine.rows(name) == expected[name], name
+
+
+@settings(max_examples=100, deadline=None)
+@given(unsigned_programs())
+def test_lftj_matches_naive_on_unsigned(generated: GeneratedProgram):
+    """The same programs over unsigned columns (issue 18): the engine's marked operations against
+    the naive evaluator's Unsigned values, values above 2^63 in the EDB."""
     engine_module = pytest.importorskip("datalog.engine.engine")
     engine = engine_module.Engine.from_source(generated.text)
     for name, rows in generated.edb.items():

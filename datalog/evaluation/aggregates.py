@@ -55,7 +55,7 @@ def aggregate_value(agg, bodies: list, targets: list, outer_slots: list[int], ru
                     local = list(range(body.depth)) + list(range(body.depth + len(outer), len(body.slots)))
                     run_plan(body, db, _collector(rows, local, target, distinct), binding=params)
                 value = reduce(kind, rows, distinct)
-                if agg.aggregate.unsigned:
+                if kind == "sum" and agg.aggregate.unsigned:
                     value = numbers.wrap_unsigned(value)        # a sum of unsigned: modulo 2^64
                 elif kind == "sum" and numbers.WIDTH[0] == 32:
                     value = numbers.wrap(value, 32)             # Soufflé's 32-bit sum wraps
