@@ -569,3 +569,20 @@ def test_a_block_that_would_derive_stored_records_is_refused_and_changes_nothing
         assert ({n: ws.engine.rows(n) for n in ws.engine.relations()}, ws.blocks) == before
         ws.addblock("more", ".decl first(n: number)\nfirst(h) :- e(_, [h, _]).")     # records read: fine
         assert ws.engine.rows("first") == [(1,)]
+
+
+UNSIGNED = ".decl u(x: unsigned)\nu(1u).\n.decl s(t: unsigned)\ns(t) :- t = sum x : u(x).\n"
+
+
+@pytest.mark.parametrize("value", [-1, 2 ** 64, "1", 1.5, True])
+def test_a_forged_value_in_an_unsigned_column_is_corrupt(tmp_path, value):
+    """An unsigned column (issue 18) holds ints 0 .. 2^64-1: 2^64 - 1 is fine, -1 is forged."""
+    path = tmp_path / "ws"
+    with Workspace.create(path, UNSIGNED) as ws:
+        ws.engine.commit(inserts={"u": [(2 ** 64 - 1,), (2 ** 63,)]})
+    with Workspace.open(path) as ws:
+        assert ws.engine.rows("s") == [((1 + 2 ** 64 - 1 + 2 ** 63) % 2 ** 64,)]
+    _forge(path, LOG, lambda h, records: records[-1]["insert"]["u"]["values"].__setitem__(0, value))
+    with pytest.raises(DatalogError) as err:
+        Workspace.open(path, readonly=True)
+    assert err.value.code == "workspace_corrupt" and "column 1 of u" in err.value.message, err.value

@@ -210,3 +210,23 @@ def test_a_received_workspace_cannot_make_refresh_write_out_of_its_directories(s
     assert sorted(tuple(r) for r in spark.read.parquet(str(victim)).collect()) == [(9, 9)]
     assert main(["refresh", str(work / "ws"), "-F", str(work), "-D", str(work), "--allow-paths"]) == 0
     assert sorted(tuple(r) for r in spark.read.parquet(str(victim)).collect()) == _closure(EDGES + [(4, 5)])
+
+
+def test_unsigned_goes_through_spark_as_decimal_20_0(spark, tables):
+    """Spark has no uint64 (issue 18): an unsigned column is written as DecimalType(20,0), read
+    back from it (or from an integer column) with every value 0 .. 2^64-1; a negative one is
+    bad_fact_file."""
+    from datalog.language.errors import BadFactFile
+    big = [(0,), (2 ** 63,), (2 ** 64 - 1,)]
+    engine = _engine(".decl u(x: unsigned)\n" + "".join(f"u({x}u).\n" for (x,) in big)
+                     + '.output u(IO=spark, table="db.unsigned")')
+    engine.write_outputs()
+    assert spark.table("db.unsigned").schema.fields[0].dataType.simpleString() == "decimal(20,0)"
+    back = _engine('.decl u(x: unsigned)\n.input u(IO=spark, table="db.unsigned")\n'
+                   '.decl wrapped(x: unsigned)\nwrapped(x + 1) :- u(x).')
+    assert back.rows("u") == big
+    assert back.rows("wrapped") == [(0,), (1,), (2 ** 63 + 1,)]
+    assert _engine('.decl u(x: unsigned, y: unsigned)\n.input u(IO=spark, table="db.edges")').rows("u") == sorted(EDGES)
+    spark.createDataFrame([(-1,)], "x long").write.mode("overwrite").saveAsTable("db.negative")
+    with pytest.raises(BadFactFile, match="unsigned"):
+        _engine('.decl u(x: unsigned)\n.input u(IO=spark, table="db.negative")')
