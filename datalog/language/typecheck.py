@@ -149,9 +149,16 @@ def _a(type_) -> str:
 
 
 def _adapts(term) -> bool:
-    """An unsuffixed non-negative integer literal: Soufflé's numeric constants are polymorphic,
-    so ``1`` is an unsigned where an unsigned is wanted."""
-    return isinstance(term, ast.Constant) and type(term.value) is int and not term.unsigned and term.value >= 0
+    """An unsuffixed non-negative integer literal, or an integer operation on such literals only
+    (``1 + 0b1``, ``bnot(1)``): Soufflé's numeric constants are polymorphic, so ``1`` is an
+    unsigned where an unsigned is wanted, and ``1 + 0b1`` is then an unsigned addition."""
+    if isinstance(term, ast.Constant):
+        return type(term.value) is int and not term.unsigned and term.value >= 0
+    if isinstance(term, ast.BinaryOp):
+        return _adapts(term.left) and _adapts(term.right)
+    if isinstance(term, ast.Functor) and term.name in ("bnot", "lnot", "min", "max"):
+        return bool(term.args) and all(map(_adapts, term.args))
+    return False
 
 
 def _fits(term, t, want) -> bool:
@@ -383,14 +390,14 @@ def _mark_term(ctx, term, env, wanted: bool = False):
                                    f"({INT_MIN} .. {INT_MAX})", term.span)
         return term
     if isinstance(term, ast.BinaryOp):
-        unsigned = _type_of(ctx, term, env, True) == "unsigned"
+        unsigned = _type_of(ctx, term, env, True) == "unsigned" or (wanted and _adapts(term))
         shift = term.op in ("bshl", "bshr", "bshru")        # a shift count of any integer type
         return replace(term, left=_mark_term(ctx, term.left, env, unsigned),
                        right=_mark_term(ctx, term.right, env, unsigned and not shift), unsigned=unsigned)
     if isinstance(term, ast.Negate):
         return replace(term, operand=_mark_term(ctx, term.operand, env))
     if isinstance(term, ast.Functor):
-        unsigned = _type_of(ctx, term, env, True) == "unsigned"
+        unsigned = _type_of(ctx, term, env, True) == "unsigned" or (wanted and _adapts(term))
         inner = term.name in ("utoi", "utof") or (unsigned and term.name in ("bnot", "lnot", "min", "max", "range"))
         return replace(term, args=tuple(_mark_term(ctx, a, env, inner) for a in term.args),
                        unsigned=unsigned and term.name == "bnot")

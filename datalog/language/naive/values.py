@@ -36,6 +36,8 @@ def compare(op: str, left, right) -> bool:
     ``contains(t, s)``: t occurs in s."""
     if isinstance(left, str) != isinstance(right, str):
         raise TypeMismatch(f"cannot compare {left!r} {op} {right!r}")
+    if isinstance(left, Unsigned) or isinstance(right, Unsigned):
+        left, right = as_unsigned(left), as_unsigned(right)
     if op in ("match", "not_match"):      # a pattern that is no regex: both false (Soufflé)
         return matches(left, right) is (op == "match")
     if op == "contains":
@@ -65,8 +67,12 @@ class Unsigned(int):
 
 
 def as_unsigned(value):
-    """An int read from an ``unsigned`` column, as an :class:`Unsigned`."""
-    return Unsigned(value) if type(value) is int else value
+    """A plain int where an unsigned is wanted (read from or stored into an ``unsigned`` column,
+    or met by an unsigned in an operation, a comparison, min or max), as an :class:`Unsigned`:
+    C++ converts a signed value it mixes with an unsigned so, modulo 2^64. A plain int can only
+    be an unsuffixed literal or an operation on literals there (``0 - 1``: the type check
+    allows nothing else), which Soufflé types unsigned in that place."""
+    return Unsigned(value % TWO64) if type(value) is int else value
 
 
 def number(value, what: str):
@@ -150,6 +156,7 @@ def _unsigned_arith(op: str, a: int, b: int) -> Unsigned:
     unsuffixed literal (the type check allows nothing else)."""
     if isinstance(a, float) or isinstance(b, float):
         raise TypeMismatch(f"{a!r} {op} {b!r} mixes an unsigned and a float")
+    a, b = as_unsigned(a), as_unsigned(b)
     if op in _LOGICAL:
         return Unsigned(int(_LOGICAL[op](a != 0, b != 0)))
     if op in ("/", "%") and b == 0:
@@ -214,6 +221,8 @@ def functor(name: str, args: list):
     if name in ("min", "max"):
         if len({isinstance(a, str) for a in args}) > 1:
             raise TypeMismatch(f"{name} mixes numbers and symbols: {args}")
+        if any(isinstance(a, Unsigned) for a in args):
+            args = [as_unsigned(a) for a in args]
         return min(args) if name == "min" else max(args)
     raise TypeError(f"unknown functor {name}")
 
