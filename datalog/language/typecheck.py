@@ -179,7 +179,7 @@ def _expect(ctx, term, column, env, what) -> None:
 _FUNCTORS = {  # name: (argument type, result type); "numeric": number or float; "any": any type
     "cat": ("symbol", "symbol"), "strlen": ("symbol", "number"), "to_number": ("any", "number"),
     "to_string": ("any", "symbol"), "to_float": ("any", "float"),
-    # ---- functors (issue 18): conversions, ord, the unary operators (bnot and lnot: _unary)
+    # ---- functors (issue 18): conversions and ord (bnot and lnot are typed as operators)
     "ord": ("any", "number"),
     "itof": ("integer", "float"), "utof": ("unsigned", "float"), "ftoi": ("numeric", "number"),
     "ftou": ("numeric", "unsigned"), "itou": ("integer", "unsigned"), "utoi": ("unsigned", "number"),
@@ -354,12 +354,27 @@ def mark_unsigned(ctx) -> None:
     operation is kept as it is. An unsuffixed literal beyond the number range (2^63 .. 2^64-1)
     is refused here where no unsigned is wanted (``number_out_of_range``, as any literal beyond
     the range is)."""
+    columns = any("unsigned" in info.types for info in ctx.schema.values())
     for i, clause in enumerate(ctx.clauses):
+        if not columns and not _unsigned_constants((clause.head, clause.body)):
+            continue                    # nothing unsigned in it: nothing to mark (the common case)
         env = _atom_types(ctx, clause.body, {}, lenient=True)
         head = _mark_literal(ctx, clause.head, env)
         body = tuple(_mark_literal(ctx, lit, env) for lit in clause.body)
         if head != clause.head or body != clause.body:
             ctx.clauses[i] = replace(clause, head=head, body=body)
+
+
+def _unsigned_constants(node) -> bool:
+    """Whether ``node`` (AST nodes, tuples of them) holds an unsigned literal or an unsuffixed
+    one beyond the number range."""
+    if isinstance(node, ast.Constant):
+        return node.unsigned or (type(node.value) is int and node.value > INT_MAX)
+    if isinstance(node, tuple):
+        return any(map(_unsigned_constants, node))
+    if hasattr(node, "__dataclass_fields__"):
+        return any(_unsigned_constants(getattr(node, name)) for name in node.__dataclass_fields__ if name != "span")
+    return False
 
 
 def _mark_literal(ctx, literal, env):
