@@ -188,3 +188,14 @@ rp([k, x]) :- e2($A(x)), k = max y0 : { e1([x, y0]), y0 < x }."""
     engine = Engine.from_source(text)
     engine.run()
     assert engine.rows("rp") == sorted(evaluate(parse(text))["rp"]) == [((1, 2),)]
+
+
+def test_unsigned_literals_print_with_their_u():
+    """``7u`` is an unsigned constant (issue 18): it prints as ``7u`` (so a round trip keeps its
+    type) and differs from the number 7; hex and binary spellings print in decimal."""
+    program = parse("p(7u, 0x1fu, 0b101u, 18446744073709551615u, 7, 9223372036854775808) :- e(_).")
+    text = str(program)
+    assert "p(7u, 31u, 5u, 18446744073709551615u, 7, 9223372036854775808)" in text
+    assert parse(text) == program
+    args = program.rules[0].heads[0].args
+    assert args[0] != args[4] and args[0].value == args[4].value
