@@ -31,7 +31,7 @@ VALUES = st.integers(-8, 8)
 EDGES = st.frozensets(st.tuples(VALUES, VALUES), min_size=1, max_size=8)
 BINARY = ("band", "bor", "bxor", "land", "lor", "lxor", "+", "-")
 SHIFTS = ("bshl", "bshr", "bshru")
-UNARY = ("bnot", "lnot", "-", "ord", "to_number", "utoi")
+UNARY = ("bnot", "lnot", "-", "ord", "to_number", "utoi(itou")     # utoi takes an unsigned: the round trip
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 MAINTENANCE = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -48,7 +48,7 @@ def expressions(depth: int = 3):
         st.tuples(inner, st.sampled_from(BINARY), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
         st.tuples(inner, st.sampled_from(SHIFTS), st.integers(0, 6)).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
         st.tuples(st.sampled_from(UNARY), inner).map(
-            lambda t: f"{t[0]}({t[1]})" if t[0] not in ("-",) else f"-({t[1]})"),
+            lambda t: f"{t[0]}({t[1]}){')' * t[0].count('(')}" if t[0] not in ("-",) else f"-({t[1]})"),
         inner.map(lambda e: f"ftoi(itof({e}) / 2)"),          # float there and back, truncated
         inner.map(lambda e: f"to_number(to_string({e}))"),
     )
