@@ -24,7 +24,7 @@ from datalog.language.lints import warn_empty_relations, warn_singleton_variable
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
 from datalog.language.subtypes import check_subtypes
-from datalog.language.typecheck import check_types, infer_types, mark_unsigned
+from datalog.language.typecheck import check_types, infer_types, mark_unsigned, unsigned_ranges
 from datalog.language.types import RelationInfo, resolve_type
 from datalog.language.variables import aggregate_outer_variables, bound_variables, free_variables
 
@@ -296,6 +296,7 @@ CHECKS = (
     check_wildcard_in_head,
     negated_singletons,
     check_safety,
+    unsigned_ranges,                    # x = range(1, 10) where x is an unsigned (issue 18)
     infer_types,
     check_types,
     mark_unsigned,                      # unsigned operations, for the evaluators (issue 18)

@@ -431,3 +431,65 @@ def _mark_term(ctx, term, env, wanted: bool = False):
     if isinstance(term, ast.Cast):
         return replace(term, term=_mark_term(ctx, term.term, env))
     return term
+
+
+def unsigned_ranges(ctx) -> None:
+    """``x = range(1, 10)`` with unsuffixed bounds reads the hidden relation ``_range_1_10``
+    (rewrites.expand_ranges) whose facts are numbers; where x stands in a declared ``unsigned``
+    column (of the head or of a body atom), Soufflé's range is its unsigned one (URANGE): the
+    clause reads the unsigned twin ``_range_u1_10`` instead, made here from the same values
+    (non-negative ones only). Run before the types are inferred."""
+    made: dict[str, list] = {}
+    for i, clause in enumerate(list(ctx.clauses)):
+        ranges = [lit for lit in clause.body if isinstance(lit, ast.Atom) and lit.relation.startswith("_range_")
+                  and not lit.relation.startswith("_range_u") and isinstance(lit.args[0], ast.Variable)]
+        if not ranges:
+            continue
+        wanted = _in_unsigned_columns(ctx, clause)
+        body = list(clause.body)
+        for lit in ranges:
+            if lit.args[0].name not in wanted:
+                continue
+            facts = [c for c in ctx.clauses if c.head.relation == lit.relation and not c.body]
+            values = [c.head.args[0].value for c in facts]
+            if not all(type(v) is int and v >= 0 for v in values):
+                continue
+            twin = "_range_u" + lit.relation[len("_range_"):]
+            if twin not in ctx.schema and twin not in made:
+                made[twin] = [replace(c, head=ast.Atom(twin, (ast.Constant(v, c.head.span, unsigned=True),), c.head.span))
+                              for c, v in zip(facts, values)]
+                ctx.schema[twin] = replace(ctx.schema[lit.relation], name=twin, types=[None])
+            body[body.index(lit)] = replace(lit, relation=twin)
+        ctx.clauses[i] = replace(clause, body=tuple(body))
+    for twin_facts in made.values():
+        for fact in twin_facts:
+            ctx.clauses.append(replace(fact, index=len(ctx.clauses)))
+
+
+def _in_unsigned_columns(ctx, clause) -> set[str]:
+    """The variables of ``clause`` that are unsigned by where they stand: in the arithmetic of an
+    argument of a declared ``unsigned`` column, or of a comparison with an unsigned literal."""
+    out = set()
+    for atom in [clause.head] + [lit for lit in clause.body if isinstance(lit, ast.Atom)]:
+        info = ctx.schema.get(atom.relation)
+        if info is None or not info.declared:
+            continue
+        for arg, type_ in zip(atom.args, info.types):
+            if type_ == "unsigned":
+                out |= _arithmetic_variables(arg)
+    for lit in clause.body:
+        if isinstance(lit, ast.Comparison) and _unsigned_constants((lit.left, lit.right)):
+            out |= _arithmetic_variables(lit.left) | _arithmetic_variables(lit.right)
+    return out
+
+
+def _arithmetic_variables(term) -> set[str]:
+    """The variables of ``term`` reached through arithmetic (whose type is the term's), not
+    through a conversion or another functor."""
+    if isinstance(term, ast.Variable):
+        return {term.name}
+    if isinstance(term, ast.BinaryOp):
+        return _arithmetic_variables(term.left) | _arithmetic_variables(term.right)
+    if isinstance(term, ast.Functor) and term.name in ("bnot", "lnot", "min", "max"):
+        return set().union(*map(_arithmetic_variables, term.args)) if term.args else set()
+    return set()
