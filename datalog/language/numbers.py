@@ -1,4 +1,4 @@
-"""The engine's numbers: signed 64-bit integers and IEEE 754 doubles without NaN.
+"""The engine's numbers: signed and unsigned 64-bit integers and IEEE 754 doubles without NaN.
 
 ``number`` holds the integers of Soufflé built with ``-DRAM_DOMAIN_SIZE=64``:
 ``-2^63 .. 2^63 - 1``. Where Soufflé's C++ silently wraps a signed result (undefined behaviour
