@@ -67,6 +67,8 @@ def test_view_reads_as_the_tuple_api():
     table = view.to_arrow()
     assert [tuple(r.values()) for r in table.to_pylist()] == engine.rows("copy")
     assert pa.table(view).equals(table)                       # through __arrow_c_stream__
+    unordered = view.to_arrow(ordered=False)
+    assert unordered.schema == table.schema and sorted(tuple(r.values()) for r in unordered.to_pylist()) == view.rows()
     assert ROWS[0] in view and (1, 2, 3, 4.0, "no") not in view
 
 

@@ -37,10 +37,12 @@ datalog.language.errors.TypeMismatch: error[type_mismatch]: r column a (1) holds
 from __future__ import annotations
 
 import io
+from operator import itemgetter
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from datalog.engine.memory import paused_gc
 from datalog.language import composites, numbers
 from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
 from datalog.language.types import PRIMITIVES
@@ -67,8 +69,9 @@ def table_of(kinds: Kinds, rows, weights=None) -> pa.Table:
     """``rows`` (tuples of a relation with columns ``kinds``) as an Arrow table; with ``weights``
     (one int per row) a last column ``weight`` (int8)."""
     rows = rows if isinstance(rows, list) else list(rows)
-    columns = list(zip(*rows)) if rows else [()] * len(kinds)
-    arrays = [pa.array(_out(values, kind), arrow_type(kind)) for values, (_, kind) in zip(columns, kinds)]
+    with paused_gc():                         # a list per column: the collector would rescan every row
+        arrays = [pa.array(_out(list(map(itemgetter(i), rows)), kind), arrow_type(kind))
+                  for i, (_, kind) in enumerate(kinds)]
     names = [name for name, _ in kinds]
     if weights is not None:
         arrays.append(pa.array(weights, pa.int8()))
@@ -127,11 +130,12 @@ def rows_of(name: str, kinds: Kinds, data) -> list[tuple]:
     columns, else by position. ``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``."""
     table = as_table(data)
     columns = _matched(name, kinds, table)
-    values = [_values(name, i, column_name, kind, column)
-              for i, ((column_name, kind), column) in enumerate(zip(kinds, columns))]
-    if not values:
-        return [()] * table.num_rows
-    return list(zip(*values))
+    with paused_gc():                         # millions of new values and tuples, none of them cyclic
+        values = [_values(name, i, column_name, kind, column)
+                  for i, ((column_name, kind), column) in enumerate(zip(kinds, columns))]
+        if not values:
+            return [()] * table.num_rows
+        return list(zip(*values))
 
 
 def _matched(name: str, kinds: Kinds, table: pa.Table) -> list:

@@ -127,7 +127,8 @@ class Engine:
         columns matched by name, else by position, :mod:`datalog.engine.arrow`). Every row is
         checked before any is added."""
         relation = self.stored_relation(name)
-        relation.insert(tables.admitted(self, name, rows))
+        with paused_gc():                                   # bulk: see datalog.engine.memory
+            relation.insert(tables.admitted(self, name, rows))
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source, settle the types of ``auto`` columns, then
