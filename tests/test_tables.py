@@ -235,3 +235,15 @@ def test_derived_relations_are_not_changed_by_tables():
     with pytest.raises(DatalogError) as caught:
         engine.commit(inserts={"copy": GOOD})
     assert caught.value.code == "not_edb"
+
+
+def test_a_frame_arrow_cannot_read_is_a_type_mismatch():
+    pandas = pytest.importorskip("pandas")
+    engine = engine_with(ROWS)
+    before = state(engine)
+    frame = pandas.DataFrame({"n": [1, "two"], "u": [1, 1], "a": [1, 1], "f": [1.0, 1.0], "s": ["x", "y"]},
+                             dtype=object)
+    with pytest.raises(DatalogError) as caught:
+        engine.commit(inserts={"t": frame})
+    assert caught.value.code == "type_mismatch" and caught.value.message.startswith("t: ")
+    assert state(engine) == before

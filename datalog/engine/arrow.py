@@ -128,7 +128,10 @@ def rows_of(name: str, kinds: Kinds, data) -> list[tuple]:
     """The rows of ``data`` (see :func:`as_table`) for relation ``name`` with columns ``kinds``,
     as the relation stores them; its columns matched by name when its names are the relation's
     columns, else by position. ``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``."""
-    table = as_table(data)
+    try:
+        table = as_table(data)
+    except (pa.ArrowException, TypeError, ValueError) as exc:    # e.g. a pandas column of ints and strings
+        raise TypeMismatch(f"{name}: the table cannot be read as Arrow columns of one type each: {exc}") from None
     columns = _matched(name, kinds, table)
     with paused_gc():                         # millions of new values and tuples, none of them cyclic
         values = [_values(name, i, column_name, kind, column)
