@@ -181,3 +181,16 @@ def test_workspace_commit_that_fails_to_log_delivers_nothing(tmp_path, monkeypat
         with pytest.raises(Exception):
             ws.engine.commit(inserts={"e": [(1, 2)]})
         assert changes.poll() == [] and ws.seq == seq and (0, 2) not in ws.engine.rows("reach")
+
+
+def test_workspace_records_are_delivered_as_their_text(tmp_path):
+    from datalog.language.composites import NIL, Record
+    program = ".type P = [x: number, s: symbol]\n.decl item(p: P)\n.decl copy(p: P)\ncopy(p) :- item(p).\n"
+    with Workspace.create(tmp_path / "ws", program) as ws:
+        changes = ws.changes("copy", snapshot=False)
+        ws.engine.commit(inserts={"item": [(Record((1, "a, b")),), (NIL,)]})
+        change, = changes.poll()
+        assert change.commit == ws.seq
+        assert change.table.to_pydict() == {"p": ["nil", '[1, "a, b"]'], "weight": [1, 1]}
+        ws.engine.commit(retracts={"item": change.table.select(["p"])})     # its own table, read back
+        assert ws.engine.rows("copy") == [] and changes.poll()[0].table["weight"].to_pylist() == [-1, -1]
