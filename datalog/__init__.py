@@ -9,15 +9,29 @@ The package's top level is its public API:
 >>> sorted(engine.commit(retracts={"e": [(2, 3)]})["p"].retracted)
 [(1, 3), (2, 3)]
 
-=================  ============================================================================
-``Engine``         a program, its relations, transactions, queries (:mod:`datalog.engine`)
-``Transaction``    changes of EDB relations applied together (``engine.transaction()``)
-``Change``         what a commit did to one relation: ``inserted`` and ``retracted`` tuples
-``Workspace``      a program and its maintained state on disk (:mod:`datalog.workspace`)
-``DatalogError``   every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
-``parse``          program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
-``run``            the whole pipeline on a program text -> its relations (:mod:`datalog.engine.pipeline`)
-=================  ============================================================================
+=======================  ======================================================================================
+``Engine``               a program, its relations, transactions, queries (:mod:`datalog.engine`)
+``Transaction``          changes of EDB relations applied together (``engine.transaction()``)
+``Change``               what a commit did to one relation: ``inserted`` and ``retracted`` tuples
+``Relation``             ``engine.relation(name)``: a read-only live table view; Arrow, pandas, Polars
+``Subscription``         ``engine.subscribe(name, callback)``: each commit's change of a relation
+``TableChange``          one delivered change: ``commit``, ``inserted``, ``retracted``, ``table``
+``SubscriptionWarning``  a subscriber's callback raised (the commit stands)
+``Workspace``            a program and its maintained state on disk (:mod:`datalog.workspace`)
+``DatalogError``         every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
+``parse``                program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
+``run``                  the whole pipeline on a program text -> its relations (:mod:`datalog.engine.pipeline`)
+=======================  ======================================================================================
+
+Relations are tables too (pyarrow is imported only when a table is asked for), and their
+changes can be followed (:mod:`datalog.engine.tables`):
+
+>>> engine.relation("p").to_arrow().to_pydict()
+{'c0': [1], 'c1': [2]}
+>>> changes = engine.changes("p")                       # the current rows first, then each commit's
+>>> engine.commit(inserts={"e": [(2, 5)]}) and None
+>>> [(change.commit, change.rows()) for change in changes]
+[(1, [(1, 2, 1)]), (2, [(1, 5, 1), (2, 5, 1)])]
 
 The names are imported when first used, so importing one part of the package (the parser,
 the engine) does not import the rest.
@@ -31,6 +45,10 @@ _WHERE = {
     "Engine": "datalog.engine.engine",
     "Transaction": "datalog.engine.transaction",
     "Change": "maintenance.delta",
+    "Relation": "datalog.engine.tables",
+    "Subscription": "datalog.engine.tables",
+    "TableChange": "datalog.engine.tables",
+    "SubscriptionWarning": "datalog.engine.tables",
     "Workspace": "datalog.workspace.workspace",
     "DatalogError": "datalog.language.errors",
     "parse": "datalog.language.parser",

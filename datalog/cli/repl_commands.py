@@ -62,7 +62,7 @@ def _load(session, args, statement) -> str:
 def _facts(session, args, statement) -> str:
     if len(args) not in (1, 2) or (len(args) == 2 and _count(args[1]) is None):
         raise BadCommand("usage: .facts RELATION [LIMIT]", statement.span())
-    rows = session.engine.relation(args[0], statement.span()).sorted_rows()
+    rows = session.engine.stored_relation(args[0], statement.span()).sorted_rows()
     info = session.engine.schema[args[0]]
     headers = info.column_names or [f"c{i + 1}" for i in range(info.arity)]
     return limited(headers, rows, _count(args[1]) if len(args) == 2 else session.limit)
@@ -71,7 +71,7 @@ def _facts(session, args, statement) -> str:
 def _explain(session, args, statement) -> str:
     name = _one(args, ".explain RELATION", statement)
     engine = session.engine
-    engine.relation(name, statement.span())
+    engine.stored_relation(name, statement.span())
     number, stratum = next((i, s) for i, s in enumerate(engine.checked.strata, 1) if name in s.relations)
     kind = "derived by rules (IDB)" if name in engine.idb else "given by facts and changes (EDB)"
     lines = [f"{name}: {kind}, {len(engine.db[name])} tuples; stratum {number} of "

@@ -15,6 +15,7 @@ from datalog.language.errors import MissingInput
 from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_outputs
 from datalog.cli.options import add_path_option, add_spark_options, clear_progress_line, progress_line, spark_options
+from datalog.cli import changes
 from datalog.cli.report import apply_and_report, delta_printer
 
 
@@ -45,10 +46,12 @@ def add_commands(sub) -> None:
                          help="directory that local Spark sink paths are relative to (default .)")
     add_spark_options(refresh)
     add_path_option(refresh)
+    changes.add_options(refresh)
     refresh.set_defaults(func=_refresh)
     update = sub.add_parser("update", help="commit the batches of an updates file (+r(1). -r(2). commit.)")
     update.add_argument("workspace")
     update.add_argument("updates")
+    changes.add_options(update)
     update.set_defaults(func=_update)
     query = sub.add_parser("query", help="rows of a relation matching an atom, e.g. \"path(1, X)\", "
                                          "or the answers of ?- body.")
@@ -104,19 +107,21 @@ def _init(args) -> int:
 def _refresh(args) -> int:
     from datalog.refresh import describe, refresh
     with _workspace().open(args.workspace, spark=spark_options(args), allow_paths=args.allow_paths) as ws:
-        report = refresh(ws, progress_line(), args.fact_dir, args.output_dir)
+        with changes.ChangeFiles(ws.engine, args.changes, args.changes_format) as files:
+            report = refresh(ws, progress_line(), args.fact_dir, args.output_dir)
     clear_progress_line()
     for line in describe(report):
         print(line)
-    return 0
+    return files.report()
 
 
 def _update(args) -> int:
     with _workspace().open(args.workspace) as ws:
         batches = read_updates(ws.engine, args.updates)      # the whole file is checked first
-        applied, status = apply_and_report(ws.engine, batches, delta_printer(ws.engine))
+        with changes.ChangeFiles(ws.engine, args.changes, args.changes_format) as files:
+            applied, status = apply_and_report(ws.engine, batches, delta_printer(ws.engine))
     print(f"committed {applied} batch{'es' * (applied != 1)}; last commit {ws.seq}", file=sys.stderr)
-    return status
+    return max(status, files.report())
 
 
 def _query(args) -> int:

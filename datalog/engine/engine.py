@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from datalog.engine import answers, outputs
+from datalog.engine import answers, outputs, tables
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
 from datalog.engine.loading import program_facts, read_inputs, settled
@@ -80,6 +80,8 @@ class Engine:
         self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
         self.allow_paths = allow_paths            # .input/.output files may lead out of -F/-D (the user's
                                                   # command-line choice, never a program's)
+        self._commits = 0                         # commits made (transactions, commit, extend)
+        self._subscriptions: list[tables.Subscription] = []
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -120,8 +122,13 @@ class Engine:
 
     # ------------------------------------------------------------ loading
     def insert(self, name: str, rows) -> None:
-        """Add EDB facts (before ``run``)."""
-        self.relation(name).insert([self.admit(name, tuple(r)) for r in rows])
+        """Add EDB facts (before ``run``): an iterable of tuples, or a table (a pandas or Polars
+        DataFrame, a pyarrow Table or RecordBatchReader, anything with ``__arrow_c_stream__``: its
+        columns matched by name, else by position, :mod:`datalog.engine.arrow`). Every row is
+        checked before any is added."""
+        relation = self.stored_relation(name)
+        with paused_gc():                                   # bulk: see datalog.engine.memory
+            relation.insert(tables.admitted(self, name, rows))
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source, settle the types of ``auto`` columns, then
@@ -185,7 +192,9 @@ class Engine:
         (a workspace's) runs last. All or nothing, also on ``KeyboardInterrupt``. The maintainer is
         dropped and rebuilt, not incrementally, at the next commit."""
         thaw()                                      # the replaced state may become garbage
-        return self._extend(text, name, facts_dir, durable)
+        delta = self._extend(text, name, facts_dir, durable)
+        self._committed(delta)
+        return delta
 
     def _extend(self, text, name: str, facts_dir=None, durable=None) -> Delta:
         if not self._evaluated:
@@ -257,7 +266,14 @@ class Engine:
     def apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
         """One commit: the requests ``{relation: {row: +1 | -1}}`` (admitted EDB rows) applied and
         every IDB relation maintained; the delta of every relation that changed. All or nothing:
-        on an error (or Ctrl-C) the journal undoes every change."""
+        on an error (or Ctrl-C) the journal undoes every change. Once it is made (for a
+        workspace: durable), the subscribers of the relations it changed are told."""
+        delta = self._apply(pending)
+        self._committed(delta)
+        return delta
+
+    def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
+        """:meth:`apply` without telling the subscribers."""
         if not self._evaluated:
             self.run()
         if self.maintainer is None:
@@ -318,19 +334,27 @@ class Engine:
     def relations(self) -> list[str]:
         return sorted(self.db)
 
-    def relation(self, name: str, span=None) -> Relation:
-        """The relation ``name``; ``undefined_relation`` (pointing at ``span``) if there is none."""
+    def relation(self, name: str, span=None) -> tables.Relation:
+        """A read-only live view of the relation ``name`` as a table (:mod:`datalog.engine.tables`):
+        ``len``, iteration, ``rows()``, ``to_arrow()``, ``to_pandas()``, ``to_polars()``,
+        ``__arrow_c_stream__``; ``undefined_relation`` (pointing at ``span``) if there is none."""
+        self.stored_relation(name, span)
+        return tables.Relation(self, name)
+
+    def stored_relation(self, name: str, span=None) -> Relation:
+        """The relation ``name`` as the engine stores it; ``undefined_relation`` (pointing at
+        ``span``) if there is none."""
         if name not in self.db:
             raise UndefinedRelation(f"undefined relation {name}", span)
         return self.db[name]
 
     def rows(self, name: str) -> list[tuple]:
-        return self.relation(name).sorted_rows()
+        return self.stored_relation(name).sorted_rows()
 
     def query(self, text: str | ast.Atom) -> list[tuple]:
         """Tuples of a relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
         atom = parse_atom(text) if isinstance(text, str) else text
-        return answers.matching(self.relation(atom.relation, atom.span), atom)
+        return answers.matching(self.stored_relation(atom.relation, atom.span), atom)
 
     def ask(self, body: tuple) -> tuple[list[str], list[tuple]]:
         """Answers of a query body (see :func:`datalog.language.parser.parse_query`): the variables it
@@ -354,6 +378,54 @@ class Engine:
         finally:
             for key, value in old.items():
                 setattr(self, key, value)
+
+    # ------------------------------------------------------------ subscriptions
+    @property
+    def commit_number(self) -> int:
+        """The number of the last commit (0 before any): transactions, ``commit`` and ``extend``
+        count; a workspace's engine has its workspace's numbers."""
+        return self._commits
+
+    def subscribe(self, name: str, callback: Callable[[tables.TableChange], object] | None = None,
+                  snapshot: bool = True) -> tables.Subscription:
+        """Be told of every later commit's change of relation ``name``: ``callback(change)`` (a
+        :class:`~datalog.engine.tables.TableChange`) or, without a callback, queued in the returned
+        :class:`~datalog.engine.tables.Subscription` (``poll()``, iteration). With ``snapshot`` the
+        first change is the relation's current rows (the program is evaluated first if it was
+        not). See :mod:`datalog.engine.tables` for the guarantees."""
+        self.stored_relation(name)
+        subscription = tables.Subscription(self, name, callback)
+        if snapshot:
+            if not self._evaluated:
+                self.run()
+            tables.snapshot(self, subscription, self.commit_number)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    def changes(self, name: str, snapshot: bool = True) -> tables.Subscription:
+        """``subscribe(name)`` without a callback: ``for change in engine.changes("r")`` takes the
+        queued changes; ``poll()`` takes them as a list."""
+        return self.subscribe(name, None, snapshot)
+
+    def unsubscribe(self, subscription: tables.Subscription) -> None:
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
+
+    def hand_over(self, successor: "Engine", delta: Delta) -> None:
+        """``successor`` replaces this engine (a workspace's ``removeblock``), changing the relations
+        by ``delta``: the subscriptions move to it and are told."""
+        moved, self._subscriptions = self._subscriptions, []
+        for subscription in moved:
+            subscription.engine = successor
+        successor._subscriptions.extend(moved)
+        if moved:
+            tables.publish(successor, moved, delta, successor.commit_number, before=self)
+
+    def _committed(self, delta: Delta) -> None:
+        """A commit was made: count it and tell the subscribers."""
+        self._commits += 1
+        if self._subscriptions:
+            tables.publish(self, self._subscriptions, delta, self.commit_number)
 
     def write_outputs(self, out_dir: str | None = None) -> list[str]:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""

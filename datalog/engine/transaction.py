@@ -8,6 +8,7 @@ change. If the block or the commit raises, nothing changed.
 
 from __future__ import annotations
 
+from datalog.engine import tables
 from datalog.language.errors import NotEdb
 from maintenance.delta import Delta
 
@@ -22,20 +23,21 @@ class Transaction:
         self.delta: Delta = {}
 
     def insert(self, name: str, rows) -> None:
+        """Request inserting ``rows``: tuples, or a table (as ``Engine.insert`` takes)."""
         self._request(name, rows, +1)
 
     def retract(self, name: str, rows) -> None:
+        """Request retracting ``rows``: tuples, or a table (as ``Engine.insert`` takes)."""
         self._request(name, rows, -1)
 
     def _request(self, name: str, rows, sign: int) -> None:
         engine = self.engine
-        engine.relation(name)
+        engine.stored_relation(name)
         if name in engine.idb:
             raise NotEdb(f"{name} is derived by rules; a transaction changes only EDB relations "
                          f"(inputs and facts)", engine.schema[name].span)
-        requests = self.pending.setdefault(name, {})
-        for row in rows:
-            requests[engine.admit(name, tuple(row))] = sign
+        admitted = tables.admitted(engine, name, rows)        # all checked before any is requested
+        self.pending.setdefault(name, {}).update(dict.fromkeys(admitted, sign))
 
     def __enter__(self) -> "Transaction":
         return self

@@ -37,22 +37,28 @@ class WorkspaceEngine(Engine):
                            f"(datalog addblock {self.workspace.path} FILE), which makes them durable")
         return super().extend(text, name, facts_dir, durable)
 
-    def apply(self, pending):
+    @property
+    def commit_number(self) -> int:
+        """The workspace's commit number (its ``seq``); without one, the engine's own count."""
+        return self.workspace.seq if self.workspace is not None else super().commit_number
+
+    def _apply(self, pending):
+        """The commit, returning once it is durable (subscribers are told by ``apply`` after that)."""
         workspace = self.workspace
         if workspace is None:
-            return super().apply(pending)
+            return super()._apply(pending)
         workspace.check_writable()
         if not self.evaluated:
             self.run()
         changes = pending_changes(pending, self.db)
         with wsmaintainer.guarded(self, workspace.restored):
-            delta = super().apply(pending)
+            delta = super()._apply(pending)
         idb = self.idb
         try:                                          # every commit gets a number, empty ones too
             workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
         except BaseException:
             if changes:
-                super().apply(_inverse(changes))      # the commit is not durable: undo it
+                super()._apply(_inverse(changes))     # the commit is not durable: undo it
             raise
         workspace.maybe_compact()                     # the commit is durable whatever happens here
         return delta

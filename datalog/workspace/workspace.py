@@ -286,6 +286,21 @@ class Workspace:
         self.discarded = 0
         self._open_log()
 
+    # ------------------------------------------------------------ tables and subscriptions
+    def relation(self, name: str):
+        """A read-only live view of a relation as a table (``Engine.relation``)."""
+        return self.engine.relation(name)
+
+    def subscribe(self, name: str, callback=None, snapshot: bool = True):
+        """Be told of each commit's change of relation ``name`` once the commit is durable
+        (``Engine.subscribe``; the commit numbers are the workspace's). The subscription
+        follows the workspace's engine through ``removeblock``."""
+        return self.engine.subscribe(name, callback, snapshot)
+
+    def changes(self, name: str, snapshot: bool = True):
+        """``subscribe(name)`` without a callback: the changes queue (``poll()``, iteration)."""
+        return self.engine.changes(name, snapshot)
+
     # ------------------------------------------------------------ Spark sources and outputs
     def commit_sources(self, inserts: dict, retracts: dict, sources: dict[str, str], before_log=None) -> Delta:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
@@ -352,7 +367,9 @@ class Workspace:
         names = set(old.db) | set(new.db)
         changes = {n: diff(old.db[n].tuples if n in old.db else set(), new.db[n].tuples if n in new.db else set())
                    for n in names}
-        return {n: c for n, c in changes.items() if c}
+        delta = {n: c for n, c in changes.items() if c}
+        old.hand_over(new, delta)                     # the commit is durable: subscribers are told
+        return delta
 
     def _durably(self, change) -> None:
         """Apply ``change`` to the block list and write a snapshot with the next sequence number;
