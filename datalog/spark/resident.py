@@ -518,8 +518,13 @@ class Resident:
                 if name not in derived:
                     new[name] = _Known(self.empty(name), 0)
                     continue
-                # EXCEPT DISTINCT: the new tuples, once each, in one shuffle
-                fresh = _union(derived[name]).subtract(self.frames[name]).localCheckpoint(eager=False)
+                fresh = _union(derived[name])
+                if self.sizes[name] <= BROADCAST_ROWS:   # known small: an anti join against its broadcast
+                    known = F.broadcast(self.frames[name])  # (measured 0.25 s a round against 0.55 s)
+                    fresh = fresh.distinct().join(known, on=list(known.columns), how="left_anti")
+                else:                                   # EXCEPT DISTINCT: the new tuples once each
+                    fresh = fresh.subtract(self.frames[name])
+                fresh = fresh.localCheckpoint(eager=False)
                 new[name] = _Known(fresh, fresh.count())          # materializes the checkpoint
             for name, known in new.items():
                 if known.size:
