@@ -24,6 +24,7 @@ from datalog.language.errors import DatalogError, IOFault
 from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
                                  parse_options, progress_line, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
+from datalog.spark import resident
 from datalog.spark.distributed import run_on_spark
 from datalog.cli.tables import stats_table
 
@@ -80,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--spark", action="store_true",
                      help="start Spark (it starts anyway when the program names IO=spark sources or sinks)")
     run.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
-                     help="evaluate in this process (default) or each stratum on Spark")
+                     help="evaluate in this process (default) or on Spark: resident (every relation a "
+                          "DataFrame) when every stratum can be, else the distributed evaluator")
     add_spark_options(run)
     add_path_option(run)
     add_preprocessor_options(run)
@@ -100,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("-F", "--fact-dir", default=".", help="with --maintenance: directory of .facts files")
     exp.add_argument("--updates", metavar="FILE", help="with --maintenance: the updates file to apply "
                                                       "(implies --maintenance)")
+    exp.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
+                     help="spark: also say per stratum whether it runs Spark-resident or why not")
     add_path_option(exp)
     add_preprocessor_options(exp)
     exp.set_defaults(func=_explain)
@@ -130,6 +134,19 @@ def _run(args) -> int:
     print_warnings(engine, args)
     batches = read_updates(engine, args.updates) if args.updates else None
     progress = progress_line()
+    if args.engine == "spark" and batches is None:
+        blocked = [c for c in resident.choices(engine) if c.reason is not None]
+        if not blocked:                          # every relation stays a DataFrame, sources to sinks
+            _, lines = resident.run_resident(engine, args.output_dir, progress)
+            for line in lines:
+                print(line)
+            clear_progress_line()
+            if args.timing:
+                print(f"evaluated in {time.perf_counter() - started:.3f} s", file=sys.stderr)
+            return 0
+        first = blocked[0]
+        print(f"note: not Spark-resident (stratum {first.number}, {', '.join(first.relations)}: {first.reason}); "
+              f"the distributed evaluator runs the program, its relations on the driver", file=sys.stderr)
     if args.engine == "spark":
         run_on_spark(engine, progress)
     else:
@@ -169,7 +186,10 @@ def _check(args) -> int:
 
 def _explain(args) -> int:
     if args.maintenance is None and args.updates is None:
-        print(Engine.from_file(args.program, parse_options=parse_options(args)).explain())
+        engine = Engine.from_file(args.program, parse_options=parse_options(args))
+        print(engine.explain())
+        if args.engine == "spark":
+            print("\n".join(resident.explain_lines(engine)))
         return 0
     strategy = args.maintenance or "incremental"
     engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths,

@@ -24,6 +24,7 @@ allows paths (:mod:`datalog.sources.paths`).
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 from pathlib import Path
 from typing import Callable
@@ -428,6 +429,15 @@ def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real
     fmt = TextFormat.of(directive)
     if directive.io == "jsonfile":
         text = jsonio.format_json(rows, columns, _objects(directive), types)
+    elif hasattr(rows, "chunks") and not fmt.compress:     # streamed (the Spark-resident evaluator's)
+        top = [(header(directive, columns, fmt) + "\n").encode("utf-8")] if fmt.headers else []
+        pieces = (format_rows(chunk, fmt).encode("utf-8") for chunk in rows.chunks())
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            return atomic.stage(real, itertools.chain(top, pieces))
+        except OSError as exc:
+            raise OutputError(f"cannot write {shown} for relation {directive.relation}: {exc.strerror or exc}",
+                              directive.span) from None
     else:
         text = format_rows(rows, fmt)
         if fmt.headers:
@@ -467,4 +477,10 @@ def _print(directive: ast.Directive, rows, columns: list[str], headers: bool) ->
     top = f"---------------\n{io_name(directive)}"
     if fmt.headers:
         top += "\n" + header(directive, columns, fmt)
+    if hasattr(rows, "chunks"):                           # streamed (the Spark-resident evaluator's)
+        sys.stdout.write(top + "\n===============\n")
+        for chunk in rows.chunks():
+            sys.stdout.write(format_rows(chunk, fmt))
+        sys.stdout.write("===============\n")
+        return
     sys.stdout.write(top + "\n===============\n" + format_rows(rows, fmt) + "===============\n")

@@ -255,10 +255,16 @@ def write_sink(spark, directive: ast.Directive, rows, names: list[str], types: l
     """Replace the sink's contents with ``rows``: written beside it, then swapped in, so a
     failure while writing leaves the old contents. A local ``path=`` leading out of ``out_dir``
     is ``output_path`` unless ``allow_paths``, checked before anything is written."""
+    write_frame(spark, directive, frame_of(spark, rows, names, types), out_dir, allow_paths)
+
+
+def write_frame(spark, directive: ast.Directive, frame: "DataFrame", out_dir: str | Path = ".",
+                allow_paths: bool = False) -> None:
+    """Replace the sink's contents with ``frame`` (its columns named as the sink's), as
+    :func:`write_sink` does: the resident evaluator writes its relations straight from Spark."""
     check_spark_directive(directive)
     table = directive.param("table")
     where = None if table is not None else located(spark, directive, out_dir, allow_paths)
-    frame = frame_of(spark, rows, names, types)
     if where is None:
         _replace_table(spark, table, frame)
     else:
@@ -310,5 +316,5 @@ def uri(where: Path) -> str:
     return Path(where).resolve().as_uri()
 
 
-__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "append_sink", "quote", "uri",
+__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "quote", "uri",
            "located", "local_name", "check_sink_paths"]
