@@ -108,13 +108,16 @@ def parse_unsigned(text: str, prefixed: bool = True) -> int | None:
     text = text.strip()
     if text.startswith("-") or not (_INT if prefixed else _DECIMAL).fullmatch(text):
         return None
-    body = text.lstrip("+")
+    value = _magnitude(text.lstrip("+"))
+    return value if value is not None and value <= UINT_MAX else None
+
+
+def _magnitude(body: str) -> int | None:
+    """The value of unsigned digits (``0x``/``0b`` prefixed or decimal) that the caller matched;
+    None past :data:`_DIGITS` digits, which no 64-bit value has (never built: no cost)."""
     base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}.get(body[:2], 10)
     digits = (body[2:] if base != 10 else body).lstrip("0") or "0"
-    if len(digits) > _DIGITS:
-        return None
-    value = int(digits, base)
-    return value if value <= UINT_MAX else None
+    return None if len(digits) > _DIGITS else int(digits, base)
 
 
 def symbol_ordinal(text: str) -> int:
@@ -137,12 +140,9 @@ def parse_int(text: str, prefixed: bool = True) -> int | None:
     text = text.strip()
     if not (_INT if prefixed else _DECIMAL).fullmatch(text):
         return None
-    body = text.lstrip("+-")
-    base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}.get(body[:2], 10)
-    digits = (body[2:] if base != 10 else body).lstrip("0") or "0"
-    if len(digits) > _DIGITS:
+    value = _magnitude(text.lstrip("+-"))
+    if value is None:
         return None
-    value = int(digits, base)
     value = -value if text.startswith("-") else value
     return value if in_range(value) else None
 

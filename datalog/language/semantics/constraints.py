@@ -18,7 +18,7 @@ from dataclasses import fields, is_dataclass
 
 from datalog.language import ast
 from datalog.language.errors import ArityMismatch, InvalidQualifier, InvalidSubsumption, UndefinedRelation
-from datalog.language.rewrites import Clause, dnf
+from datalog.language.rewrites import Clause, dnf, name_wildcards
 
 
 def choice_domains(program: ast.Program) -> dict[str, tuple[tuple[int, ...], ...]]:
@@ -83,16 +83,11 @@ def dominance_clause(sub: ast.Subsumption, body: tuple) -> Clause:
 
 
 def dominance_atoms(sub: ast.Subsumption) -> tuple[ast.Atom, ast.Atom]:
-    """The two atoms of ``sub`` with each wildcard a variable of its own (``_d0``, ``_d1``, ...):
+    """The two atoms of ``sub`` with each wildcard a variable of its own (:func:`name_wildcards`):
     ``r(x, c1) <= r(_, c2)`` is dominated by any tuple of r with a smaller c, whatever its first
     column, and the pair of tuples names that column's value."""
-    counter = iter(range(10**9))
-
-    def named(atom: ast.Atom) -> ast.Atom:
-        args = tuple(ast.Variable(f"_d{next(counter)}", a.span) if isinstance(a, ast.Wildcard) else a
-                     for a in atom.args)
-        return ast.Atom(atom.relation, args, atom.span)
-    return named(sub.dominated), named(sub.dominating)
+    dominated, dominating = name_wildcards((sub.dominated, sub.dominating))
+    return dominated, dominating
 
 
 def dominated_rows(pairs, arity: int) -> set:
