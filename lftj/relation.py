@@ -92,6 +92,19 @@ class Relation:
                     root.insert(row if identity else tuple(row[i] for i in order))
         return new
 
+    def add(self, row: tuple) -> bool:
+        """Add one row; whether it was new (``insert`` of one row, without its lists: the
+        worklist adds its derivations one at a time)."""
+        tuples = self.tuples
+        if row in tuples:
+            return False
+        tuples.add(row)
+        self.presorted = None
+        if self.indexes:
+            for order, root in self.indexes.items():
+                root.insert(row if order == tuple(range(len(order))) else tuple(row[i] for i in order))
+        return True
+
     def erase(self, rows) -> list[tuple]:
         gone = [row for row in rows if row in self.tuples]
         self.presorted = None

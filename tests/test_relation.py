@@ -53,6 +53,26 @@ def test_sorted_rows_from_the_index_after_changes(case, rng, edits):
 
 
 @settings(max_examples=200, deadline=None)
+@given(ROWS, st.lists(st.integers(-5, 5), max_size=30))
+def test_add_one_row_is_insert_of_one(case, values):
+    """``add`` (the worklist's one row at a time) against ``insert`` of that row: the same
+    answer, rows and indexes in every order."""
+    arity, rows = case
+    one, many = Relation("r", arity, rows), Relation("r", arity, rows)
+    orders = [tuple(range(arity)), tuple(reversed(range(arity)))]
+    for r in (one, many):
+        for order in orders:
+            r.index(order)
+    for value in values:
+        row = tuple(value + c for c in range(arity))
+        assert one.add(row) == bool(many.insert([row]))
+    assert one.tuples == many.tuples
+    for order in orders:
+        assert _same_trie(one.index(order), many.index(order))
+        assert _same_trie(one.index(order), Relation("r", arity, many.tuples).index(order))
+
+
+@settings(max_examples=200, deadline=None)
 @given(ROWS, st.randoms(use_true_random=False))
 def test_presorted_hint_builds_the_same_index(case, rng):
     """A snapshot's rows as ``stored_rows`` wrote them, or in any order at all, as the hint: the

@@ -24,8 +24,6 @@ from datalog.language.errors import DatalogError, IOFault
 from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
                                  parse_options, progress_line, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
-from datalog.spark import resident
-from datalog.spark.distributed import run_on_spark
 from datalog.cli.tables import stats_table
 
 STRATEGIES = ["incremental", "recompute"]
@@ -135,6 +133,7 @@ def _run(args) -> int:
     batches = read_updates(engine, args.updates) if args.updates else None
     progress = progress_line()
     if args.engine == "spark" and batches is None:
+        from datalog.spark import resident      # (here: pyspark costs every other command 0.1 s to import)
         blocked = [c for c in resident.choices(engine) if c.reason is not None]
         if not blocked:                          # every relation stays a DataFrame, sources to sinks
             _, lines = resident.run_resident(engine, args.output_dir, progress)
@@ -148,6 +147,7 @@ def _run(args) -> int:
         print(f"note: not Spark-resident (stratum {first.number}, {', '.join(first.relations)}: {first.reason}); "
               f"the distributed evaluator runs the program, its relations on the driver", file=sys.stderr)
     if args.engine == "spark":
+        from datalog.spark.distributed import run_on_spark
         run_on_spark(engine, progress)
     else:
         if args.spark:
@@ -189,6 +189,7 @@ def _explain(args) -> int:
         engine = Engine.from_file(args.program, parse_options=parse_options(args))
         print(engine.explain())
         if args.engine == "spark":
+            from datalog.spark import resident
             print("\n".join(resident.explain_lines(engine)))
         return 0
     strategy = args.maintenance or "incremental"

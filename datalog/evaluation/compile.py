@@ -207,7 +207,12 @@ def _compare(f: Compare, plan: RulePlan, rule: str):
         if f.op == "=" and isinstance(generator, ast.Functor) and generator.name == "range":
             return _membership(value, generator, plan, rule, f.literal.span)
     compare = COMPARE[f.op]
+    if isinstance(f.left, ast.Variable) and isinstance(f.right, ast.Constant):
+        slot, value = plan.slots[f.left.name], f.right.value        # x < 10: read at every binding
+        return lambda db: lambda b: compare(b[slot], value)
     left, right = (_value(v, plan, rule, f.literal.span) for v in (f.left, f.right))
+    if not any(isinstance(v, AggregatePlan) for v in (f.left, f.right)):
+        return lambda db: _holds(compare, left(db), right(db))
 
     def make(db):
         lf, rf = left(db), right(db)
@@ -217,6 +222,10 @@ def _compare(f: Compare, plan: RulePlan, rule: str):
             return x is not NO_VALUE and y is not NO_VALUE and compare(x, y)
         return holds
     return make
+
+
+def _holds(compare, lf, rf):
+    return lambda b: compare(lf(b), rf(b))
 
 
 def _membership(value, generator: ast.Functor, plan: RulePlan, rule: str, span):

@@ -59,15 +59,17 @@ def linear(stratum, plans: list) -> list[tuple] | None:
 
 
 class Firing:
-    """A rule with its stratum atom given: ``fire(row)`` lists the head tuples of the rule's
-    bindings in which the atom holds ``row`` (read from the delta plan, the row's values its
-    parameters)."""
+    """A rule with its stratum atom given: ``step(row)`` adds to the head relation the head
+    tuples of the rule's bindings in which the atom holds ``row`` (read from the delta plan, the
+    row's values its parameters) and puts those that are new on ``waiting``, the head's
+    worklist."""
 
-    def __init__(self, plan, position: int, db, intersect: str):
+    def __init__(self, plan, position: int, db, intersect: str, waiting: list):
         atom = plan.atoms[position].atom
         delta = compile_plan(plan_delta(plan.plan, position))
         self.relation, self.target = atom.relation, db[plan.clause.head.relation]
         self.size, self.head, self.plan, self.db = len(delta.slots), delta.head, delta, db
+        self.waiting = waiting
         self.constants = [(c, a.value) for c, a in enumerate(atom.args) if isinstance(a, ast.Constant)]
         first: dict[str, int] = {}
         self.same = []                          # p(x, x): the columns of a repeated variable agree
@@ -79,35 +81,36 @@ class Firing:
                     first[a.name] = c
         self.params = [(delta.slots[name], c) for name, c in first.items()]
         self.sink: list = []
-        self.waiting: list = []                 # the head relation's tuples to take (saturate's)
         head, append = delta.head, self.sink.append
         self.emit = lambda b: append(head(b))
         self.joined = join_plan(delta, db, self.sink.extend)
         self.intersect, self.bulk = INTERSECT[intersect], BULK_INTERSECT[intersect]
         self.roots = [(db[a.relation].index(a.order), a.prefix) for a in delta.atoms]
         if _independent(delta, first):
-            self.fire = self._fixed(first)
+            self.step = self._fixed(first)
         elif delta.depth == 0:
-            self.fire = self._checked()
+            self.step = self._checked()
         else:
-            self.fire = self._joined
+            self.step = self._joined
 
-    def _joined(self, row) -> list:
+    def _fits(self, row) -> bool:
+        """Whether the row has the atom's constants and its repeated variables' equal columns."""
+        return all(row[c] == value for c, value in self.constants) and \
+            all(row[c] == row[d] for c, d in self.same)
+
+    def _joined(self, row) -> None:
         """The delta plan's triejoin, its atoms positioned at the row's values."""
-        for c, value in self.constants:
-            if row[c] != value:
-                return []
-        for c, d in self.same:
-            if row[c] != row[d]:
-                return []
+        if (self.constants or self.same) and not self._fits(row):
+            return
         binding = [None] * self.size
         for slot, c in self.params:
             binding[slot] = row[c]
-        sink = self.sink
+        sink, add, waiting = self.sink, self.target.add, self.waiting
         triejoin(self.joined, self._positioned(binding), self.emit, self.intersect, binding, self.bulk)
-        out = sink[:]
+        for derived in sink:
+            if add(derived):
+                waiting.append(derived)
         sink.clear()
-        return out
 
     def _positioned(self, binding: list) -> list:
         """The delta plan's atoms' tries, each below its constants and parameters."""
@@ -120,29 +123,29 @@ class Firing:
             roots.append(node)
         return roots
 
-    def _checked(self) -> Callable[[tuple], list]:
+    def _checked(self) -> Callable[[tuple], None]:
         """The body without the atom has no atom left: its filters, read on the row's values
         (``b(x + 1) :- a(x), x < 10.`` given a(x): x < 10)."""
-        constants, same, params, head, size = self.constants, self.same, self.params, self.head, self.size
+        fits = self._fits if self.constants or self.same else None
+        params, head, size = self.params, self.head, self.size
         checks = self.joined.checks[0]
+        add, waiting = self.target.add, self.waiting
 
-        def fire(row) -> list:
-            for c, value in constants:
-                if row[c] != value:
-                    return []
-            for c, d in same:
-                if row[c] != row[d]:
-                    return []
+        def step(row) -> None:
+            if fits is not None and not fits(row):
+                return
             binding = [None] * size
             for slot, c in params:
                 binding[slot] = row[c]
             for check in checks:
                 if not check(binding):
-                    return []
-            return [head(binding)]
-        return fire
+                    return
+            derived = head(binding)
+            if add(derived):
+                waiting.append(derived)
+        return step
 
-    def _fixed(self, first: dict) -> Callable[[tuple], list]:
+    def _fixed(self, first: dict) -> Callable[[tuple], None]:
         """The body without the atom reads none of its variables: its bindings, found once,
         are the same for every row (``a(x) :- b(x), c(y), d(y).`` given b(x): c ∩ d has a
         witness or not); the row only fills the head."""
@@ -150,22 +153,19 @@ class Firing:
         binding = [None] * self.size
         triejoin(join_plan(self.plan, self.db), self._positioned(binding),
                  lambda b: bindings.append(list(b)), self.intersect, binding)
-        constants, same, params, head = self.constants, self.same, self.params, self.head
+        fits = self._fits if self.constants or self.same else None
+        params, head, add, waiting = self.params, self.head, self.target.add, self.waiting
 
-        def fire(row) -> list:
-            for c, value in constants:
-                if row[c] != value:
-                    return []
-            for c, d in same:
-                if row[c] != row[d]:
-                    return []
-            out = []
+        def step(row) -> None:
+            if fits is not None and not fits(row):
+                return
             for binding in bindings:
                 for slot, c in params:
                     binding[slot] = row[c]
-                out.append(head(binding))
-            return out
-        return fire
+                derived = head(binding)
+                if add(derived):
+                    waiting.append(derived)
+        return step
 
 
 def _independent(delta, params: dict) -> bool:
@@ -182,11 +182,11 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
     batch = BATCH if batch is None else batch
     pending = {n: list(db[n].tuples) for n in members}
     firings, rounds = _prepared(rules, members, db, intersect, pending)
+    queues = [(name, rows, [firing.step for firing in firings[name]]) for name, rows in pending.items()]
     taken, moved = 0, True
     while moved:
         moved = False
-        for name, rows in pending.items():
-            fires = firings[name]
+        for name, rows, steps in queues:
             while rows:
                 moved = True
                 if len(rows) > batch:
@@ -200,24 +200,21 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
                 # b(x + 1) :- a(x), x < 10.   one a tuple: its x bound, the rest of the body read
                 row = rows.pop()
                 taken += 1
-                for firing in fires:
-                    derived = firing.fire(row)
-                    if derived:
-                        firing.waiting.extend(firing.target.insert(derived))
+                for step in steps:
+                    step(row)
                 if not taken % PROGRESS:
                     _report(progress, taken, members, db)
 
 
 def _prepared(rules: list[tuple], members, db, intersect: str, pending: dict) -> tuple[dict, dict]:
     """By relation of the stratum, the Firings of the rules whose stratum atom reads it (one tuple
-    at a time) and their Derivations with that atom's position (a round of many); each Firing's
-    ``waiting`` is the pending list of its head's relation."""
+    at a time) and their Derivations with that atom's position (a round of many); each Firing
+    puts what it derives on the pending list of its head's relation."""
     firings: dict[str, list[Firing]] = {n: [] for n in members}
     rounds: dict[str, list[tuple]] = {n: [] for n in members}
     for plan, position in rules:
         if position is not None:
-            firing = Firing(plan, position, db, intersect)
-            firing.waiting = pending[firing.target.name]
+            firing = Firing(plan, position, db, intersect, pending[plan.clause.head.relation])
             firings[firing.relation].append(firing)
             rounds[firing.relation].append((Derivation(plan, db, intersect), position, firing.target))
     return firings, rounds
