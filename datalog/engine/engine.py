@@ -82,6 +82,8 @@ class Engine:
                                                   # command-line choice, never a program's)
         self._commits = 0                         # commits made (transactions, commit, extend)
         self._subscriptions: list[tables.Subscription] = []
+        self.arrow_tables: dict = {}              # (relation, ordered) -> the last to_arrow() of it, kept
+                                                  # while it is unchanged (tables.Relation.to_arrow)
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -128,7 +130,7 @@ class Engine:
         checked before any is added."""
         relation = self.stored_relation(name)
         with paused_gc():                                   # bulk: see datalog.engine.memory
-            relation.insert(tables.admitted(self, name, rows))
+            relation.insert(set(tables.admitted(self, name, rows)))     # a set: one C-level union
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source, settle the types of ``auto`` columns, then
@@ -424,6 +426,8 @@ class Engine:
     def _committed(self, delta: Delta) -> None:
         """A commit was made: count it and tell the subscribers."""
         self._commits += 1
+        self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
+                             if self.db.get(key[0]) is kept[0]}                         # table is dropped
         if self._subscriptions:
             tables.publish(self, self._subscriptions, delta, self.commit_number)
 
