@@ -67,5 +67,12 @@ def __getattr__(name: str):
     return value
 
 
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext datalog`` in IPython or Jupyter: the ``%%datalog`` cell magic
+    (:mod:`datalog.notebook`; IPython comes with the ``notebook`` extra)."""
+    from datalog import notebook
+    notebook.load_ipython_extension(ipython)
+
+
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -82,6 +82,8 @@ class Engine:
                                                   # command-line choice, never a program's)
         self._commits = 0                         # commits made (transactions, commit, extend)
         self._subscriptions: list[tables.Subscription] = []
+        self.progress: Progress | None = None      # told of long loads and evaluations when run, extend
+                                                  # and loading are given no progress of their own
         self.arrow_tables: dict = {}              # (relation, ordered) -> the last to_arrow() of it, kept
                                                   # while it is unchanged (tables.Relation.to_arrow)
         fill(self.db, program_facts(self.checked))
@@ -137,14 +139,14 @@ class Engine:
         load them; all or nothing."""
         if self._inputs_loaded:
             return
-        loaded = self._read_inputs(self.checked.directives("input"), progress)
+        loaded = self._read_inputs(self.checked.directives("input"), progress or self.progress)
         self.settle(loaded)
         fill(self.db, loaded)
         self._inputs_loaded = True
 
     def _read_inputs(self, directives, progress: Progress | None = None):
         return read_inputs(self.checked, directives, self.facts_dir, self.spark_session, self.stage_source,
-                           progress, self.allow_paths)
+                           progress or self.progress, self.allow_paths)
 
     def settle(self, samples) -> None:
         """``auto`` columns take the type of their loaded values (``samples``: (relation, rows));
@@ -176,6 +178,7 @@ class Engine:
     # ------------------------------------------------------------ evaluation
     def run(self, progress: Progress | None = None) -> None:
         """Load the inputs, then evaluate every stratum in order (semi-naive inside recursive ones)."""
+        progress = progress or self.progress
         with paused_gc():
             self.load_inputs(progress)
             self.evaluate(progress)
@@ -183,7 +186,8 @@ class Engine:
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
         """Every stratum in order, or only those holding a relation of ``only``."""
-        fixpoint.evaluate(self.checked.strata, self.compiled, self.db, self.intersect, progress, only)
+        fixpoint.evaluate(self.checked.strata, self.compiled, self.db, self.intersect, progress or self.progress,
+                          only)
 
     # ------------------------------------------------------------ growing the program
     def extend(self, text: str | ast.Program, name: str = "<input>", facts_dir=None, durable=None) -> Delta:
