@@ -211,3 +211,32 @@ def test_the_cell_magic_in_a_jupyter_kernel(tmp_path):
     error, = outputs[5]                                             # shown without a traceback
     assert error["name"] == "stderr" and error["text"].startswith("UsageError: ")
     assert "error[arity_mismatch]" in error["text"] and "Traceback" not in error["text"]
+
+
+# ---------------------------------------------------------------- the README's cells
+
+def readme_cells() -> list[tuple[str, str | None]]:
+    """The README's ``ipython`` cells (in "From Python and notebooks"), each with the ``text``
+    block right after it, if any: what the cell prints, then its value."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = text.index("## From Python and notebooks")
+    text = text[start:text.index("\n## ", start + 1)]
+    return re.findall(r"```ipython\n(.*?)```\s*(?:```text\n(.*?)```)?", text, re.S)
+
+
+def test_readme_cells_print_what_the_readme_says(fresh, capsys):
+    cells = readme_cells()
+    assert len(cells) >= 2
+    for source, expected in cells:
+        capsys.readouterr()
+        if source.startswith("%%"):
+            first, _, body = source.partition("\n")
+            value = fresh.run_cell_magic(first[2:].split()[0], first[2:].partition(" ")[2], body)
+            if value is not None:
+                print(value)
+        else:
+            assert fresh.run_cell(source).success
+        if expected:
+            assert capsys.readouterr().out == expected
