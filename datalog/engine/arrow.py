@@ -36,6 +36,7 @@ datalog.language.errors.TypeMismatch: error[type_mismatch]: r column a (1) holds
 
 from __future__ import annotations
 
+import functools
 import io
 from operator import itemgetter
 
@@ -104,6 +105,56 @@ def sortable(kinds: Kinds) -> bool:
 def sorted_table(table: pa.Table, kinds: Kinds) -> pa.Table:
     """``table`` (columns :func:`sortable`) in ascending order, column by column."""
     return table.sort_by([(name, "ascending") for name, _ in kinds])
+
+
+def patched(table: pa.Table, kinds: Kinds, inserted, retracted, ordered: bool) -> pa.Table | None:
+    """``table`` (the rows of a relation with columns ``kinds``; in ascending order if
+    ``ordered``) with the rows ``retracted`` taken out and ``inserted`` (rows it does not hold)
+    put in, in order if ``ordered``: found by comparisons over the columns, the table's order
+    kept, the rest of it sliced, not copied. None when a column is not a number, float or symbol
+    (building the table again is then the way).
+
+    >>> kinds = [("a", "number"), ("b", "symbol")]
+    >>> table = table_of(kinds, [(1, "x"), (2, "x"), (2, "y"), (3, "z")])
+    >>> patched(table, kinds, [(2, "a"), (0, "q"), (4, "a")], [(2, "y"), (3, "z")], True).to_pylist()
+    [{'a': 0, 'b': 'q'}, {'a': 1, 'b': 'x'}, {'a': 2, 'b': 'a'}, {'a': 2, 'b': 'x'}, {'a': 4, 'b': 'a'}]
+    """
+    if not sortable(kinds):
+        return None
+    if retracted:
+        gone = [_compared(table, kinds, row, pc.equal, None) for row in retracted]
+        table = table.filter(pc.invert(functools.reduce(pc.or_, gone)))
+    if inserted and not ordered:
+        table = pa.concat_tables([table, table_of(kinds, list(inserted))])
+    elif inserted:
+        rows = sorted(inserted)
+        new, pieces, start = table_of(kinds, rows), [], 0
+        for i, row in enumerate(rows):               # its place: the number of rows before it
+            place = pc.sum(_compared(table, kinds, row, pc.less, pc.equal)).as_py() or 0
+            pieces += [table.slice(start, place - start), new.slice(i, 1)]
+            start = place
+        table = pa.concat_tables(pieces + [table.slice(start)])
+    return table.combine_chunks() if table.column(0).num_chunks > MAX_CHUNKS else table
+
+
+MAX_CHUNKS = 32             # a patched table's pieces, beyond which they are made one again
+
+
+def _compared(table: pa.Table, kinds: Kinds, row: tuple, compare, tie):
+    """Per row of ``table``, whether it ``compare``-s to ``row`` column by column: with ``tie``
+    (``pc.equal``) lexicographically, the first column that is not tied deciding (``less``: the
+    rows before ``row``); without, in every column (``equal``: the row itself)."""
+    out = None
+    for i in reversed(range(len(kinds))):
+        column, value = table.column(i), pa.scalar(row[i], arrow_type(kinds[i][1]))
+        this = compare(column, value)
+        if out is None:
+            out = this
+        elif tie is None:
+            out = pc.and_(this, out)
+        else:
+            out = pc.or_(this, pc.and_(tie(column, value), out))
+    return out
 
 
 # ---------------------------------------------------------------- in

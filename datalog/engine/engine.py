@@ -84,8 +84,8 @@ class Engine:
         self._subscriptions: list[tables.Subscription] = []
         self.progress: Progress | None = None      # told of long loads and evaluations when run, extend
                                                   # and loading are given no progress of their own
-        self.arrow_tables: dict = {}              # (relation, ordered) -> the last to_arrow() of it, kept
-                                                  # while it is unchanged (tables.Relation.to_arrow)
+        self.arrow_tables: dict = {}              # (relation, ordered) -> its last to_arrow(), kept while
+                                                  # it is unchanged or patched (tables.Relation.to_arrow)
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -273,8 +273,11 @@ class Engine:
         """One commit: the requests ``{relation: {row: +1 | -1}}`` (admitted EDB rows) applied and
         every IDB relation maintained; the delta of every relation that changed. All or nothing:
         on an error (or Ctrl-C) the journal undoes every change. Once it is made (for a
-        workspace: durable), the subscribers of the relations it changed are told."""
+        workspace: durable), the subscribers of the relations it changed are told, and the Arrow
+        tables kept of them note their changes (:func:`tables.note_changes`)."""
+        current = tables.current_tables(self) if self._evaluated else set()    # (else run() changes them)
         delta = self._apply(pending)
+        tables.note_changes(self, delta, current)
         self._committed(delta)
         return delta
 
