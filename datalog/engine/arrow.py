@@ -110,9 +110,9 @@ def sorted_table(table: pa.Table, kinds: Kinds) -> pa.Table:
 def patched(table: pa.Table, kinds: Kinds, inserted, retracted, ordered: bool) -> pa.Table | None:
     """``table`` (the rows of a relation with columns ``kinds``; in ascending order if
     ``ordered``) with the rows ``retracted`` taken out and ``inserted`` (rows it does not hold)
-    put in, in order if ``ordered``: found by comparisons over the columns, the table's order
-    kept, the rest of it sliced, not copied. None when a column is not a number, float or symbol
-    (building the table again is then the way).
+    put in, in order if ``ordered``: each row's place found by comparisons over the columns, the
+    table between them sliced, not copied. None when a column is not a number, float or symbol
+    (building the table again is then the way), or a row to take out is not there.
 
     >>> kinds = [("a", "number"), ("b", "symbol")]
     >>> table = table_of(kinds, [(1, "x"), (2, "x"), (2, "y"), (3, "z")])
@@ -121,19 +121,24 @@ def patched(table: pa.Table, kinds: Kinds, inserted, retracted, ordered: bool) -
     """
     if not sortable(kinds):
         return None
-    if retracted:
-        gone = [_compared(table, kinds, row, pc.equal, None) for row in retracted]
-        table = table.filter(pc.invert(functools.reduce(pc.or_, gone)))
-    if inserted and not ordered:
-        table = pa.concat_tables([table, table_of(kinds, list(inserted))])
-    elif inserted:
-        rows = sorted(inserted)
-        new, pieces, start = table_of(kinds, rows), [], 0
-        for i, row in enumerate(rows):               # its place: the number of rows before it
-            place = pc.sum(_compared(table, kinds, row, pc.less, pc.equal)).as_py() or 0
-            pieces += [table.slice(start, place - start), new.slice(i, 1)]
+    gone = [pc.index(_compared(table, kinds, row, pc.equal, None), True).as_py() for row in retracted]
+    if -1 in gone:
+        return None
+    rows = sorted(inserted) if ordered else list(inserted)
+    new = table_of(kinds, rows)
+    # (place, 0, i): new row i goes before row ``place``; (place, 1, _): row ``place`` goes
+    places = [(pc.sum(_compared(table, kinds, row, pc.less, pc.equal)).as_py() or 0 if ordered else table.num_rows,
+               0, i) for i, row in enumerate(rows)]
+    pieces, start = [], 0
+    for place, kind, i in sorted(places + [(row, 1, 0) for row in gone]):
+        pieces.append(table.slice(start, place - start))
+        if kind == 0:
+            pieces.append(new.slice(i, 1))
             start = place
-        table = pa.concat_tables(pieces + [table.slice(start)])
+        else:
+            start = place + 1
+    pieces.append(table.slice(start))
+    table = pa.concat_tables([piece for piece in pieces if piece.num_rows] or [table.slice(0, 0)])
     return table.combine_chunks() if table.column(0).num_chunks > MAX_CHUNKS else table
 
 
