@@ -7,7 +7,6 @@ import contextlib
 import sys
 
 from datalog.engine.progress import ProgressBar
-
 from datalog.language.errors import BadCommand
 from datalog.language.parser import ParseOptions
 

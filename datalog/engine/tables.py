@@ -127,7 +127,8 @@ def current_tables(engine) -> set:
     their relation's rows now, with the changes noted for them."""
     out = set()
     for entry, (stored, key, *_) in engine.arrow_tables.items():
-        if engine.db.get(entry[0]) is stored and key == _unchanged_key(engine, stored, column_kinds(engine, entry[0])):
+        name = entry[0]
+        if engine.db.get(name) is stored and key == _unchanged_key(engine, stored, column_kinds(engine, name)):
             out.add(entry)
     return out
 
@@ -137,8 +138,7 @@ def note_changes(engine, delta, current: set) -> None:
     (:func:`current_tables`) and whose relation it changed keeps the change, to be patched in
     when it is next read (:func:`datalog.engine.arrow.patched`: a few rows changed in a large
     relation cost a few passes over its columns, not a new table from the tuples), or is
-    dropped when more than :data:`PATCHED` rows wait. The commit pays
-    only for noting its rows."""
+    dropped when more than :data:`PATCHED` rows wait. The commit pays only for noting its rows."""
     for entry in current:
         change = delta.get(entry[0])
         if not change or entry not in engine.arrow_tables:
@@ -205,10 +205,10 @@ class Relation:
         relation read so) and given again while the relation is unchanged: the same stored
         relation at the same ``version`` (:mod:`lftj.relation`, which every change of its rows
         counts), with the same column types. The rows that commits change are noted, and patched
-        in at the next read when they are few (:func:`note_changes`). Building it from the Python tuples is the cost of a first read
-        (0.4-0.7 s at 1M rows, against DuckDB's 0.01-0.04 s from its columns); a read of an
-        unchanged relation costs a dictionary look-up. A view that is not stored (maintenance
-        serves some relations from others) is built every time."""
+        in at the next read when they are few (:func:`note_changes`). Building it from the Python
+        tuples is the cost of a first read (0.5-0.7 s at 1M rows, against DuckDB's 0.01-0.04 s
+        from its columns); a read of an unchanged relation costs a dictionary look-up. A view
+        that is not stored (maintenance serves some relations from others) is built every time."""
         kinds, stored = column_kinds(self._engine, self.name), self._stored
         key = _unchanged_key(self._engine, stored, kinds)
         cache = self._engine.arrow_tables
