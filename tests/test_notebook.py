@@ -182,10 +182,18 @@ def test_relations_show_as_html_cut_to_their_first_rows():
 
 # ---------------------------------------------------------------- a real Jupyter kernel
 
-def test_the_cell_magic_in_a_jupyter_kernel(tmp_path):
+def test_the_cell_magic_in_a_jupyter_kernel(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
+    import json
+    import sys
+    spec = tmp_path / "kernels" / "datalog-test"                    # this Python's kernel, whatever else
+    spec.mkdir(parents=True)                                        # the machine has installed
+    spec.joinpath("kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "datalog test", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
     cells = [
         "%load_ext datalog",
         "%%datalog\n" + PROGRAM + "edge(1, 2). edge(2, 3).",
@@ -195,7 +203,7 @@ def test_the_cell_magic_in_a_jupyter_kernel(tmp_path):
         "%%datalog\n?- path(1, X, Y).",
     ]
     book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    client = nbclient.NotebookClient(book, timeout=120, kernel_name="python3", allow_errors=True,
+    client = nbclient.NotebookClient(book, timeout=120, kernel_name="datalog-test", allow_errors=True,
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
     outputs = [c.outputs for c in book.cells]
