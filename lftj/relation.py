@@ -99,6 +99,17 @@ class Relation:
                     root.insert(row if identity else tuple(row[i] for i in order))
         return new
 
+    def add_all(self, rows) -> None:
+        """Add rows, not telling which were new: with no index to keep up to date (a bulk load
+        before evaluation), one set update in C instead of a test and an add per row (half the
+        time at 1M rows)."""
+        if self.indexes:
+            self.insert(rows)
+            return
+        before, self.presorted = len(self.tuples), None
+        self.tuples.update(rows)
+        self.version += len(self.tuples) != before
+
     def erase(self, rows) -> list[tuple]:
         gone = [row for row in rows if row in self.tuples]
         self.presorted = None
