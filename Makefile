@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,spark]'
+	$(PY) -m pip install -q -e '.[dev,spark,notebook]'
 	@touch $@
 
 run: $(VENV)/.installed
@@ -19,7 +19,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest tests datalog lftj maintenance
 
 bench: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[dev,spark,bench]'
+	$(PY) -m pip install -q -e '.[dev,spark,notebook,bench]'
 	$(PY) -m bench static
 
 clean:

@@ -4,6 +4,10 @@ against the engine's own fact-file loading and DuckDB (if installed) on the same
     python -m bench.tables [ROWS]
 
 Each time is the best of three runs, in seconds, on a relation ``r(a: number, b: symbol)``.
+A read is timed three ways (:meth:`datalog.engine.tables.Relation.to_arrow`): the "first read"
+builds the Arrow table from the engine's tuples (no table kept: as after a large change); "after
+2 one-row commits" reads a table the engine kept, patching in the rows changed since (the
+commits, untimed, insert a new row and retract another); "unchanged" reads again a table already read.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from datalog import Engine
 PROGRAM = ".decl r(a: number, b: symbol)\n"
 
 
-def best(fn, runs: int = 3) -> float:
+def best(fn, runs: int = 3, before=None) -> float:
+    """The least time of ``runs`` calls of ``fn``, each after an untimed ``before()``."""
     times = []
     for _ in range(runs):
+        if before is not None:
+            before()
         started = time.perf_counter()
         fn()
         times.append(time.perf_counter() - started)
@@ -62,13 +69,35 @@ def main(n: int = 1_000_000) -> None:
             engine.run()                             # loads the file (nothing to evaluate)
         results.append(("fact-file loading (.input r, TSV)", best(load_file)))
     engine = insert(table)
+    engine.run()
     view = engine.relation("r")
-    results.append(("read: relation(r).to_arrow()", best(view.to_arrow)))
-    results.append(("read: relation(r).to_arrow(ordered=False)", best(lambda: view.to_arrow(ordered=False))))
-    results.append(("read: relation(r).rows()", best(view.rows)))
+
+    def forget():                                    # no table kept: the first read after a large change
+        engine.arrow_tables.clear()
+
+    commits = iter(range(n))
+
+    def change():                                    # one row in, one out: the kept table is patched at the read
+        view.to_arrow()
+        k = next(commits)
+        engine.commit(inserts={"r": [(n + k, "new")]})
+        engine.commit(retracts={"r": [(k, b[k])]})
+    results.append(("first read: relation(r).to_arrow()", best(view.to_arrow, before=forget)))
+    results.append(("first read: to_arrow(ordered=False)", best(lambda: view.to_arrow(ordered=False), before=forget)))
     try:
         import pandas  # noqa: F401
-        results.append(("read: relation(r).to_pandas()", best(view.to_pandas)))
+        results.append(("first read: relation(r).to_pandas()", best(view.to_pandas, before=forget)))
+    except ImportError:
+        pass
+    results.append(("read: relation(r).rows()", best(view.rows)))
+    results.append(("read after 2 one-row commits: to_arrow()", best(view.to_arrow, before=change)))
+    results.append(("read after 2 one-row commits: to_arrow(ordered=False)",
+                    best(lambda: view.to_arrow(ordered=False), before=change)))
+    view.to_arrow()
+    results.append(("read unchanged: relation(r).to_arrow()", best(view.to_arrow)))
+    try:
+        import pandas  # noqa: F401
+        results.append(("read unchanged: relation(r).to_pandas()", best(view.to_pandas)))
     except ImportError:
         pass
     try:

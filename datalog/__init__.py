@@ -17,6 +17,8 @@ The package's top level is its public API:
 ``Subscription``         ``engine.subscribe(name, callback)``: each commit's change of a relation
 ``TableChange``          one delivered change: ``commit``, ``inserted``, ``retracted``, ``table``
 ``SubscriptionWarning``  a subscriber's callback raised (the commit stands)
+``Answers``              a query's answers as a table (what ``%%datalog --as table`` gives)
+``ProgressBar``          a rich progress bar for ``engine.run(progress)`` (:mod:`datalog.engine.progress`)
 ``Workspace``            a program and its maintained state on disk (:mod:`datalog.workspace`)
 ``DatalogError``         every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
 ``parse``                program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
@@ -34,7 +36,8 @@ changes can be followed (:mod:`datalog.engine.tables`):
 [(1, [(1, 2, 1)]), (2, [(1, 5, 1), (2, 5, 1)])]
 
 The names are imported when first used, so importing one part of the package (the parser,
-the engine) does not import the rest.
+the engine) does not import the rest. In IPython or Jupyter, ``%load_ext datalog`` adds the
+``%%datalog`` cell magic (:mod:`datalog.notebook`, the ``notebook`` extra).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ _WHERE = {
     "Subscription": "datalog.engine.tables",
     "TableChange": "datalog.engine.tables",
     "SubscriptionWarning": "datalog.engine.tables",
+    "Answers": "datalog.engine.tables",
+    "ProgressBar": "datalog.engine.progress",
     "Workspace": "datalog.workspace.workspace",
     "DatalogError": "datalog.language.errors",
     "parse": "datalog.language.parser",
@@ -65,6 +70,13 @@ def __getattr__(name: str):
     value = getattr(importlib.import_module(_WHERE[name]), name)
     globals()[name] = value
     return value
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext datalog`` in IPython or Jupyter: the ``%%datalog`` cell magic
+    (:mod:`datalog.notebook`; IPython comes with the ``notebook`` extra)."""
+    from datalog import notebook
+    notebook.load_ipython_extension(ipython)
 
 
 def __dir__() -> list[str]:

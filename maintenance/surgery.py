@@ -44,6 +44,7 @@ def apply_change(relation, change, journal) -> dict[tuple, list[Surgery]]:
     gone = [row for row in sorted(change.retracted) if row in relation.tuples]
     new = [row for row in sorted(change.inserted) if row not in relation.tuples]
     relation.presorted = None
+    relation.version += bool(gone or new)           # the rows change in place: see lftj.relation
     for row in gone:
         relation.tuples.discard(row)
     relation.tuples.update(new)

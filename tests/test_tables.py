@@ -247,3 +247,107 @@ def test_a_frame_arrow_cannot_read_is_a_type_mismatch():
         engine.commit(inserts={"t": frame})
     assert caught.value.code == "type_mismatch" and caught.value.message.startswith("t: ")
     assert state(engine) == before
+
+
+# ---------------------------------------------------------------- kept Arrow tables against fresh ones
+
+CACHED_PROGRAM = """
+.decl e(x: number, y: symbol)
+.decl blocked(y: symbol)
+.decl reach(x: number, y: symbol)
+reach(x, y) :- e(x, y), !blocked(y).
+reach(x, y) :- reach(x, z), e(z2, z), e(z2, y), x != z2.
+"""
+NODE_ROW = st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", "c"]))
+STEP = st.one_of(
+    st.tuples(st.just("commit"), st.lists(st.tuples(st.sampled_from("+-"), NODE_ROW), max_size=4), st.booleans()),
+    st.tuples(st.just("block"), st.sampled_from("+-"), st.sampled_from(["a", "b", "c"])),
+    st.tuples(st.just("extend"), st.integers(0, 3)))
+
+
+def fresh_table(engine: Engine, name: str) -> pa.Table:
+    """The slow twin of ``relation(name).to_arrow()``: built from ``engine.rows`` every time."""
+    from datalog.engine import arrow
+    from datalog.engine.tables import column_kinds
+    return arrow.table_of(column_kinds(engine, name), engine.rows(name))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(STEP, max_size=10), st.sampled_from(["incremental", "recompute"]))
+def test_kept_tables_are_the_relations_rows(steps, maintenance):
+    """A table read again is the table of the relation's rows now: after commits, rolled-back
+    transactions, commits that change nothing and rules added (``extend``)."""
+    engine = Engine.from_source(CACHED_PROGRAM, maintenance=maintenance)
+    engine.insert("e", [(0, "a"), (1, "b")])
+    engine.run()
+    added = 0
+    for step in steps:
+        for name in engine.relations():                    # read (and keep) before the step
+            engine.relation(name).to_arrow()
+        if step[0] == "commit":
+            try:
+                with engine.transaction() as tx:
+                    for sign, row in step[1]:
+                        (tx.insert if sign == "+" else tx.retract)("e", [row])
+                    if step[2]:
+                        raise KeyError("rolled back")
+            except KeyError:
+                pass
+        elif step[0] == "block":
+            engine.commit(**{"inserts" if step[1] == "+" else "retracts": {"blocked": [(step[2],)]}})
+        else:
+            added += 1
+            engine.extend(f"extra{added}(x) :- reach(x, _), x >= {step[1]}.")
+        for name in engine.relations():
+            view = engine.relation(name)
+            assert view.to_arrow().equals(fresh_table(engine, name)), name
+            unordered = view.to_arrow(ordered=False).to_pylist()
+            assert sorted(tuple(r.values()) for r in unordered) == engine.rows(name)
+
+
+def test_an_unchanged_relation_gives_its_kept_table():
+    engine = engine_with(ROWS)
+    view = engine.relation("t")
+    first = view.to_arrow()
+    assert view.to_arrow() is first and engine.relation("t").to_arrow(ordered=False) is first
+    engine.commit(inserts={"t": [ROWS[0]]})                  # no change: the table stays
+    assert view.to_arrow() is first
+    engine.commit(inserts={"t": [(7, 7, 7, 7.0, "seven")]})
+    assert view.to_arrow() is not first and view.to_arrow().num_rows == len(ROWS) + 1
+
+
+def test_kept_tables_of_a_workspace_follow_its_commits(tmp_path):
+    from datalog import Workspace
+    path = tmp_path / "ws"
+    with Workspace.create(path, CACHED_PROGRAM) as ws:
+        ws.engine.commit(inserts={"e": [(0, "a"), (1, "b"), (1, "a")]})
+    for change in ({"inserts": {"e": [(2, "c")]}}, {"retracts": {"e": [(1, "a")]}},
+                   {"inserts": {"blocked": [("b",)]}}):
+        with Workspace.open(path) as ws:                  # relations read from the snapshot when first used
+            views = [ws.engine.relation(name) for name in ws.engine.relations()]
+            assert all(view.to_arrow().equals(fresh_table(ws.engine, view.name)) for view in views)
+            ws.engine.commit(**change)
+            assert all(view.to_arrow().equals(fresh_table(ws.engine, view.name)) for view in views)
+
+
+PLAIN_KINDS = [("n", "number"), ("u", "unsigned"), ("f", "float"), ("s", "symbol")]
+PLAIN_ROW = st.tuples(st.integers(-3, 3) | st.sampled_from([numbers.INT_MIN, numbers.INT_MAX]),
+                      st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.5, -math.inf, math.inf, 1e-300]),
+                      st.sampled_from(["", "a", "b", "ä", "✓", "a\x00", "A"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(PLAIN_ROW, max_size=40), st.sets(PLAIN_ROW, max_size=12), st.data(), st.booleans())
+def test_a_patched_table_is_the_table_of_the_changed_rows(rows, new, data, ordered):
+    """arrow.patched (a kept table changed by a commit) against building the table again."""
+    from datalog.engine import arrow
+    rows = set(rows)
+    retracted = set(data.draw(st.lists(st.sampled_from(sorted(rows)), max_size=8))) if rows else set()
+    inserted = {row for row in new if row not in rows}
+    before = arrow.table_of(PLAIN_KINDS, sorted(rows) if ordered else list(rows))
+    asked = {(n, u, -f if f == 0 else f, s) for n, u, f, s in retracted}    # -0.0 retracts 0.0, as in a set
+    after = arrow.patched(before, PLAIN_KINDS, inserted, asked, ordered)
+    expected = sorted((rows - retracted) | inserted)
+    got = [tuple(r.values()) for r in after.to_pylist()]
+    assert (got if ordered else sorted(got)) == expected
+    assert after.schema == before.schema

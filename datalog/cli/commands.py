@@ -21,8 +21,8 @@ from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
 from datalog.language import numbers
 from datalog.language.errors import DatalogError, IOFault
-from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
-                                 parse_options, progress_line, spark_options)
+from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, parse_options,
+                                 progress_bar, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
 from datalog.cli.tables import stats_table
 
@@ -133,26 +133,16 @@ def _add_join_option(parser) -> None:
                              "goes worst-case optimally (default)")
 
 
-def _run(args) -> int:
-    started = time.perf_counter()
-    numbers.set_width(args.number_width)
-    engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
-                              spark=spark_options(args), allow_paths=args.allow_paths,
-                              parse_options=parse_options(args))
-    print_warnings(engine, args)
-    batches = read_updates(engine, args.updates) if args.updates else None
-    progress = progress_line()
+def _evaluate(engine, args, batches, progress) -> list[str] | None:
+    """Evaluate the program: Spark-resident, every relation a DataFrame from sources to sinks
+    (returns the ``.printsize`` lines; the sinks are written), else on Spark's distributed
+    evaluator or here (None)."""
     if args.engine == "spark" and batches is None:
         from datalog.spark import resident      # (here: pyspark costs every other command 0.1 s to import)
         blocked = [c for c in resident.choices(engine) if c.reason is not None]
         if not blocked:                          # every relation stays a DataFrame, sources to sinks
             _, lines = resident.run_resident(engine, args.output_dir, progress, join=args.spark_join)
-            for line in lines:
-                print(line)
-            clear_progress_line()
-            if args.timing:
-                print(f"evaluated in {time.perf_counter() - started:.3f} s", file=sys.stderr)
-            return 0
+            return lines
         first = blocked[0]
         print(f"note: not Spark-resident (stratum {first.number}, {', '.join(first.relations)}: {first.reason}); "
               f"the distributed evaluator runs the program, its relations on the driver", file=sys.stderr)
@@ -163,9 +153,23 @@ def _run(args) -> int:
         if args.spark:
             engine.spark_session()
         engine.run(progress=progress)
-    for line in engine.write_outputs(args.output_dir):
+    return None
+
+
+def _run(args) -> int:
+    started = time.perf_counter()
+    numbers.set_width(args.number_width)
+    engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
+                              spark=spark_options(args), allow_paths=args.allow_paths,
+                              parse_options=parse_options(args))
+    print_warnings(engine, args)
+    batches = read_updates(engine, args.updates) if args.updates else None
+    with progress_bar() as progress:
+        lines = _evaluate(engine, args, batches, progress)
+    if lines is None:
+        lines = engine.write_outputs(args.output_dir)
+    for line in lines:
         print(line)
-    clear_progress_line()
     if args.timing:
         print(f"evaluated in {time.perf_counter() - started:.3f} s", file=sys.stderr)
     if batches is None:

@@ -1,10 +1,12 @@
 """What the commands share on the command line: the Spark options (``--master``, ``--conf``),
-``--allow-paths`` and the progress line on stderr."""
+``--allow-paths`` and the progress bar on stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
+from datalog.engine.progress import ProgressBar
 from datalog.language.errors import BadCommand
 from datalog.language.parser import ParseOptions
 
@@ -37,21 +39,16 @@ def spark_options(args) -> dict:
     return {"master": args.master, "conf": conf}
 
 
-def progress_line():
-    """A progress callback that rewrites one line of stderr, if stderr is a terminal (else ``None``)."""
+@contextlib.contextmanager
+def progress_bar():
+    """A rich progress bar on stderr while the block runs (:mod:`datalog.engine.progress`): the
+    progress callback to give the engine, or ``None`` if stderr is not a terminal."""
     if not sys.stderr.isatty():
-        return None
-
-    def report(message: str) -> None:
-        sys.stderr.write("\r\033[K" + message[:100])
-        sys.stderr.flush()
-    return report
-
-
-def clear_progress_line() -> None:
-    """Clear the progress line (on a terminal)."""
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
+        yield None
+        return
+    from rich.console import Console
+    with ProgressBar(Console(stderr=True)) as bar:
+        yield bar
 
 
 def add_preprocessor_options(parser) -> None:

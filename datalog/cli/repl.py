@@ -155,15 +155,22 @@ class Session:
 
     # ------------------------------------------------------------ queries
     def _query(self, statement: Statement) -> str:
-        """``?- path(1, X).`` reads the relation; a longer body is evaluated as a rule of its own."""
-        body = parse_query(statement.positioned(original=True), statement.name)
-        if len(body) == 1 and _simple(body[0]):
-            names, rows = _lookup(self.engine, body[0])
-        else:
-            names, rows = self.engine.ask(body)
+        names, rows = self.answer(statement)
         if not names:
             return "true" if rows else "false"
         return limited(names, rows, self.limit)
+
+    def answer(self, statement: Statement) -> tuple[list[str], list[tuple]]:
+        """The variables of a query (``?- path(1, X).``) and their distinct rows, sorted: a
+        one-atom query reads the relation; a longer body is evaluated as a rule of its own."""
+        try:
+            body = parse_query(statement.positioned(original=True), statement.name)
+            if len(body) == 1 and _simple(body[0]):
+                return _lookup(self.engine, body[0])
+            return self.engine.ask(body)
+        except DatalogError as err:
+            _as_typed(err, statement)
+            raise
 
     def _atom(self, statement: Statement, message: str) -> ast.Atom:
         atom = _single_fact(parse(statement.positioned(), statement.name))

@@ -14,7 +14,7 @@ from datalog.language import ast
 from datalog.language.errors import MissingInput
 from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_outputs
-from datalog.cli.options import add_path_option, add_spark_options, clear_progress_line, progress_line, spark_options
+from datalog.cli.options import add_path_option, add_spark_options, progress_bar, spark_options
 from datalog.cli import changes
 from datalog.cli.report import apply_and_report, delta_printer
 
@@ -108,8 +108,8 @@ def _refresh(args) -> int:
     from datalog.refresh import describe, refresh
     with _workspace().open(args.workspace, spark=spark_options(args), allow_paths=args.allow_paths) as ws:
         with changes.ChangeFiles(ws.engine, args.changes, args.changes_format) as files:
-            report = refresh(ws, progress_line(), args.fact_dir, args.output_dir)
-    clear_progress_line()
+            with progress_bar() as progress:
+                report = refresh(ws, progress, args.fact_dir, args.output_dir)
     for line in describe(report):
         print(line)
     return files.report()

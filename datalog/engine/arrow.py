@@ -36,6 +36,7 @@ datalog.language.errors.TypeMismatch: error[type_mismatch]: r column a (1) holds
 
 from __future__ import annotations
 
+import functools
 import io
 from operator import itemgetter
 
@@ -104,6 +105,61 @@ def sortable(kinds: Kinds) -> bool:
 def sorted_table(table: pa.Table, kinds: Kinds) -> pa.Table:
     """``table`` (columns :func:`sortable`) in ascending order, column by column."""
     return table.sort_by([(name, "ascending") for name, _ in kinds])
+
+
+def patched(table: pa.Table, kinds: Kinds, inserted, retracted, ordered: bool) -> pa.Table | None:
+    """``table`` (the rows of a relation with columns ``kinds``; in ascending order if
+    ``ordered``) with the rows ``retracted`` taken out and ``inserted`` (rows it does not hold)
+    put in, in order if ``ordered``: each row's place found by comparisons over the columns, the
+    table between them sliced, not copied. None when a column is not a number, float or symbol
+    (building the table again is then the way), or a row to take out is not there.
+
+    >>> kinds = [("a", "number"), ("b", "symbol")]
+    >>> table = table_of(kinds, [(1, "x"), (2, "x"), (2, "y"), (3, "z")])
+    >>> patched(table, kinds, [(2, "a"), (0, "q"), (4, "a")], [(2, "y"), (3, "z")], True).to_pylist()
+    [{'a': 0, 'b': 'q'}, {'a': 1, 'b': 'x'}, {'a': 2, 'b': 'a'}, {'a': 2, 'b': 'x'}, {'a': 4, 'b': 'a'}]
+    """
+    if not sortable(kinds):
+        return None
+    gone = [pc.index(_compared(table, kinds, row, pc.equal, None), True).as_py() for row in retracted]
+    if -1 in gone:
+        return None
+    rows = sorted(inserted) if ordered else list(inserted)
+    new = table_of(kinds, rows)
+    # (place, 0, i): new row i goes before row ``place``; (place, 1, _): row ``place`` goes
+    places = [(pc.sum(_compared(table, kinds, row, pc.less, pc.equal)).as_py() or 0 if ordered else table.num_rows,
+               0, i) for i, row in enumerate(rows)]
+    pieces, start = [], 0
+    for place, kind, i in sorted(places + [(row, 1, 0) for row in gone]):
+        pieces.append(table.slice(start, place - start))
+        if kind == 0:
+            pieces.append(new.slice(i, 1))
+            start = place
+        else:
+            start = place + 1
+    pieces.append(table.slice(start))
+    table = pa.concat_tables([piece for piece in pieces if piece.num_rows] or [table.slice(0, 0)])
+    return table.combine_chunks() if table.column(0).num_chunks > MAX_CHUNKS else table
+
+
+MAX_CHUNKS = 32             # a patched table's pieces, beyond which they are made one again
+
+
+def _compared(table: pa.Table, kinds: Kinds, row: tuple, compare, tie):
+    """Per row of ``table``, whether it ``compare``-s to ``row`` column by column: with ``tie``
+    (``pc.equal``) lexicographically, the first column that is not tied deciding (``less``: the
+    rows before ``row``); without, in every column (``equal``: the row itself)."""
+    out = None
+    for i in reversed(range(len(kinds))):
+        column, value = table.column(i), pa.scalar(row[i], arrow_type(kinds[i][1]))
+        this = compare(column, value)
+        if out is None:
+            out = this
+        elif tie is None:
+            out = pc.and_(this, out)
+        else:
+            out = pc.or_(this, pc.and_(tie(column, value), out))
+    return out
 
 
 # ---------------------------------------------------------------- in

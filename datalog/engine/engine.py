@@ -82,6 +82,10 @@ class Engine:
                                                   # command-line choice, never a program's)
         self._commits = 0                         # commits made (transactions, commit, extend)
         self._subscriptions: list[tables.Subscription] = []
+        self.progress: Progress | None = None      # told of long loads and evaluations when run, extend
+                                                  # and loading are given no progress of their own
+        self.arrow_tables: dict = {}              # (relation, ordered) -> its last to_arrow(), kept while
+                                                  # it is unchanged or patched (tables.Relation.to_arrow)
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -128,21 +132,21 @@ class Engine:
         checked before any is added."""
         relation = self.stored_relation(name)
         with paused_gc():                                   # bulk: see datalog.engine.memory
-            relation.insert(tables.admitted(self, name, rows))
+            relation.add_all(tables.admitted(self, name, rows))
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source, settle the types of ``auto`` columns, then
         load them; all or nothing."""
         if self._inputs_loaded:
             return
-        loaded = self._read_inputs(self.checked.directives("input"), progress)
+        loaded = self._read_inputs(self.checked.directives("input"), progress or self.progress)
         self.settle(loaded)
         fill(self.db, loaded)
         self._inputs_loaded = True
 
     def _read_inputs(self, directives, progress: Progress | None = None):
         return read_inputs(self.checked, directives, self.facts_dir, self.spark_session, self.stage_source,
-                           progress, self.allow_paths)
+                           progress or self.progress, self.allow_paths)
 
     def settle(self, samples) -> None:
         """``auto`` columns take the type of their loaded values (``samples``: (relation, rows));
@@ -174,6 +178,7 @@ class Engine:
     # ------------------------------------------------------------ evaluation
     def run(self, progress: Progress | None = None) -> None:
         """Load the inputs, then evaluate every stratum in order (semi-naive inside recursive ones)."""
+        progress = progress or self.progress
         with paused_gc():
             self.load_inputs(progress)
             self.evaluate(progress)
@@ -181,7 +186,8 @@ class Engine:
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
         """Every stratum in order, or only those holding a relation of ``only``."""
-        fixpoint.evaluate(self.checked.strata, self.compiled, self.db, self.intersect, progress, only)
+        fixpoint.evaluate(self.checked.strata, self.compiled, self.db, self.intersect, progress or self.progress,
+                          only)
 
     # ------------------------------------------------------------ growing the program
     def extend(self, text: str | ast.Program, name: str = "<input>", facts_dir=None, durable=None) -> Delta:
@@ -267,8 +273,11 @@ class Engine:
         """One commit: the requests ``{relation: {row: +1 | -1}}`` (admitted EDB rows) applied and
         every IDB relation maintained; the delta of every relation that changed. All or nothing:
         on an error (or Ctrl-C) the journal undoes every change. Once it is made (for a
-        workspace: durable), the subscribers of the relations it changed are told."""
+        workspace: durable), the subscribers of the relations it changed are told, and the Arrow
+        tables kept of them note their changes (:func:`tables.note_changes`)."""
+        current = tables.current_tables(self) if self._evaluated else set()    # (else run() changes them)
         delta = self._apply(pending)
+        tables.note_changes(self, delta, current)
         self._committed(delta)
         return delta
 
@@ -424,6 +433,8 @@ class Engine:
     def _committed(self, delta: Delta) -> None:
         """A commit was made: count it and tell the subscribers."""
         self._commits += 1
+        self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
+                             if self.db.get(key[0]) is kept[0]}                         # table is dropped
         if self._subscriptions:
             tables.publish(self, self._subscriptions, delta, self.commit_number)
 

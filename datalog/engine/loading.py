@@ -49,6 +49,8 @@ def read_inputs(checked, directives, facts_dir: Path, spark=None, stage=None,
         if directive.kind != "input" or directive.io not in ("file", "sqlite", "jsonfile", "stdin"):
             continue
         info = checked.schema[directive.relation]
+        if progress is not None:
+            progress(f"loading {directive.relation}")
         if directive.io == "stdin":
             loaded.append((directive.relation, files.read_stdin(directive, info.types)))
             continue
