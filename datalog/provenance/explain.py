@@ -61,7 +61,10 @@ class Explainer:
             name = clause.head.relation
             counts[name] = counts.get(name, 0) + 1
             if clause.body:
-                self.rules.setdefault(name, []).append((Instances(db, _named_wildcards(clause)), counts[name]))
+                evaluator = Instances(db, _named_wildcards(clause))
+                evaluator.source_clause = clause          # as the program states it, ``_`` and all
+                evaluator.plain = Instances(db, clause)   # why_not reads this one: its literals as written
+                self.rules.setdefault(name, []).append((evaluator, counts[name]))
         self.lower: dict = {}
         self.upper: dict = {}
         self._instances: dict = {}
@@ -149,7 +152,7 @@ class Explainer:
             elif isinstance(literal, Comparison):
                 constraints.append(self._comparison(evaluator, literal, inst.binding, below))
         binding = {k: v for k, v in inst.binding.items() if not k.startswith(_HIDDEN)}
-        return Proof("rule", text, relation, row, h, str(inst.clause), inst.number,
+        return Proof("rule", text, relation, row, h, str(evaluator.source_clause), inst.number,
                      _where(inst.clause.rule.span), binding, premises + constraints)
 
     def _comparison(self, evaluator: Instances, literal: Comparison, binding: dict, depth) -> Proof:
@@ -165,6 +168,7 @@ class Explainer:
         outside = {k: v for k, v in binding.items() if k in evaluator.injected.get(id(agg), ())}
         contributing: dict = {}
         for conjunction in dnf(agg.body):
+            conjunction = _atoms_named(conjunction)
             for s in evaluator.solve(conjunction, outside):
                 for literal in conjunction:
                     if isinstance(literal, Atom):
@@ -191,6 +195,7 @@ class Explainer:
         return out
 
     def _rule_failure(self, evaluator: Instances, number: int, row, depth, limit, budget) -> "RuleFailure":
+        evaluator = evaluator.plain
         clause = evaluator.clause
         failure = RuleFailure(str(clause), number, _where(clause.rule.span))
         start = evaluator.head_binding(row)
@@ -354,6 +359,11 @@ def _atom_text(evaluator: Instances, atom: Atom, binding: dict) -> str:
 def _named_wildcards(clause: Clause) -> Clause:
     """The clause with each ``_`` of a positive body atom a variable of its own (named so no
     program can clash), so that a binding gives the atom's whole tuple."""
+    return Clause(clause.head, _atoms_named(clause.body), clause.rule, clause.index)
+
+
+def _atoms_named(body: tuple) -> tuple:
+    """``body`` with each ``_`` of its positive atoms a variable of its own."""
     counter = iter(range(1_000_000))
 
     def name(term):
@@ -365,9 +375,8 @@ def _named_wildcards(clause: Clause) -> Clause:
             return BranchTerm(term.name, tuple(map(name, term.args)), term.span)
         return term
 
-    body = tuple(Atom(lit.relation, tuple(map(name, lit.args)), lit.span) if isinstance(lit, Atom) else lit
-                 for lit in clause.body)
-    return Clause(clause.head, body, clause.rule, clause.index)
+    return tuple(Atom(lit.relation, tuple(map(name, lit.args)), lit.span) if isinstance(lit, Atom) else lit
+                 for lit in body)
 
 
 __all__ = ["Explainer", "Instance", "WhyNot", "RuleFailure", "ast"]
