@@ -149,8 +149,9 @@ class Explainer:
                 premises.append(self.why(literal.relation, evaluator.atom_row(literal, inst.binding), below))
             elif isinstance(literal, Negation):
                 premises.append(Proof("absent", "!" + _atom_text(evaluator, literal.atom, inst.binding)))
-            elif isinstance(literal, Comparison):
+            elif isinstance(literal, Comparison) and (literal.op != "=" or _has_aggregate(literal)):
                 constraints.append(self._comparison(evaluator, literal, inst.binding, below))
+                # (``v = expr`` is the binding's, not shown: Soufflé shows no assignment)
         binding = {k: v for k, v in inst.binding.items() if not k.startswith(_HIDDEN)}
         return Proof("rule", text, relation, row, h, str(evaluator.source_clause), inst.number,
                      _where(inst.clause.rule.span), binding, premises + constraints)
@@ -328,6 +329,10 @@ class WhyNot:
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+def _has_aggregate(literal: Comparison) -> bool:
+    return isinstance(literal.left, Aggregate) or isinstance(literal.right, Aggregate)
 
 
 def _plain(value):

@@ -81,10 +81,11 @@ class Proof:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
-    def to_text(self, cut_label=None) -> str:
+    def to_text(self, cut_label=None, width=len) -> str:
         """Soufflé's layout: premises side by side over a line ending in the rule's label, the
-        fact centred under it (``cut_label(node)`` names a node below the depth asked for)."""
-        return render(self, cut_label)
+        fact centred under it (``cut_label(node)`` names a node below the depth asked for;
+        ``width(text)``: its columns, Soufflé counts UTF-8 bytes)."""
+        return render(self, cut_label, width)
 
     def __str__(self) -> str:
         return self.to_text()
@@ -108,15 +109,16 @@ def _label(node: Proof, cut_label) -> str:
 class _Box:
     """A laid-out node: ``width`` columns, ``lines`` from the top (the fact is the last line)."""
 
-    def __init__(self, node: Proof, cut_label):
-        self.text = _label(node, cut_label)
+    def __init__(self, node: Proof, cut_label, measure):
+        self.text, self.measure = _label(node, cut_label), measure
         inner = node.kind in ("rule", "aggregate") and node.premises
-        self.children = [_Box(p, cut_label) for p in node.premises] if inner else []
+        self.children = [_Box(p, cut_label, measure) for p in node.premises] if inner else []
         self.tag = f"(R{node.rule_number})" if node.kind == "rule" else f"({node.rule})" if inner else ""
-        if self.children:
-            self.width = max(sum(c.width + 1 for c in self.children), len(self.text))
-        else:
-            self.width = len(self.text)
+        size = measure(self.text)
+        self.width = max(sum(c.width + 1 for c in self.children), size) if self.children else size
+
+    def pad(self, text: str) -> str:
+        return text + " " * (self.width - self.measure(text))
 
     def lines(self) -> list[str]:
         """Rows of exactly ``width`` characters, top first."""
@@ -130,15 +132,20 @@ class _Box:
             for box, col in zip(self.children, columns):
                 pad = depth - len(col)
                 parts.append((col[r - pad] if r >= pad else " " * box.width) + " ")
-            rows.append("".join(parts).ljust(self.width))
+            rows.append(self.pad("".join(parts)))
         rows.append(("-" * (self.width - len(self.tag)) + self.tag))
-        left = (self.width - len(self.text)) // 2
-        rows.append((" " * left + self.text).ljust(self.width))
+        left = (self.width - self.measure(self.text)) // 2
+        rows.append(self.pad(" " * left + self.text))
         return rows
 
 
-def render(proof: Proof, cut_label=None) -> str:
-    return "\n".join(_Box(proof, cut_label).lines())
+def render(proof: Proof, cut_label=None, width=len) -> str:
+    return "\n".join(_Box(proof, cut_label, width).lines())
+
+
+def utf8_width(text: str) -> int:
+    """Columns as Soufflé counts them: UTF-8 bytes."""
+    return len(text.encode("utf-8"))
 
 
 # ---------------------------------------------------------------- HTML: nested <details>
