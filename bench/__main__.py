@@ -16,6 +16,7 @@ SUITES = {
     "workspace": "bench.workspace",
     "spark": "bench.spark",
     "soak": "bench.soak",
+    "provenance": "bench.why",          # bench/provenance.py is the run's provenance line
 }
 
 

@@ -33,6 +33,7 @@ from datalog.engine.memory import paused_gc, thaw
 from datalog.engine.pipeline import analyse, compiled, fill, plan, relations
 from datalog.engine.transaction import Transaction
 from datalog.evaluation import fixpoint, worklist
+from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
@@ -84,6 +85,7 @@ class Engine:
         self._commits = 0                         # commits made (transactions, commit, extend)
         self._subscriptions: list[tables.Subscription] = []
         self._inserted_at: dict[tuple[str, tuple], int] = {}   # EDB fact -> the commit that inserted it
+        self._explainer = None                    # (state it was made in, Explainer): see explainer()
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -404,13 +406,17 @@ class Engine:
 
     def explainer(self) -> Explainer:
         """An :class:`~datalog.provenance.Explainer` over the relations as they are now (evaluated
-        first if they were not); it is current until the next commit."""
+        first if they were not). The heights and rule instances it learns are kept for the next
+        question until anything changes (a commit, ``extend``, ``insert``): then a new one starts."""
         if not self._evaluated:
             self.run()
-        base: dict[str, set] = {}
-        for name, rows in program_facts(self.checked):
-            base.setdefault(name, set()).update(rows)
-        return Explainer(self.checked.clauses, self.db, self.idb, base, self.fact_source)
+        state = (self._commits, id(self.checked), id(self.db), sum(len(r) for r in self.db.values()))
+        if self._explainer is None or self._explainer[0] != state:     # what it learnt holds until a change
+            base: dict[str, set] = {}
+            for name, rows in program_facts(self.checked):
+                base.setdefault(name, set()).update(rows)
+            self._explainer = (state, Explainer(self.checked.clauses, self.db, self.idb, base, self.fact_source))
+        return self._explainer[1]
 
     def ground_fact(self, fact: str | ast.Atom) -> tuple[str, tuple]:
         """``fact`` (text or atom) as (relation, row) typed as stored; ``bad_fact`` if an argument
@@ -446,7 +452,7 @@ class Engine:
             if directive.relation == relation:
                 if directive.io == "spark":
                     return f"Spark table {directive.param('table') or directive.param('path') or relation}"
-                return f"input {directive.param('filename') or relation + '.facts'}"
+                return files.row_source(directive, self.facts_dir, row, self.allow_paths)
         return None
 
     # ------------------------------------------------------------ subscriptions

@@ -63,7 +63,7 @@ class Explainer:
             if clause.body:
                 evaluator = Instances(db, _named_wildcards(clause))
                 evaluator.source_clause = clause          # as the program states it, ``_`` and all
-                evaluator.plain = Instances(db, clause)   # why_not reads this one: its literals as written
+                evaluator.as_written = Instances(db, clause)   # why_not reads this one: its literals as written
                 self.rules.setdefault(name, []).append((evaluator, counts[name]))
         self.lower: dict = {}
         self.upper: dict = {}
@@ -196,7 +196,7 @@ class Explainer:
         return out
 
     def _rule_failure(self, evaluator: Instances, number: int, row, depth, limit, budget) -> "RuleFailure":
-        evaluator = evaluator.plain
+        evaluator = evaluator.as_written
         clause = evaluator.clause
         failure = RuleFailure(str(clause), number, _where(clause.rule.span))
         start = evaluator.head_binding(row)

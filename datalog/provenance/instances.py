@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from datalog.language import ast
-from datalog.language.ast import Atom, Negation, Variable
+from datalog.language.ast import Atom, Comparison, Negation, Variable
 from datalog.language.errors import DatalogError
 from datalog.language.naive.aggregates import NoValue
 from datalog.language.naive.rules import RuleEvaluator
-from datalog.language.naive.values import Subst
+from datalog.language.naive.values import Subst, Unsigned, compare
 
 
 class Instances(RuleEvaluator):
@@ -35,6 +35,12 @@ class Instances(RuleEvaluator):
     def __init__(self, db: dict, clause):
         super().__init__(db, ast.Rule((clause.head,), clause.body, clause.rule.span))
         self.clause = clause
+        self.fast = _flat(clause)
+        if self.fast:      # a negated atom's variable found nowhere else in the rule is a wildcard
+            elsewhere = {v.name for lit in (clause.head, *clause.body) if not isinstance(lit, Negation)
+                         for v in ast.variables(lit)}
+            self.needed = {id(lit): {v.name for v in ast.variables(lit)} & elsewhere
+                           for lit in clause.body if isinstance(lit, Negation)}
 
     def of(self, row: tuple) -> Iterator[Subst]:
         """Every binding of the body (its variables, the head's among them) whose head is ``row``."""
@@ -42,9 +48,53 @@ class Instances(RuleEvaluator):
         start = self.head_binding(row)
         if start is None:
             return
-        for subst in self.solve(self.clause.body, start):
+        found = self._flat_solve(list(self.clause.body), start) if self.fast else self.solve(self.clause.body, start)
+        for subst in found:
             if self.head_row(head, subst) == row:
                 yield subst
+
+    # ---- the fast path: a body of atoms, negations and comparisons of variables and constants
+    # (the reference evaluator's loop without its generality; the property tests check the proofs)
+    def _flat_solve(self, literals: list, subst: Subst) -> Iterator[Subst]:
+        if not literals:
+            yield subst
+            return
+        i = self._flat_pick(literals, subst)
+        literal, rest = literals[i], literals[:i] + literals[i + 1:]
+        if isinstance(literal, Atom):
+            for row in self.lookup(literal, subst):
+                extended = _bind(literal.args, row, subst)
+                if extended is not None:
+                    yield from self._flat_solve(rest, extended)
+        elif isinstance(literal, Negation):
+            atom = literal.atom
+            if not any(_bind(atom.args, row, subst) is not None for row in self.lookup(atom, subst)):
+                yield from self._flat_solve(rest, subst)
+        else:
+            left, right = _value(literal.left, subst), _value(literal.right, subst)
+            if left is _UNBOUND or right is _UNBOUND:      # v = bound value: binds v
+                name, value = (literal.left.name, right) if left is _UNBOUND else (literal.right.name, left)
+                yield from self._flat_solve(rest, {**subst, name: value})
+            elif compare(literal.op, left, right):
+                yield from self._flat_solve(rest, subst)
+
+    def _flat_pick(self, literals: list, subst: Subst) -> int:
+        """A comparison or negation that can be tested, else ``v = value``, else the atom with the
+        most bound arguments (the smaller relation on a tie)."""
+        best, choice = None, 0
+        for i, literal in enumerate(literals):
+            if isinstance(literal, Comparison):
+                free = sum(1 for t in (literal.left, literal.right) if isinstance(t, Variable) and t.name not in subst)
+                key = (0,) if free == 0 else (1,) if free == 1 and literal.op == "=" else None
+            elif isinstance(literal, Negation):
+                key = (0,) if self.needed[id(literal)] <= subst.keys() else None
+            else:
+                bound = sum(1 for a in literal.args if not isinstance(a, Variable) or a.name in subst)
+                relation = self.db.get(literal.relation)
+                key = (2, -bound, len(relation) if relation is not None else 0)
+            if key is not None and (best is None or key < best):
+                best, choice = key, i
+        return choice
 
     def head_binding(self, row: tuple) -> Subst | None:
         """The head's plain variables bound to ``row`` (its constants checked); expressions such as
@@ -134,6 +184,53 @@ class Instances(RuleEvaluator):
             return tuple(self.eval(arg, subst) for arg in atom.args)
         except (NoValue, DatalogError):
             return None
+
+
+_UNBOUND = object()
+
+
+def _value(term, subst: Subst):
+    if isinstance(term, Variable):
+        return subst.get(term.name, _UNBOUND)
+    return Unsigned(term.value) if term.unsigned else term.value
+
+
+def _bind(args, row: tuple, subst: Subst) -> Subst | None:
+    """``subst`` extended so that the plain arguments ``args`` equal ``row``, or None."""
+    extended = None
+    for arg, value in zip(args, row):
+        if type(arg) is Variable:
+            bound = subst.get(arg.name, _UNBOUND) if extended is None else extended.get(arg.name, _UNBOUND)
+            if bound is _UNBOUND:
+                if extended is None:
+                    extended = dict(subst)
+                extended[arg.name] = value
+            elif bound != value:
+                return None
+        elif type(arg) is ast.Constant and arg.value != value:
+            return None
+    return extended if extended is not None else dict(subst)
+
+
+_OPS = {"=", "!=", "<", "<=", ">", ">="}
+_TERMS = (Variable, ast.Constant)
+
+
+def _flat(clause) -> bool:
+    """Whether the fast path evaluates the clause: a head of variables and constants; a body of
+    atoms and negated atoms of variables, constants and ``_``, and comparisons of variables and
+    constants."""
+    if not all(isinstance(a, _TERMS) for a in clause.head.args):
+        return False
+    for literal in clause.body:
+        if isinstance(literal, (Atom, Negation)):
+            atom = literal.atom if isinstance(literal, Negation) else literal
+            if not all(isinstance(a, (*_TERMS, ast.Wildcard)) for a in atom.args):
+                return False
+        elif not (isinstance(literal, Comparison) and literal.op in _OPS
+                  and isinstance(literal.left, _TERMS) and isinstance(literal.right, _TERMS)):
+            return False
+    return True
 
 
 def _rows(node, order: tuple[int, ...], prefix: tuple):
