@@ -44,6 +44,7 @@ class Instance:
     number: int              # Soufflé's rule number: position among the relation's clauses, from 1
     binding: dict
     premises: list           # (relation, row) of each positive body atom, in body order
+    derived: list            # those of them that are not EDB facts (their height is above 0)
 
 
 class Explainer:
@@ -89,7 +90,8 @@ class Explainer:
                 for binding in evaluator.of(row):
                     premises = [(lit.relation, evaluator.atom_row(lit, binding))
                                 for lit in evaluator.clause.body if isinstance(lit, Atom)]
-                    found.append(Instance(evaluator.clause, number, binding, premises))
+                    derived = [p for p in premises if not self.is_base(*p)]
+                    found.append(Instance(evaluator.clause, number, binding, premises, derived))
             self._instances[fact] = found
         return found
 
@@ -102,11 +104,17 @@ class Explainer:
             return False
         if self.upper.get(fact, h + 1) <= h:
             return True
+        lower = self.lower
         for inst in self.instances(fact):
-            if all(self.derivable(p, h - 1) for p in inst.premises):
+            # refuted at once by a premise already known to need more than h - 1; otherwise the
+            # premises are tried hardest first, so that a failing one is found early
+            if any(lower.get(p, 1) > h - 1 for p in inst.derived):
+                continue
+            ordered = sorted(inst.derived, key=lambda p: -lower.get(p, 1))
+            if all(self.derivable(p, h - 1) for p in ordered):
                 self.upper[fact] = min(self.upper.get(fact, h), h)
                 return True
-        self.lower[fact] = h + 1
+        lower[fact] = h + 1
         return False
 
     def height(self, fact) -> int:
@@ -125,7 +133,7 @@ class Explainer:
     def witness(self, fact, h: int) -> Instance:
         """A rule instance of ``fact`` whose premises all have proofs below ``h``."""
         for inst in self.instances(fact):
-            if all(self.derivable(p, h - 1) for p in inst.premises):
+            if all(self.derivable(p, h - 1) for p in inst.derived):
                 return inst
         raise InternalError(f"no instance of height {h} for {fact_text(*fact)}")
 
