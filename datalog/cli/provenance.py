@@ -32,8 +32,9 @@ def add_commands(sub) -> None:
 
 
 def add_form_options(parser) -> None:
-    parser.add_argument("--format", choices=["text", "json"], default="text",
-                        help="text: Soufflé's proof-tree layout (default); json: the proof as JSON")
+    parser.add_argument("--format", choices=["text", "tree", "json"], default="text",
+                        help="text: Soufflé's proof-tree layout (default); tree: one line a fact, premises "
+                             "indented under it; json: the proof as JSON")
     parser.add_argument("--depth", type=int, default=None,
                         help="rule levels shown: deeper sub-proofs are cut (default: all); for why not, "
                              "how many levels of missing facts are explained (default 1)")
@@ -46,7 +47,7 @@ def explanation(engine: Engine, fact: str, form: str = "text", depth: int | None
     relation, row = engine.ground_fact(fact)
     if not why_not and row in engine.stored_relation(relation):
         proof = engine.why(fact, depth)
-        return proof.to_json() if form == "json" else proof.to_text()
+        return proof.to_json() if form == "json" else proof.to_tree() if form == "tree" else proof.to_text()
     report = engine.why_not(fact, 1 if depth is None else depth)
     if form == "json":
         import json

@@ -87,6 +87,13 @@ class Proof:
         ``width(text)``: its columns, Soufflé counts UTF-8 bytes)."""
         return render(self, cut_label, width)
 
+    def to_tree(self) -> str:
+        """One line a node, premises indented under their fact: narrower than Soufflé's layout
+        for deep proofs. A rule node names its rule number and position, an EDB fact its source."""
+        lines: list[str] = []
+        _outline(self, "", "", lines)
+        return "\n".join(lines)
+
     def __str__(self) -> str:
         return self.to_text()
 
@@ -146,6 +153,20 @@ def render(proof: Proof, cut_label=None, width=len) -> str:
 def utf8_width(text: str) -> int:
     """Columns as Soufflé counts them: UTF-8 bytes."""
     return len(text.encode("utf-8"))
+
+
+def _outline(node: Proof, lead: str, rest: str, lines: list[str]) -> None:
+    note = ""
+    if node.kind == "rule":
+        note = f"   (R{node.rule_number}{', ' + node.position if node.position else ''})"
+    elif node.kind == "edb" and node.source:
+        note = f"   ({node.source})"
+    elif node.kind == "cut":
+        note = "   ..."
+    lines.append(f"{lead}{node.text}{note}")
+    for i, premise in enumerate(node.premises):
+        last = i == len(node.premises) - 1
+        _outline(premise, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "), lines)
 
 
 # ---------------------------------------------------------------- HTML: nested <details>
