@@ -3,8 +3,9 @@
 
 * :mod:`instances`: a clause's rule instances for one head tuple, read through trie indexes;
 * :mod:`explain`: heights by iterative deepening, proofs (``why``) and failures (``why_not``);
-* :mod:`proof`: the proof tree, as Soufflé's text layout, JSON and notebook HTML;
-* :mod:`interface`: Soufflé's interactive explain commands (``-t explain``).
+* :mod:`proof`: the proof tree, as Soufflé's text layout, an outline, JSON and notebook HTML.
+
+Soufflé's interactive explain commands (``-t explain``) are :mod:`datalog.cli.explain_interface`.
 
 It sits below the engine, which hands it the program's clauses and its current relations
 (:meth:`datalog.engine.engine.Engine.why`).
