@@ -133,13 +133,17 @@ class Instances(RuleEvaluator):
         if len(bound) == relation.arity:
             row = tuple(value for _, value in sorted(bound))
             return (row,) if row in relation.tuples else ()
-        positions = tuple(p for p, _ in bound)
-        order = positions + tuple(p for p in range(relation.arity) if p not in positions)
-        prefix = tuple(v for _, v in bound)
+        order, depth = _order(relation, dict(bound))
+        values = dict(bound)
+        prefix = tuple(values[p] for p in order[:depth])
         node = relation.index(order).find(prefix)
         if node is None:
             return ()
-        return _rows(node, order, prefix)
+        rows = _rows(node, order, prefix)
+        if depth == len(bound):
+            return rows
+        rest = [(p, v) for p, v in bound if p not in order[:depth]]     # bound, but below the prefix
+        return (row for row in rows if all(row[p] == v for p, v in rest))
 
     def bound_positions(self, atom: Atom, subst: Subst) -> list[tuple[int, object]]:
         """(position, value) of the arguments that are constants or bound variables."""
@@ -187,6 +191,26 @@ class Instances(RuleEvaluator):
 
 
 _UNBOUND = object()
+
+
+def _order(relation, bound: dict) -> tuple[tuple[int, ...], int]:
+    """The index to read an atom with ``bound`` columns through, and how many of its first
+    columns are bound: an index the relation has already whose longest bound prefix is longest
+    (the rest of the bound columns are filtered), else a new one with every bound column first
+    (built once over the whole relation, then kept up to date by its inserts and erases)."""
+    best, depth = None, 0
+    for order in relation.indexes:
+        if len(order) != relation.arity:
+            continue
+        k = 0
+        while k < len(order) and order[k] in bound:
+            k += 1
+        if k > depth:
+            best, depth = order, k
+    if best is not None:
+        return best, depth
+    positions = tuple(sorted(bound))
+    return positions + tuple(p for p in range(relation.arity) if p not in bound), len(positions)
 
 
 def _value(term, subst: Subst):
