@@ -9,7 +9,8 @@ up to date from then on), and why_not() on --samples absent facts; then commit -
 single-tuple inserts or retracts (half each) and time why() and why_not() again.
 
 Reported per phase: median, p90 and max latency in ms; the proofs' heights (max, and how many
-are <= 10); how many of those of height <= 10 took < 50 ms (the issue's target). Memory: the
+are <= 10); how many of those of height <= 10 took < 50 ms (the issue's target); how many calls
+ran past --timeout seconds and were stopped (not in the latencies). Memory: the
 process's RSS growth over the first why() calls (the indexes they build), against the RSS after
 evaluation; without a why() call provenance holds nothing.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import random
+import signal
 import statistics
 import time
 
@@ -33,6 +35,8 @@ def add_arguments(p) -> None:
     p.add_argument("--samples", type=int, default=50, help="facts explained per phase (default 50)")
     p.add_argument("--updates", type=int, default=1000, help="single-tuple commits between the phases")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds one why/why_not may take before it is stopped and counted as a timeout")
 
 
 def run(args) -> int:
@@ -43,15 +47,26 @@ def run(args) -> int:
         for size in args.sizes:
             rows.extend(_measure(name, size, args))
     print(table.text(["workload", "EDB", "phase", "n", "median ms", "p90 ms", "max ms", "max height",
-                        f"h<={TARGET_HEIGHT} & <{TARGET_MS:g}ms"], rows))
+                        f"h<={TARGET_HEIGHT} & <{TARGET_MS:g}ms", "timeouts"], rows))
     note = provenance.changed(state)
     if note:
         print(note)
     return 0
 
 
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
 def _measure(name: str, size: int, args) -> list[list]:
     from datalog.engine.engine import Engine
+    global TIMEOUT
+    TIMEOUT = args.timeout
+    signal.signal(signal.SIGALRM, _alarm)
     spec = M.MAKERS[name](size, args.seed)
     engine = Engine.from_source(spec.program)
     for rel, rows in spec.edb.items():
@@ -70,7 +85,7 @@ def _measure(name: str, size: int, args) -> list[list]:
     first = _timed(lambda: engine.explainer().why(output, row))
     grown = M.rss_bytes() - rss
     out.append([name, f"{size:,}", "why, first call (builds indexes)", 1, f"{first[0]:.1f}", "", "",
-                first[1].height, ""])
+                first[1].height if first[1] is not None else "", "", 0 if first[1] is not None else 1])
     out.append(_phase(engine, output, rng, args.samples, name, size, "why, after evaluation"))
     out.append(_absent_phase(engine, output, rng, args.samples, name, size, "why_not, after evaluation"))
     started = time.perf_counter()
@@ -90,29 +105,38 @@ def _measure(name: str, size: int, args) -> list[list]:
 
 
 def _phase(engine, relation, rng, samples, name, size, phase) -> list:
-    times, heights = [], []
+    times, heights, stopped = [], [], 0
     for row in _sample(engine, relation, rng, samples):
         ms, proof = _timed(lambda: engine.explainer().why(relation, row))
+        if proof is None:
+            stopped += 1
+            continue
         times.append(ms)
         heights.append(proof.height)
     within = [t for t, h in zip(times, heights) if h <= TARGET_HEIGHT]
     fast = sum(1 for t in within if t < TARGET_MS)
-    return [name, f"{size:,}", phase, len(times), *_stats(times), max(heights), f"{fast}/{len(within)}"]
+    return [name, f"{size:,}", phase, len(times), *_stats(times), max(heights, default=""),
+            f"{fast}/{len(within)}", stopped]
 
 
 def _absent_phase(engine, relation, rng, samples, name, size, phase) -> list:
     values = sorted({v for row in _sample(engine, relation, rng, 200) for v in row}, key=repr)
-    times = []
-    while len(times) < samples:
+    times, stopped = [], 0
+    while len(times) + stopped < samples:
         row = tuple(rng.choice(values) for _ in range(engine.db[relation].arity))
         if row in engine.db[relation]:
             continue
-        ms, _ = _timed(lambda: engine.explainer().why_not(relation, row))
-        times.append(ms)
-    return [name, f"{size:,}", phase, len(times), *_stats(times), "", ""]
+        ms, report = _timed(lambda: engine.explainer().why_not(relation, row))
+        if report is None:
+            stopped += 1
+        else:
+            times.append(ms)
+    return [name, f"{size:,}", phase, len(times), *_stats(times), "", "", stopped]
 
 
 def _stats(times: list[float]) -> list[str]:
+    if not times:
+        return ["", "", ""]
     ordered = sorted(times)
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
     return [f"{statistics.median(ordered):.1f}", f"{p90:.1f}", f"{ordered[-1]:.1f}"]
@@ -123,7 +147,17 @@ def _sample(engine, relation, rng, k) -> list[tuple]:
     return rng.sample(rows, min(k, len(rows)))
 
 
+TIMEOUT = 30.0
+
+
 def _timed(fn):
+    """(ms, result), or (ms, None) when it ran past TIMEOUT seconds (stopped by SIGALRM)."""
     started = time.perf_counter()
-    result = fn()
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
+    try:
+        result = fn()
+    except _Timeout:
+        result = None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
     return (time.perf_counter() - started) * 1000, result

@@ -112,7 +112,7 @@ class Interface:
             return
         fact = self._fact(rest)
         if isinstance(fact, str):
-            self.tree_text(fact)
+            self.write(fact)
             return
         self.tree(fact)
 
@@ -124,7 +124,7 @@ class Interface:
             self.error("Usage: subproof relation_name(<label>)\n")
             return
         if not 0 <= index < len(self.subproofs) or self.subproofs[index][0] != name.strip():
-            self.tree_text("Subproof not found")
+            self.write("Subproof not found")
             return
         self.tree(self.subproofs[index])
 
@@ -133,7 +133,7 @@ class Interface:
             self.error('Usage: explainnegation relation_name("<string element1>", <number element2>, ...)\n')
             return
         if rest.partition("(")[0].strip() not in self.engine.db:
-            self.tree_text("Relation not found")
+            self.write("Relation not found")
             return
         try:
             relation, row = self.engine.ground_fact(rest)
@@ -165,7 +165,7 @@ class Interface:
         for name in _body_variables(clause, binding):
             self.prompt(f"Pick a value for {name}: ")
             binding[name] = _value(self.read())
-        self.tree_text(*_negation_tree(evaluator, clause, rest, binding, _rule_number(self.engine, clause)))
+        self.write(_negation_tree(evaluator, clause, rest, binding, _rule_number(self.engine, clause)))
 
     def _rule(self, rest: str) -> None:
         parts = rest.split()
@@ -228,9 +228,6 @@ class Interface:
         if fact not in self.subproofs:
             self.subproofs.append(fact)
         return f"subproof {node.relation}({self.subproofs.index(fact)})"
-
-    def tree_text(self, text: str, proof=None) -> None:
-        self.write(text, proof)
 
     def write(self, text: str, proof=None) -> None:
         out = self.output or self.stdout
@@ -304,7 +301,7 @@ def _value(text: str):
     return text
 
 
-def _negation_tree(evaluator, clause, head_text: str, binding: dict, number: int) -> tuple[str, None]:
+def _negation_tree(evaluator, clause, head_text: str, binding: dict, number: int) -> str:
     """Soufflé's ``explainnegation`` tree: each body literal under the chosen binding, marked
     ``✓`` where it holds and ``x`` where it does not (atoms and negations first, then comparisons)."""
     children = []
@@ -323,7 +320,7 @@ def _negation_tree(evaluator, clause, head_text: str, binding: dict, number: int
     tokens = _TOKEN.findall(inner)                 # as typed, joined by "," (Soufflé prints them so)
     head = name.strip() + "(" + ",".join(tokens) + ")"
     tree = Proof("rule", head, rule_number=number, premises=children)
-    return tree.to_text(width=utf8_width), None
+    return tree.to_text(width=utf8_width)
 
 
 def _shown(evaluator, term, binding) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.language import ast
 from datalog.language.ast import Aggregate, Atom, BranchTerm, Comparison, Negation, RecordTerm, Variable, Wildcard
 from datalog.language.errors import DatalogError, InternalError
 from datalog.language.naive.aggregates import NoValue
@@ -392,4 +391,4 @@ def _atoms_named(body: tuple) -> tuple:
                  for lit in body)
 
 
-__all__ = ["Explainer", "Instance", "WhyNot", "RuleFailure", "ast"]
+__all__ = ["Explainer", "Instance", "WhyNot", "RuleFailure"]
