@@ -17,6 +17,7 @@ SUITES = {
     "spark": "bench.spark",
     "spark-wcoj": "bench.spark_wcoj",
     "soak": "bench.soak",
+    "provenance": "bench.why",          # bench/provenance.py is the run's provenance line
 }
 
 

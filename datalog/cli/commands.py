@@ -82,6 +82,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="evaluate in this process (default) or on Spark: resident (every relation a "
                           "DataFrame) when every stratum can be, else the distributed evaluator")
     _add_join_option(run)
+    run.add_argument("-t", "--provenance", choices=["none", "explain", "explore"], default=None,
+                     help="after the run, answer Soufflé's explain commands from stdin (explain R(...), "
+                          "subproof, explainnegation, setdepth, measure, output, format, exit); explore is "
+                          "the same here. A program's .pragma \"provenance\" asks for it too")
     add_spark_options(run)
     add_path_option(run)
     add_preprocessor_options(run)
@@ -122,6 +126,8 @@ def _parser() -> argparse.ArgumentParser:
     repl.set_defaults(func=_repl)
     from datalog.cli.workspace import add_commands     # init, update, query, ... (issue 5)
     add_commands(sub)
+    from datalog.cli import provenance                  # explain-fact, why (issue 21)
+    provenance.add_commands(sub)
     return parser
 
 
@@ -172,12 +178,24 @@ def _run(args) -> int:
         print(line)
     if args.timing:
         print(f"evaluated in {time.perf_counter() - started:.3f} s", file=sys.stderr)
-    if batches is None:
-        return 0
-    applied, status = apply_and_report(engine, batches, delta_printer(engine))
-    if applied and args.output_dir != "-":
-        _rewrite_output_files(engine, args.output_dir)
+    status = 0
+    if batches is not None:
+        applied, status = apply_and_report(engine, batches, delta_printer(engine))
+        if applied and args.output_dir != "-":
+            _rewrite_output_files(engine, args.output_dir)
+    if _explain_mode(engine, args) in ("explain", "explore"):
+        from datalog.cli.explain_interface import Interface
+        sys.stdout.flush()
+        Interface(engine).run()
     return status
+
+
+def _explain_mode(engine: Engine, args) -> str:
+    """``-t``'s mode, else the program's ``.pragma "provenance"`` (Soufflé's way to ask for it)."""
+    if args.provenance is not None:
+        return args.provenance
+    values = [p.value for p in engine.program.pragmas if p.key == "provenance"]
+    return (values[-1] or "explain") if values else "none"
 
 
 def _repl(args) -> int:

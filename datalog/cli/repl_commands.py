@@ -27,6 +27,8 @@ statements (each ends with '.'; .decl and other directives end with their line):
 commands:
   .load FILE.dl        add a program's statements      .facts REL [LIMIT]  rows of a relation
   .explain REL         rules, variable orders, backend .stats              sizes, last maintenance
+  .why FACT            why path(1, 4) holds: its proof .whynot FACT         why it does not: the
+                       (least height), as Soufflé draws it                  literal each rule fails at
   .delta               what the last commit changed    .timing on|off      elapsed time per statement
   .limit N             rows shown before truncating    .help  .quit        (Ctrl-D quits too)
   .open DIR            continue on a workspace (the writer): changes become durable commits,
@@ -185,6 +187,25 @@ def _one(args: list[str], usage: str, statement: Statement) -> str:
     return args[0]
 
 
-_RUN = {"load": _load, "facts": _facts, "explain": _explain, "stats": _stats, "delta": _delta,
+def _why(session, args, statement) -> str:
+    """``.why path(1, 4)``: the fact's proof; a fact the relation does not hold gets ``.whynot``'s answer."""
+    fact = _fact_arg(args, ".why FACT, such as .why path(1, 4)", statement)
+    relation, row = session.engine.ground_fact(fact)
+    if row not in session.engine.stored_relation(relation):
+        return f"{relation} does not hold it; why not:\n" + session.engine.why_not(fact).to_text()
+    return session.engine.why(fact).to_text()
+
+
+def _whynot(session, args, statement) -> str:
+    return session.engine.why_not(_fact_arg(args, ".whynot FACT, such as .whynot path(4, 1)", statement)).to_text()
+
+
+def _fact_arg(args: list[str], usage: str, statement) -> str:
+    if not args:
+        raise BadCommand(f"usage: {usage}", statement.span())
+    return " ".join(args)
+
+
+_RUN = {"load": _load, "facts": _facts, "explain": _explain, "why": _why, "whynot": _whynot, "stats": _stats, "delta": _delta,
         "timing": _timing, "limit": _limit, "save": _save, "open": _open, "help": _help, "quit": _quit}
 COMMANDS = tuple(_RUN)

@@ -33,13 +33,15 @@ from datalog.engine.memory import paused_gc, thaw
 from datalog.engine.pipeline import analyse, compiled, fill, plan, relations
 from datalog.engine.transaction import Transaction
 from datalog.evaluation import fixpoint, worklist
+from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
-from datalog.language.errors import UndefinedRelation
+from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.variables import bound_variables
+from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from lftj.relation import Relation
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
@@ -86,6 +88,8 @@ class Engine:
                                                   # and loading are given no progress of their own
         self.arrow_tables: dict = {}              # (relation, ordered) -> its last to_arrow(), kept while
                                                   # it is unchanged or patched (tables.Relation.to_arrow)
+        self._inserted_at: dict[tuple[str, tuple], int] = {}   # EDB fact -> the commit that inserted it
+        self._explainer = None                    # (state it was made in, Explainer): see explainer()
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -388,6 +392,78 @@ class Engine:
             for key, value in old.items():
                 setattr(self, key, value)
 
+    # ------------------------------------------------------------ provenance
+    def why(self, fact: str | ast.Atom, depth: int | None = None) -> Proof:
+        """Why the relation holds ``fact`` (``"path(1, 4)"``): a proof of least height, read off
+        the current relations (:mod:`datalog.provenance`): each rule instance with its clause,
+        position and binding over the proofs of its positive body facts, its negated atoms shown
+        absent, its comparisons and aggregates; EDB facts at the leaves with their source. Below
+        ``depth`` rule levels a proof is cut (a ``cut`` node). ``fact_absent`` if it is missing."""
+        relation, row = self.ground_fact(fact)
+        explainer = self.explainer()
+        if not explainer.holds(relation, row):
+            raise FactAbsent(f"{relation} does not hold {fact_text(relation, row)} (why_not explains it)",
+                             getattr(fact, "span", None))
+        return explainer.why(relation, row, depth)
+
+    def why_not(self, fact: str | ast.Atom, depth: int = 1, limit: int = 3) -> WhyNot:
+        """Why the relation does not hold ``fact``: for each rule that could derive it, the body
+        literal at which its closest partial matches (at most ``limit``) stop, a missing positive
+        fact explained in turn to ``depth`` more levels."""
+        relation, row = self.ground_fact(fact)
+        return self.explainer().why_not(relation, row, depth, limit)
+
+    def explainer(self) -> Explainer:
+        """An :class:`~datalog.provenance.Explainer` over the relations as they are now (evaluated
+        first if they were not). The heights and rule instances it learns are kept for the next
+        question until anything changes (a commit, ``extend``, ``insert``): then a new one starts."""
+        if not self._evaluated:
+            self.run()
+        state = (self._commits, id(self.checked), id(self.db), sum(len(r) for r in self.db.values()))
+        if self._explainer is None or self._explainer[0] != state:     # what it learnt holds until a change
+            base: dict[str, set] = {}
+            for name, rows in program_facts(self.checked):
+                base.setdefault(name, set()).update(rows)
+            self._explainer = (state, Explainer(self.checked.clauses, self.db, self.idb, base, self.fact_source))
+        return self._explainer[1]
+
+    def ground_fact(self, fact: str | ast.Atom) -> tuple[str, tuple]:
+        """``fact`` (text or atom) as (relation, row) typed as stored; ``bad_fact`` if an argument
+        is not a value."""
+        atom = parse_atom(fact) if isinstance(fact, str) else fact
+        info = self.schema.get(atom.relation)
+        if info is None:
+            raise UndefinedRelation(f"undefined relation {atom.relation}", atom.span)
+        if len(atom.args) != info.arity:
+            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has {len(atom.args)} "
+                                f"arguments", atom.span)
+        values = []
+        for arg in atom.args:
+            if isinstance(arg, ast.Negate) and isinstance(arg.operand, ast.Constant):
+                arg = ast.Constant(-arg.operand.value, arg.span)
+            if not isinstance(arg, ast.Constant):
+                raise BadFact(f"{arg} is not a value: why and why_not take one tuple, such as "
+                              f"{atom.relation}({', '.join(['1'] * info.arity)})", arg.span or atom.span)
+            values.append(arg.value)
+        return atom.relation, self.admit(atom.relation, tuple(values), atom.span)
+
+    def fact_source(self, relation: str, row: tuple) -> str | None:
+        """Where an EDB fact came from, where known: the program line stating it, the commit that
+        inserted it, or its relation's input."""
+        for clause in self.checked.clauses:
+            if not clause.body and clause.head.relation == relation and clause.rule.span is not None \
+                    and all(isinstance(a, ast.Constant) for a in clause.head.args) \
+                    and tuple(a.value for a in clause.head.args) == row:
+                return str(clause.rule.span)
+        if (relation, row) in self._inserted_at:
+            return f"commit {self._inserted_at[(relation, row)]}"
+        for directive in self.checked.directives("input"):
+            if directive.relation == relation:
+                if directive.io == "spark":
+                    return f"Spark table {directive.param('table') or directive.param('path') or relation}"
+                return files.row_source(directive, self.facts_dir, row, self.allow_paths)
+        return None
+
     # ------------------------------------------------------------ subscriptions
     @property
     def commit_number(self) -> int:
@@ -431,10 +507,18 @@ class Engine:
             tables.publish(successor, moved, delta, successor.commit_number, before=self)
 
     def _committed(self, delta: Delta) -> None:
-        """A commit was made: count it and tell the subscribers."""
+        """A commit was made: count it, note the commit of each EDB fact it inserted (the source
+        ``why`` names), and tell the subscribers."""
         self._commits += 1
         self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
                              if self.db.get(key[0]) is kept[0]}                         # table is dropped
+        idb, number = self.idb, self.commit_number
+        for name, change in delta.items():
+            if name not in idb:
+                for row in change.inserted:
+                    self._inserted_at[(name, row)] = number
+                for row in change.retracted:
+                    self._inserted_at.pop((name, row), None)
         if self._subscriptions:
             tables.publish(self, self._subscriptions, delta, self.commit_number)
 

@@ -156,6 +156,9 @@ BadOverride = _error("BadOverride", "bad_override", "A component overrides a rel
 ComponentCycle = _error("ComponentCycle", "component_cycle", "A component inherits from itself, or instances nest beyond Soufflé's limit of 100.")
 IncludePath = _error("IncludePath", "include_path", "A .include or #include names a file outside the program's directory and the -I "
                      "directories. Allowed only by --allow-paths on the command line.")
+# ---- provenance (issue 21)
+FactAbsent = _error("FactAbsent", "fact_absent", "why() was asked about a fact its relation does not hold (why_not explains a missing fact).")
+BadFact = _error("BadFact", "bad_fact", "A fact given to why or why_not is not one tuple: a variable, _ or an expression stands where a value belongs.")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.language import ast, composites, numbers
-from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputError, OutputPath, Source, Span
+from datalog.language.errors import (BadFactFile, DatalogError, InputPath, MissingInput, OutputError, OutputPath, Source,
+                                     Span)
 from datalog.language.types import AUTO
 from datalog.sources import atomic, jsonio, paths, sqlite, textformat
 from datalog.sources.textformat import TextFormat
@@ -49,6 +50,28 @@ def input_path(directive: ast.Directive, facts_dir: str | Path, allow_paths: boo
         raise InputPath(f"input file {name!r} of relation {directive.relation} leads out of the fact "
                         f"directory {facts_dir}; pass --allow-paths to read it", directive.span)
     return paths.joined(facts_dir, name)
+
+
+SOURCE_SCAN_LIMIT = 8 << 20        # bytes of a fact file searched for a row's line (provenance)
+
+
+def row_source(directive: ast.Directive, facts_dir: str | Path, row: tuple, allow_paths: bool = False) -> str:
+    """Where an ``.input`` file gives ``row``: ``name.facts:LINE`` for a plain delimited file of at
+    most SOURCE_SCAN_LIMIT bytes that has it on one line, else the file's name."""
+    name = _file_name(directive, "facts")
+    try:
+        path = input_path(directive, facts_dir, allow_paths)
+        fmt = TextFormat.of(directive)
+        if directive.io != "file" or fmt.rfc4180 or fmt.compress or path.stat().st_size > SOURCE_SCAN_LIMIT:
+            return name
+        fields = [format_value(v) for v in row]
+        with open(path, encoding="utf-8", errors="replace") as lines:
+            for number, line in enumerate(lines, 1):
+                if line.rstrip("\r\n").split(fmt.delimiter) == fields:
+                    return f"{name}:{number}"
+    except (OSError, DatalogError):
+        pass
+    return name
 
 
 def _file_name(directive: ast.Directive, suffix: str) -> str:

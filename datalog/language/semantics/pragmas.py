@@ -6,9 +6,9 @@ Soufflé's pragmas set its command-line options (``.pragma "magic-transform" "*"
 * ``magic-transform`` / ``magic-transform-exclude``: the magic-set rewrite (:mod:`.magic`);
 * ``no-warn``: no warnings for the program.
 
-``provenance`` asks for Soufflé's interactive explain interface, which this engine does not
-have: an ``unsupported`` error, since ignoring it would print none of the explanations the
-program asks for. Every other pragma (a Soufflé option this engine has no use for: ``jobs``,
+``provenance`` (``"explain"`` or ``"explore"``) asks for Soufflé's interactive explain interface:
+``datalog run`` opens it after evaluating, as ``-t explain`` does (proofs are built on demand,
+:mod:`datalog.provenance`). Every other pragma (a Soufflé option this engine has no use for: ``jobs``,
 ``legacy``, ``fact-dir``, ...) is accepted and warned about (``ignored_pragma``); the command
 line, not a pragma, sets the fact and output directories here.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 from datalog.language import ast
 from datalog.language.errors import DatalogWarning, Unsupported
 
-HONOURED = ("magic-transform", "magic-transform-exclude", "no-warn")
+HONOURED = ("magic-transform", "magic-transform-exclude", "no-warn", "provenance")
 
 
 def pragma_values(program: ast.Program, key: str) -> list[str]:
@@ -31,8 +31,7 @@ def relation_list(values: list[str]) -> set[str]:
     return {name.strip() for value in values for name in value.split(",") if name.strip()}
 
 
-REFUSED = {"provenance": "provenance (.pragma \"provenance\"): Soufflé's explain interface is not "
-                          "supported by this engine"}
+REFUSED: dict[str, str] = {}       # pragmas whose effect a program relies on and this engine lacks
 
 
 def pragma_warnings(program: ast.Program) -> list[DatalogWarning]:

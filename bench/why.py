@@ -1,0 +1,163 @@
+"""Provenance: latency of engine.why (a proof of least height, built on demand) and
+engine.why_not, right after evaluation and after 1,000 single-tuple commits.
+
+Workloads are bench.maintenance's: Andersen points-to (bench.workloads.andersen) and the
+transitive closure of a random DAG of disjoint blocks (tc-dag), at the given EDB sizes (total
+EDB tuples). For each: evaluate (Engine.run), then time why() on --samples random IDB facts (the
+first call separately: it builds the trie indexes the proofs read, which inserts and erases keep
+up to date from then on), and why_not() on --samples absent facts; then commit --updates random
+single-tuple inserts or retracts (half each) and time why() and why_not() again.
+
+Reported per phase: median, p90 and max latency in ms; the proofs' heights (max, and how many
+are <= 10); how many of those of height <= 10 took < 50 ms (the issue's target); how many calls
+ran past --timeout seconds and were stopped (not in the latencies). Memory: the
+process's RSS growth over the first why() calls (the indexes they build), against the RSS after
+evaluation; without a why() call provenance holds nothing.
+
+Run as `python -m bench provenance [--sizes 100000 1000000] [--workloads andersen tc-dag]`.
+"""
+from __future__ import annotations
+
+import gc
+import random
+import signal
+import statistics
+import time
+
+from . import maintenance as M, provenance, table
+
+TARGET_MS, TARGET_HEIGHT = 50.0, 10
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    p.add_argument("--workloads", nargs="+", default=["andersen", "tc-dag"], choices=["andersen", "tc-dag"])
+    p.add_argument("--samples", type=int, default=50, help="facts explained per phase (default 50)")
+    p.add_argument("--updates", type=int, default=1000, help="single-tuple commits between the phases")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds one why/why_not may take before it is stopped and counted as a timeout")
+
+
+def run(args) -> int:
+    state = provenance.state()
+    print(f"# python -m bench provenance\n# {provenance.line(state)}\n")
+    rows = []
+    for name in args.workloads:
+        for size in args.sizes:
+            rows.extend(_measure(name, size, args))
+    print(table.text(["workload", "EDB", "phase", "n", "median ms", "p90 ms", "max ms", "max height",
+                        f"h<={TARGET_HEIGHT} & <{TARGET_MS:g}ms", "timeouts"], rows))
+    note = provenance.changed(state)
+    if note:
+        print(note)
+    return 0
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def _measure(name: str, size: int, args) -> list[list]:
+    from datalog.engine.engine import Engine
+    global TIMEOUT
+    TIMEOUT = args.timeout
+    signal.signal(signal.SIGALRM, _alarm)
+    spec = M.MAKERS[name](size, args.seed)
+    engine = Engine.from_source(spec.program)
+    for rel, rows in spec.edb.items():
+        engine.insert(rel, rows)
+    started = time.perf_counter()
+    engine.run()
+    evaluated = time.perf_counter() - started
+    gc.collect()
+    rss = M.rss_bytes()
+    rng = random.Random(args.seed)
+    output = max(sorted(engine.idb), key=lambda n: len(engine.db[n]))
+    print(f"{name} at {size:,} EDB tuples ({spec.params}): evaluated in {evaluated:.1f} s; "
+          f"{output} has {len(engine.db[output]):,} tuples", flush=True)
+    out = []
+    row = _sample(engine, output, rng, 1)[0]
+    first = _timed(lambda: engine.explainer().why(output, row))
+    grown = M.rss_bytes() - rss
+    out.append([name, f"{size:,}", "why, first call (builds indexes)", 1, f"{first[0]:.1f}", "", "",
+                first[1].height if first[1] is not None else "", "", 0 if first[1] is not None else 1])
+    out.append(_phase(engine, output, rng, args.samples, name, size, "why, after evaluation"))
+    out.append(_absent_phase(engine, output, rng, args.samples, name, size, "why_not, after evaluation"))
+    started = time.perf_counter()
+    for _ in range(args.updates):
+        rel, row = spec.fresh(rng)
+        if rng.random() < 0.5 and len(engine.db[rel]):
+            row = next(iter(engine.db[rel]))
+            engine.commit(retracts={rel: [row]})
+        else:
+            engine.commit(inserts={rel: [row]})
+    print(f"  {args.updates} commits in {time.perf_counter() - started:.1f} s; RSS growth of the first "
+          f"why: {grown / 2 ** 20:.1f} MiB over {rss / 2 ** 20:.0f} MiB after evaluation", flush=True)
+    out.append(_phase(engine, output, rng, args.samples, name, size, f"why, after {args.updates} commits"))
+    out.append(_absent_phase(engine, output, rng, args.samples, name, size,
+                             f"why_not, after {args.updates} commits"))
+    return out
+
+
+def _phase(engine, relation, rng, samples, name, size, phase) -> list:
+    times, heights, stopped = [], [], 0
+    for row in _sample(engine, relation, rng, samples):
+        ms, proof = _timed(lambda: engine.explainer().why(relation, row))
+        if proof is None:
+            stopped += 1
+            continue
+        times.append(ms)
+        heights.append(proof.height)
+    within = [t for t, h in zip(times, heights) if h <= TARGET_HEIGHT]
+    fast = sum(1 for t in within if t < TARGET_MS)
+    return [name, f"{size:,}", phase, len(times), *_stats(times), max(heights, default=""),
+            f"{fast}/{len(within)}", stopped]
+
+
+def _absent_phase(engine, relation, rng, samples, name, size, phase) -> list:
+    values = sorted({v for row in _sample(engine, relation, rng, 200) for v in row}, key=repr)
+    times, stopped = [], 0
+    while len(times) + stopped < samples:
+        row = tuple(rng.choice(values) for _ in range(engine.db[relation].arity))
+        if row in engine.db[relation]:
+            continue
+        ms, report = _timed(lambda: engine.explainer().why_not(relation, row))
+        if report is None:
+            stopped += 1
+        else:
+            times.append(ms)
+    return [name, f"{size:,}", phase, len(times), *_stats(times), "", "", stopped]
+
+
+def _stats(times: list[float]) -> list[str]:
+    if not times:
+        return ["", "", ""]
+    ordered = sorted(times)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return [f"{statistics.median(ordered):.1f}", f"{p90:.1f}", f"{ordered[-1]:.1f}"]
+
+
+def _sample(engine, relation, rng, k) -> list[tuple]:
+    rows = sorted(engine.db[relation].tuples, key=repr)
+    return rng.sample(rows, min(k, len(rows)))
+
+
+TIMEOUT = 30.0
+
+
+def _timed(fn):
+    """(ms, result), or (ms, None) when it ran past TIMEOUT seconds (stopped by SIGALRM)."""
+    started = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
+    try:
+        result = fn()
+    except _Timeout:
+        result = None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return (time.perf_counter() - started) * 1000, result
