@@ -183,7 +183,7 @@ class Explainer:
                         row = evaluator.atom_row(literal, s)
                         if row is not None:
                             contributing.setdefault((literal.relation, row), None)
-        facts = list(contributing)
+        facts = _in_order(contributing)
         shown = [self.why(rel, row, depth) for rel, row in facts[:AGGREGATE_SHOWN]]
         value = evaluator.eval(other, binding) if not isinstance(other, Aggregate) else None
         text = f"{other} = {agg} = {value_text(value)}"
@@ -392,3 +392,12 @@ def _atoms_named(body: tuple) -> tuple:
 
 
 __all__ = ["Explainer", "Instance", "WhyNot", "RuleFailure"]
+
+
+def _in_order(facts) -> list:
+    """Facts (relation, row) sorted, so that what is shown of them does not follow the hash order
+    of a set (a symbol's hash changes from one process to the next)."""
+    try:
+        return sorted(facts)
+    except TypeError:                       # values of kinds that do not compare (records)
+        return sorted(facts, key=repr)
