@@ -42,6 +42,7 @@ from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
+from datalog.provenance.commits import InsertLog
 from lftj.relation import Relation
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
@@ -88,7 +89,7 @@ class Engine:
                                                   # and loading are given no progress of their own
         self.arrow_tables: dict = {}              # (relation, ordered) -> its last to_arrow(), kept while
                                                   # it is unchanged or patched (tables.Relation.to_arrow)
-        self._inserted_at: dict[tuple[str, tuple], int] = {}   # EDB fact -> the commit that inserted it
+        self._inserted_at = InsertLog()          # EDB fact -> the commit that inserted it (the latest)
         self._explainer = None                    # (state it was made in, Explainer): see explainer()
         fill(self.db, program_facts(self.checked))
 
@@ -455,8 +456,9 @@ class Engine:
                     and all(isinstance(a, ast.Constant) for a in clause.head.args) \
                     and tuple(a.value for a in clause.head.args) == row:
                 return str(clause.rule.span)
-        if (relation, row) in self._inserted_at:
-            return f"commit {self._inserted_at[(relation, row)]}"
+        commit = self._inserted_at.commit_of(relation, row)
+        if commit is not None:
+            return f"commit {commit}"
         for directive in self.checked.directives("input"):
             if directive.relation == relation:
                 if directive.io == "spark":
@@ -512,13 +514,9 @@ class Engine:
         self._commits += 1
         self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
                              if self.db.get(key[0]) is kept[0]}                         # table is dropped
-        idb, number = self.idb, self.commit_number
         for name, change in delta.items():
-            if name not in idb:
-                for row in change.inserted:
-                    self._inserted_at[(name, row)] = number
-                for row in change.retracted:
-                    self._inserted_at.pop((name, row), None)
+            if name not in self.idb:
+                self._inserted_at.record(self.commit_number, name, change.inserted, change.retracted)
         if self._subscriptions:
             tables.publish(self, self._subscriptions, delta, self.commit_number)
 
