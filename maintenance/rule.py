@@ -155,16 +155,17 @@ class RuleMaintainer:
         under the atom's earlier keys, whose region is the trace node the leapfrog runs at."""
         members, atoms, registry, b = self.participants[d], self.atoms, self.registry, self.binding
 
-        kept = [(a, j, atoms[a], atoms[a].alphas[j], not atoms[a].dropped[j - atoms[a].consts])
+        kept = [(a, j, atoms[a].alphas[j],
+                 None if atoms[a].dropped[j - atoms[a].consts] else registry.index((atoms[a].relation, atoms[a].order, j)))
                 for a, j in members]
 
         def record(i, start, end):
-            a, j, levels, alpha, indexed = kept[i]
+            a, j, alpha, index = kept[i]
             self.operations += 1
             if self.log is not None:
                 self.log.append((tuple(b[:d]), a, j, start, end))
-            if indexed:
-                registry.add(self, levels, j, alpha(b), start, end, (self.node, start, end))
+            if index is not None:
+                registry.record(self, index, alpha(b), start, end, self.node)
         return record
 
     # ------------------------------------------------------------ the trace: the join's output trie
@@ -235,8 +236,9 @@ class RuleMaintainer:
     def drop(self, node: TraceNode, lo, hi, old: Counter) -> None:
         """Forget the trace of region (node, [lo, hi]): its entries and the subtrees below it;
         the head tuples of its leaves go to ``old``."""
-        for entry in node.entries_within(start_of(lo), end_of(hi)):
-            self.registry.remove(entry)
+        registry = self.registry
+        for handle in node.entries_within(start_of(lo), end_of(hi), registry.region_start, registry.region_end):
+            registry.remove(handle)
         for key, child in node.children_in(lo, hi):
             if isinstance(child, TraceNode):
                 self._drop_subtree(child, old)
@@ -245,8 +247,8 @@ class RuleMaintainer:
             self.registry.del_child(node, key)
 
     def _drop_subtree(self, node: TraceNode, old: Counter) -> None:
-        for entry in list(node.entries or ()):
-            self.registry.remove(entry)
+        for handle in list(node.entries or ()):
+            self.registry.remove(handle)
         for key, child in list(node.children.items()) if node.children else []:
             if isinstance(child, TraceNode):
                 self._drop_subtree(child, old)

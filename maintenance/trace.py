@@ -5,7 +5,9 @@ variables of the variable order; the leapfrog join of depth ``d`` ran there.
 It keeps
 
   * ``entries``: the sensitivity entries that join (and the checks after it)
-    recorded, sorted by start, so a region's old entries can be dropped;
+    recorded, as handles (``Registry.handle``: the index and its row) in an
+    ``array('Q')``, sorted by their region's start, so a region's old entries
+    can be dropped;
   * ``children``: for each key of depth ``d`` that matched and passed the
     checks, the node below it -- or, at the last depth, the head tuple the
     binding produced.
@@ -17,15 +19,10 @@ the region instead of evaluating the old body again.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right, insort
 
 from lftj.lazy import loading
-from maintenance.sensitivity import end_of, start_of
-
-
-def region_start(entry):
-    """Entries sort by the start of their region in this node's key space."""
-    return start_of(entry.region[1])
 
 
 class TraceNode:
@@ -39,7 +36,7 @@ class TraceNode:
         self.parent, self.key, self.depth = parent, key, depth
         self.children: dict | None = None          # key -> TraceNode | head tuple
         self.keys: list | None = None              # the children's keys, ascending
-        self.entries: list | None = None           # sensitivity entries, by region start
+        self.entries: array | None = None          # sensitivity entries' handles, by region start
         self.alive = True
 
     def path(self) -> list:
@@ -61,19 +58,20 @@ class TraceNode:
                 return None
         return node
 
-    def add_entry(self, entry) -> None:
+    def add_entry(self, handle: int, region_start) -> None:
+        """``region_start(handle)``: the start of its region (as ``start_of``): entries sort by it."""
         entries = self.entries
         if entries is None:
-            self.entries = [entry]
-        elif not entries or region_start(entry) >= region_start(entries[-1]):
-            entries.append(entry)
+            self.entries = array("Q", (handle,))
+        elif not entries or region_start(handle) >= region_start(entries[-1]):
+            entries.append(handle)
         else:
-            insort(entries, entry, key=region_start)
+            insort(entries, handle, key=region_start)
 
-    def remove_entry(self, entry) -> None:
-        entries, start = self.entries, region_start(entry)
-        i = bisect_left(entries, start, key=region_start)
-        while entries[i] is not entry:
+    def remove_entry(self, handle: int, region_start) -> None:
+        entries = self.entries
+        i = bisect_left(entries, region_start(handle), key=region_start)
+        while entries[i] != handle:
             i += 1
         del entries[i]
 
@@ -103,14 +101,15 @@ class TraceNode:
         j = len(keys) if hi is None else bisect_right(keys, hi)
         return [(k, self.children[k]) for k in keys[i:j]]
 
-    def entries_within(self, start, end) -> list:
-        """Entries whose region lies inside the encoded range [start, end)."""
+    def entries_within(self, start, end, region_start, region_end) -> list:
+        """Entries whose region lies inside the encoded range [start, end) (``region_end``: the
+        end of a handle's region, as ``end_of``)."""
         if not self.entries:
             return []
         entries = self.entries
         i = bisect_left(entries, start, key=region_start)
         j = bisect_left(entries, end, key=region_start)
-        return [e for e in entries[i:j] if end_of(e.region[2]) <= end]
+        return [h for h in entries[i:j] if region_end(h) <= end]
 
     def size(self) -> int:
         """Nodes and leaves in this subtree (for stats)."""

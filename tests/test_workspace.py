@@ -87,10 +87,11 @@ def _work(stats: dict) -> dict:
 
 
 def _blocking(monkeypatch) -> None:
-    """Every stored sensitivity group, however small, read as a LazyBlock (as groups of
-    thousands of entries are)."""
-    from maintenance.persistence import stored
-    monkeypatch.setattr(stored, "BLOCKED", 0)
+    """Every sensitivity group, however small, a StabbingGroup whose every query builds its
+    blocks (as groups of thousands of entries are), whether read from disk or recorded."""
+    from maintenance import sensitivity, stabbing
+    monkeypatch.setattr(sensitivity, "SMALL", 0)
+    monkeypatch.setattr(stabbing, "PENDING", 0)
 
 
 @pytest.mark.parametrize("mode", ["plain", "chunked", "blocks"])
@@ -299,21 +300,21 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
 
 
 def _blocked(rows):
-    """Stored groups of ``rows`` or more read as LazyBlocks (None: the default); returns the
-    function that puts the default back."""
-    from maintenance.persistence import stored
-    saved = stored.BLOCKED
+    """Sensitivity groups of more than ``rows`` entries kept as StabbingGroups (None: the
+    default); returns the function that puts the default back."""
+    from maintenance import sensitivity
+    saved = sensitivity.SMALL
     if rows is not None:
-        stored.BLOCKED = rows
+        sensitivity.SMALL = rows
 
     def restore():
-        stored.BLOCKED = saved
+        sensitivity.SMALL = saved
     return restore
 
 
 def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypatch):
     """Entries still on disk that a commit adds beside, drops or matches -- before their group
-    is read or after, as a LazyBlock -- and then rolls back (a division by zero): the next commits
+    is read or after, in StabbingGroups -- and then rolls back (a division by zero): the next commits
     do what a process that never stopped does, and the contents equal evaluation from scratch."""
     _blocking(monkeypatch)
     program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"     # (commit_of: y <= 6)

@@ -41,15 +41,15 @@ def capture(m, paged: bool = True) -> list[dict] | None:
     for key, rule in m.rules.items():
         record = {"clause": key}
         if type(rule) is RuleMaintainer and not rule.views and paged:
-            nodes, entries = _paged(rule, len(rules), wheres, where_ids, where_list, eids, groups)
+            nodes, entries = _paged(rule, len(rules), m.registry, wheres, where_ids, where_list, eids, groups)
             record.update(kind="paged", first=1 + len(pages), nodes=len(nodes), entries=entries)
             pages.extend({"nodes": nodes[i:i + PAGE]} for i in range(0, len(nodes), PAGE))
             record["links"] = 1 + len(pages)
             pages.extend({"links": [node[:2] for node in nodes[i:i + LINKS]]} for i in range(0, len(nodes), LINKS))
         elif type(rule) is RuleMaintainer:
-            record.update(_trace(rule, wheres, where_ids, where_list))
+            record.update(_trace(rule, m.registry, wheres, where_ids, where_list))
             if rule.views:
-                record["views"] = [_trace(view.rule, wheres, where_ids, where_list) for view in rule.views]
+                record["views"] = [_trace(view.rule, m.registry, wheres, where_ids, where_list) for view in rule.views]
         elif type(rule) is ThetaRule:
             record.update(kind="theta", **_theta(rule.view))
         elif type(rule) is WholeRule:
@@ -78,7 +78,7 @@ def capture(m, paged: bool = True) -> list[dict] | None:
     return [{"state": state}, *pages]
 
 
-def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
+def _paged(rule, index: int, registry, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
     """The node records of ``rule``'s trace, by id (preorder; the root is 0): ``[parent, key,
     [[child key, child id], ...], [[leaf key, head], ...], [[eid, where, alpha, start, end,
     region start, region end], ...]]``; every entry also goes to ``groups`` under ``(where,
@@ -100,8 +100,9 @@ def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) 
                 kids.append([to_json(k), ids[id(child)]])
             else:
                 leaves.append([to_json(k), list(child)])
-        for entry in node.entries or ():
-            where, eid, (_, lo, hi) = _where(entry, wheres, where_ids, where_list), next(eids), entry.region
+        for handle in node.entries or ():
+            entry = registry.entry(handle)
+            where, eid, (_, lo, hi) = _where(handle, registry, wheres, where_ids, where_list), next(eids), entry.region
             entries.append([eid, where, list(entry.alpha), entry.start, entry.end, lo, hi])
             groups.setdefault((where, entry.alpha), []).append([index, eid, i, entry.start, entry.end, lo, hi])
         total += len(entries)
@@ -111,9 +112,9 @@ def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) 
     return records, total
 
 
-def _where(entry, wheres, where_ids, where_list) -> int:
+def _where(handle: int, registry, wheres, where_ids, where_list) -> int:
     """The position of the entry's sensitivity index in the state's ``wheres``."""
-    where = wheres[id(entry.index)]
+    where = wheres[id(registry.numbered[handle >> 32])]
     if where not in where_ids:
         where_ids[where] = len(where_list)
         where_list.append(where)
@@ -146,16 +147,17 @@ def _theta(view) -> dict:
     return {"rho": [count_rows(view.reduct.rho[n.id]) for n in view.reduct.nodes], "result": count_rows(view.result)}
 
 
-def _trace(rule, wheres, where_ids, where_list) -> dict:
+def _trace(rule, registry, wheres, where_ids, where_list) -> dict:
     """Nodes in preorder as [parent, key] (the root is node 0), leaves as [node, key, head],
     entries as [where, alpha, start, end, node, region start, region end]."""
     nodes, leaves, entries = [], [], []
     stack, ids = [rule.root], {id(rule.root): 0}
     while stack:
         node = stack.pop()
-        for entry in node.entries or ():
+        for handle in node.entries or ():
+            entry = registry.entry(handle)
             _, start, end = entry.region
-            entries.append([_where(entry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
+            entries.append([_where(handle, registry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
                             entry.end, ids[id(node)], start, end])
         children = [(k, node.children[k]) for k in node.keys or ()]
         for key, child in children:
