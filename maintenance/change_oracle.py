@@ -36,6 +36,7 @@ class Registry:
         self.direct: dict[tuple, list] = defaultdict(list)     # (relation, order, level) -> rules
         self._journal = None
         self.retired: list[int] = []               # handles removed since the last release
+        self.budget = None                         # a MemoryBudget the rules check as they record
 
     @property
     def journal(self):
@@ -154,6 +155,10 @@ class Registry:
     def nbytes(self) -> int:
         """The memory of the indices' columns and groups."""
         return sum(index.nbytes() for index in self.indexes.values())
+
+    def row_bytes(self) -> float:
+        """The memory of the indices per live row (an entry's share of columns and groups)."""
+        return self.nbytes() / max(1, self.size())
 
     # ------------------------------------------------------------ matching
     def match(self, relation: str, surgeries: dict) -> dict:

@@ -21,8 +21,8 @@ from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
 from datalog.language import numbers
 from datalog.language.errors import DatalogError, IOFault
-from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, clear_progress_line,
-                                 parse_options, progress_line, spark_options)
+from datalog.cli.options import (add_budget_option, add_path_option, add_preprocessor_options, add_spark_options,
+                                 clear_progress_line, parse_options, progress_line, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
 from datalog.spark import resident
 from datalog.spark.distributed import run_on_spark
@@ -84,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="evaluate in this process (default) or on Spark: resident (every relation a "
                           "DataFrame) when every stratum can be, else the distributed evaluator")
     add_spark_options(run)
+    add_budget_option(run)
     add_path_option(run)
     add_preprocessor_options(run)
     run.set_defaults(func=_run)
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
                                                       "(implies --maintenance)")
     exp.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
                      help="spark: also say per stratum whether it runs Spark-resident or why not")
+    add_budget_option(exp)
     add_path_option(exp)
     add_preprocessor_options(exp)
     exp.set_defaults(func=_explain)
@@ -118,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="how changes are maintained (default incremental)")
     repl.add_argument("--echo", action="store_true",
                       help="with piped input: print each statement after a prompt before its result")
+    add_budget_option(repl)
     add_path_option(repl)
     repl.set_defaults(func=_repl)
     from datalog.cli.workspace import add_commands     # init, update, query, ... (issue 5)
@@ -129,7 +132,7 @@ def _run(args) -> int:
     started = time.perf_counter()
     numbers.set_width(args.number_width)
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
-                              spark=spark_options(args), allow_paths=args.allow_paths,
+                              spark=spark_options(args), allow_paths=args.allow_paths, memory_budget=args.memory_budget,
                               parse_options=parse_options(args))
     print_warnings(engine, args)
     batches = read_updates(engine, args.updates) if args.updates else None
@@ -193,7 +196,7 @@ def _explain(args) -> int:
         return 0
     strategy = args.maintenance or "incremental"
     engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths,
-                              parse_options=parse_options(args))
+                              parse_options=parse_options(args), memory_budget=args.memory_budget)
     batches = read_updates(engine, args.updates) if args.updates else []
     engine.run()
     applied, status = apply_and_report(engine, batches, batch_summary)

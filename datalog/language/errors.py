@@ -156,6 +156,8 @@ BadOverride = _error("BadOverride", "bad_override", "A component overrides a rel
 ComponentCycle = _error("ComponentCycle", "component_cycle", "A component inherits from itself, or instances nest beyond Soufflé's limit of 100.")
 IncludePath = _error("IncludePath", "include_path", "A .include or #include names a file outside the program's directory and the -I "
                      "directories. Allowed only by --allow-paths on the command line.")
+MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "The state incremental maintenance keeps for a rule "
+                              "does not fit in the memory budget (--memory-budget; by default what the machine has free).")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas
