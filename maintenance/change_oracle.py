@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from maintenance.sensitivity import OTHER, SAME, WHOLE, SensitivityIndex, end_of, start_of
+from maintenance.sensitivity import LOW, NEG, OTHER, SAME, WHOLE, SensitivityIndex, end_of, start_of
 from maintenance.trace import TraceNode
 
 ROW = (1 << 32) - 1          # a handle's row bits; the bits above are its index's number
@@ -37,6 +37,7 @@ class Registry:
         self._journal = None
         self.retired: list[int] = []               # handles removed since the last release
         self.budget = None                         # a MemoryBudget the rules check as they record
+        self._last, self._last_key = None, None    # the node ``record`` last added to, its last region start
 
     @property
     def journal(self):
@@ -54,6 +55,12 @@ class Registry:
         for handle in self.retired:
             numbered[handle >> 32].release(handle & ROW)
         self.retired = []
+
+    def file(self) -> None:
+        """Every index's rows appended since its last query into their groups, in bulk (the end of
+        a build: a query would otherwise file them)."""
+        for index in self.numbered:
+            index.file()
 
     def index(self, where: tuple) -> SensitivityIndex:
         index = self.indexes.get(where)
@@ -91,13 +98,20 @@ class Registry:
         """A sensitivity entry of ``rule`` in ``index`` whose region is ``node`` with the entry's
         own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER)."""
         handle = index.number << 32 | index.add(alpha, start, end, node, rule.number, kind, region)
-        node.add_entry(handle, self.region_start)
+        lo = start if kind == SAME else None if kind == WHOLE else region[0]
+        key = NEG if lo is None else (0, lo)
+        if node is self._last and key >= self._last_key:       # (recording: nearly always)
+            node.entries.append(handle)
+        else:
+            node.add_entry(handle, self.region_start)
+        self._last, self._last_key = node, key if node.entries[-1] == handle else self.region_start(node.entries[-1])
         rule.intervals += 1
         if self._journal is not None:
             self._journal.record(lambda: self._unrecord(handle))
         return handle
 
     def _unrecord(self, handle: int) -> None:
+        self._last = None
         index = self.numbered[handle >> 32]
         row = handle & ROW
         node = index.remove(row)
@@ -116,6 +130,7 @@ class Registry:
             self._journal.record(lambda: self._rerecord(handle, node))
 
     def _rerecord(self, handle: int, node) -> None:
+        self._last = None
         index = self.numbered[handle >> 32]
         row = handle & ROW
         index.restore(row, node)
@@ -123,7 +138,11 @@ class Registry:
         self.rules[index.owners[row]].intervals += 1
 
     def region_start(self, handle: int) -> tuple:
-        return self.numbered[handle >> 32].region_start(handle & ROW)
+        index, row = self.numbered[handle >> 32], handle & ROW
+        if index.integral and not index.kinds[row] & 0x3F:          # SAME, integers: the common case
+            start = index.starts[row]
+            return NEG if start == LOW else (0, start)
+        return index.region_start(row)
 
     def region_end(self, handle: int) -> tuple:
         return end_of(self.numbered[handle >> 32].region(handle & ROW)[1])
@@ -133,8 +152,8 @@ class Registry:
         return self.numbered[handle >> 32].entry(handle & ROW)
 
     def set_child(self, node: TraceNode, key, child) -> None:
-        had = node.children is not None and key in node.children
-        old = node.children[key] if had else None
+        old = node.child(key)
+        had = old is not None
         node.set_child(key, child)
         if self.journal is not None:
             self.journal.record(lambda: node.set_child(key, old) if had else node.pop_child(key))

@@ -79,6 +79,7 @@ class IncrementalMaintainer:
             for clause in stratum.clauses:
                 if clause.body:
                     self.rules[clause.index] = self._build(clause)
+        self.registry.file()
         self.virtualize()
 
     def virtualize(self) -> None:

@@ -209,9 +209,9 @@ class RuleMaintainer:
             size += getsizeof(node)
             if type(node) is not TraceNode:           # a LazyTraceNode: the rest is on disk
                 continue
-            if node.children:
-                size += getsizeof(node.children) + getsizeof(node.keys)
-                for child in node.children.values():
+            if node.kids:
+                size += getsizeof(node.kids) + getsizeof(node.keys)
+                for child in node.kids:
                     if type(child) is tuple:
                         size += getsizeof(child)
                     else:
@@ -275,7 +275,7 @@ class RuleMaintainer:
     def _drop_subtree(self, node: TraceNode, old: Counter) -> None:
         for handle in list(node.entries or ()):
             self.registry.remove(handle)
-        for key, child in list(node.children.items()) if node.children else []:
+        for key, child in list(node.items()):
             if isinstance(child, TraceNode):
                 self._drop_subtree(child, old)
             else:

@@ -42,9 +42,12 @@ group is read; a removed one is left out then.
 from __future__ import annotations
 
 from array import array
+from itertools import groupby
 from typing import NamedTuple
 
 from maintenance.stabbing import HIGH, LOW, NEG, POS, StabbingGroup, end_of, start_of
+
+__all__ = ["LOW", "HIGH", "NEG", "POS", "end_of", "start_of", "SensitivityIndex", "Entry"]
 
 SMALL = 256      # rows under one alpha kept in an array; more go to a StabbingGroup
 SAME, WHOLE, OTHER = 0, 1, 2    # the region's interval: the entry's, the node's, in ``regions``
@@ -84,6 +87,7 @@ class SensitivityIndex:
         self.alpha_list: list[tuple] = []
         self.trees: dict[int, array | StabbingGroup] = {}     # alpha id -> its rows
         self.free = array("I")
+        self.filed = 0                       # rows from here on are not in their groups yet
         self.size = 0
         self.stored = None                   # rows not yet in ``trees`` (see ``keep_stored``)
         self.fetched: set = set()            # the alpha ids whose stored rows are in ``trees``
@@ -159,29 +163,79 @@ class SensitivityIndex:
 
     # ------------------------------------------------------------ rows
     def add(self, alpha: tuple, start, end, node, owner: int, kind: int = SAME, region=None) -> int:
-        """A new live row, filed in its group; ``region``: (lo, hi) of an OTHER one."""
-        row = self._row(alpha, start, end, node, owner, kind, region)
-        self._insert(row)
-        self.size += 1
-        return row
-
-    def _row(self, alpha, start, end, node, owner, kind, region) -> int:
-        (s, e), aid = self._interval(start, end), self.alpha_id(alpha)
-        if self.free:
-            row = self.free.pop()
-            self.starts[row], self.ends[row], self.alphas[row] = s, e, aid
-            self.nodes[row], self.owners[row], self.kinds[row] = node, owner, kind
+        """A new live row; ``region``: (lo, hi) of an OTHER one. A row appended past ``filed`` is
+        filed in its group with the others at the next query (:meth:`_file`, in bulk: recording
+        a trace appends millions before any query); a reused row at once."""
+        if self.integral and (start is None or type(start) is int and LOW < start < HIGH) and (
+                end is None or type(end) is int and LOW < end < HIGH):
+            s, e = (LOW if start is None else start), (HIGH if end is None else end)
         else:
-            row = len(self.nodes)
-            self.starts.append(s)
-            self.ends.append(e)
-            self.alphas.append(aid)
-            self.nodes.append(node)
-            self.owners.append(owner)
-            self.kinds.append(kind)
+            s, e = self._interval(start, end)
+        aid = self.alpha_ids.get(alpha)
+        if aid is None:
+            aid = self.alpha_id(alpha)
+        self.size += 1
+        if self.free:
+            return self._reuse(s, e, aid, node, owner, kind, region)
+        row = len(self.nodes)
+        self.starts.append(s)
+        self.ends.append(e)
+        self.alphas.append(aid)
+        self.nodes.append(node)
+        self.owners.append(owner)
+        self.kinds.append(kind)
         if kind == OTHER:
             self.regions[row] = region
         return row
+
+    def _reuse(self, s, e, aid, node, owner, kind, region) -> int:
+        row = self.free.pop()
+        self.starts[row], self.ends[row], self.alphas[row] = s, e, aid
+        self.nodes[row], self.owners[row], self.kinds[row] = node, owner, kind
+        if kind == OTHER:
+            self.regions[row] = region
+        if row < self.filed:
+            self._insert(row)
+        return row
+
+    def _row(self, alpha, start, end, node, owner, kind, region) -> int:
+        """A row in no group (a stored one)."""
+        (s, e), aid = self._interval(start, end), self.alpha_id(alpha)
+        row = len(self.nodes)
+        self.starts.append(s)
+        self.ends.append(e)
+        self.alphas.append(aid)
+        self.nodes.append(node)
+        self.owners.append(owner)
+        self.kinds.append(kind)
+        if kind == OTHER:
+            self.regions[row] = region
+        return row
+
+    def file(self) -> None:
+        self._file()
+
+    def _file(self) -> None:
+        """The live rows appended since the last query (not stored ones) into their groups: sorted
+        by alpha, each group's run added at once."""
+        start, end = self.filed, len(self.nodes)
+        if start == end:
+            return
+        nodes, kinds, alphas, trees = self.nodes, self.kinds, self.alphas, self.trees
+        rows = [r for r in range(start, end) if nodes[r] is not None and not kinds[r] & ON_DISK]
+        rows.sort(key=alphas.__getitem__)
+        for aid, run in groupby(rows, alphas.__getitem__):
+            group = trees.get(aid)
+            if group is None:
+                group = trees[aid] = array("I", run)
+            elif type(group) is array:
+                group.extend(run)
+            else:
+                group.extend(array("I", run))
+                continue
+            if len(group) > SMALL:
+                trees[aid] = _grouped(group)
+        self.filed = end
 
     def _insert(self, row: int) -> None:
         aid = self.alphas[row]
@@ -200,7 +254,7 @@ class SensitivityIndex:
         node = self.nodes[row]
         if node is None:
             return None
-        if not self.kinds[row] & ON_DISK:               # (on disk: left out when it is read)
+        if row < self.filed and not self.kinds[row] & ON_DISK:    # (on disk or not filed yet: left out)
             aid = self.alphas[row]
             group = self.trees[aid]
             if type(group) is array:
@@ -218,8 +272,8 @@ class SensitivityIndex:
         if self.nodes[row] is not None:
             return
         self.nodes[row] = node
-        if self.kinds[row] & ON_DISK and self.alphas[row] not in self.fetched:
-            pass                                        # still on disk: read with its group
+        if row >= self.filed or self.kinds[row] & ON_DISK and self.alphas[row] not in self.fetched:
+            pass                                        # filed at the next query, or still on disk
         else:
             self.kinds[row] &= ~ON_DISK & 0xFF
             self._insert(row)
@@ -249,7 +303,10 @@ class SensitivityIndex:
         return self._row(alpha, start, end, node, owner, kind | STORED | ON_DISK, region)
 
     def _group(self, alpha: tuple):
-        """The group under ``alpha``, its stored rows read first if they are not yet."""
+        """The group under ``alpha``, the rows appended since the last query filed and its stored
+        rows read first if they are not yet. (Reading a group appends its rows not made before,
+        each ON_DISK until filed here: none is left for :meth:`_file`.)"""
+        self._file()
         aid = self.alpha_ids.get(alpha)
         if self.stored is not None:
             if aid is None:
@@ -260,6 +317,7 @@ class SensitivityIndex:
                     self.kinds[row] &= ~ON_DISK & 0xFF
                     self._insert(row)
                 self.fetched.add(aid)
+                self.filed = len(self.nodes)
         return self.trees.get(aid)
 
     # ------------------------------------------------------------ queries
@@ -276,6 +334,7 @@ class SensitivityIndex:
 
     def rows(self) -> list[int]:
         """Every live row (every stored group is read)."""
+        self._file()
         if self.stored is not None:
             for alpha in self.stored.alphas():
                 self._group(alpha)

@@ -137,9 +137,9 @@ def snapshot(engine: Engine) -> dict:
 def _trace(node, entry) -> tuple:
     """The trace below ``node``; ``entry``: a handle's entry as values (``Registry.entry``)."""
     entries = sorted(repr((e.alpha, e.start, e.end, e.region[1:], e.alive)) for e in map(entry, node.entries or ()))
-    children = tuple((repr(k), _trace(node.children[k], entry) if hasattr(node.children[k], "entries")
-                      else node.children[k]) for k in node.keys or ())
-    assert sorted(node.children or ()) == list(node.keys or ())
+    children = tuple((repr(k), _trace(child, entry) if hasattr(child, "entries") else child)
+                     for k, child in node.items())
+    assert sorted(node.keys or ()) == list(node.keys or ()) and len(node.keys or ()) == len(node.kids or ())
     return node.alive, tuple(entries), children
 
 

@@ -88,14 +88,13 @@ def _paged(rule, index: int, registry, wheres, where_ids, where_list, eids, grou
     while stack:
         node = stack.pop()
         order.append(node)
-        kids = [node.children[k] for k in node.keys or ()]
+        kids = node.kids or ()
         stack.extend(child for child in reversed(kids) if isinstance(child, TraceNode))
     ids = {id(node): i for i, node in enumerate(order)}
     records, total = [], 0
     for i, node in enumerate(order):
         kids, leaves, entries = [], [], []
-        for k in node.keys or ():
-            child = node.children[k]
+        for k, child in node.items():
             if isinstance(child, TraceNode):
                 kids.append([to_json(k), ids[id(child)]])
             else:
@@ -159,7 +158,7 @@ def _trace(rule, registry, wheres, where_ids, where_list) -> dict:
             _, start, end = entry.region
             entries.append([_where(handle, registry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
                             entry.end, ids[id(node)], start, end])
-        children = [(k, node.children[k]) for k in node.keys or ()]
+        children = list(node.items())
         for key, child in children:
             if isinstance(child, TraceNode):
                 ids[id(child)] = len(nodes) + 1

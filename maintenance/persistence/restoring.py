@@ -170,10 +170,10 @@ def _rebuild(rule, record, by_where, registry, head_of) -> list:
 
 
 def _append_child(node: TraceNode, key, child) -> None:
-    if node.children is None:
-        node.children, node.keys = {key: child}, [key]
+    if node.keys is None:
+        node.kids, node.keys = [child], [key]
     elif node.keys[-1] < key:
-        node.children[key] = child
+        node.kids.append(child)
         node.keys.append(key)
     else:
         raise ValueError("trace children out of order")

@@ -96,7 +96,7 @@ class _Stored:
         try:
             _, _, kids, leaves, stored = self._record(position, number)
             rule = self.rules[position][0]
-            children, keys = {}, []
+            children, keys = [], []
             for key, child in kids:
                 key = to_tuple(key)
                 if keys and not keys[-1] < key:
@@ -107,16 +107,16 @@ class _Stored:
                         node, key, node.depth + 1, partial(self._load, position, child))
                 elif shell.parent is not node or shell.key != key:     # made from the node index
                     raise ValueError(f"node {child} of rule {position}: its page and the index differ")
-                children[key] = shell
+                children.append(shell)
                 keys.append(key)
             for key, head in leaves:
                 key = to_tuple(key)
                 if keys and not keys[-1] < key:
                     raise ValueError("trace children out of order")
-                children[key] = tuple(head)
+                children.append(tuple(head))
                 keys.append(key)
             if leaves and self.rows is not None:          # heads become rows of the head relation
-                self.rows.check_rows(rule.head_relation, [children[k] for k in keys[len(kids):]], self.where,
+                self.rows.check_rows(rule.head_relation, children[len(kids):], self.where,
                                      f"trace node {number} of rule {position}")
             entries, before = array("Q"), None
             for eid, where, alpha, start, end, lo, hi in stored:
