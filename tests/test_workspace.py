@@ -346,7 +346,7 @@ def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypat
 
 @pytest.mark.parametrize("blocked", [0, None])
 def test_one_session_over_stored_groups_does_the_work_of_a_process_that_never_stopped(tmp_path, blocked):
-    """Many commits in one session after an open: groups read (as LazyBlocks with blocked=0)
+    """Many commits in one session after an open: groups read (StabbingGroups from the first entry with blocked=0)
     by one commit, whose entries a later commit makes by reading their trace nodes and drops
     by revisiting them, must not answer a third commit's match -- the same delta and work as a
     process that never stopped, the same intervals, and from-scratch contents."""
@@ -636,7 +636,7 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part, monkeypatch
     """A maintainer file whose checksums hold but where one trace node's children, leaves or
     sensitivity entries are out of order (restoring appends them as they come), or whose node
     index disagrees with a node's page, or where one entry id repeats in a sensitivity group
-    (read whole, or as a LazyBlock), or a support count is not a positive integer, is
+    (into small groups, or StabbingGroups), or a support count is not a positive integer, is
     workspace_corrupt when that part is read -- by a commit that reaches it, or a compaction,
     which reads every page -- and the failed operation changes nothing."""
     from datalog.workspace import format as wsfile

@@ -11,6 +11,7 @@ from itertools import count
 
 from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
+from maintenance.change_oracle import ROW
 from maintenance.persistence.records import LINKS, bucket, count_rows, to_json
 from maintenance.rule import RuleMaintainer
 from maintenance.stabbing import start_of
@@ -91,7 +92,9 @@ def _paged(rule, index: int, registry, wheres, where_ids, where_list, eids, grou
         kids = node.kids or ()
         stack.extend(child for child in reversed(kids) if isinstance(child, TraceNode))
     ids = {id(node): i for i, node in enumerate(order)}
-    records, total = [], 0
+    records, total, numbered = [], 0, registry.numbered
+    positions = [_where(n << 32, registry, wheres, where_ids, where_list) if len(one) or one.stored else None
+                 for n, one in enumerate(numbered)]      # (an index's position in ``wheres``)
     for i, node in enumerate(order):
         kids, leaves, entries = [], [], []
         for k, child in node.items():
@@ -100,10 +103,15 @@ def _paged(rule, index: int, registry, wheres, where_ids, where_list, eids, grou
             else:
                 leaves.append([to_json(k), list(child)])
         for handle in node.entries or ():
-            entry = registry.entry(handle)
-            where, eid, (_, lo, hi) = _where(handle, registry, wheres, where_ids, where_list), next(eids), entry.region
-            entries.append([eid, where, list(entry.alpha), entry.start, entry.end, lo, hi])
-            groups.setdefault((where, entry.alpha), []).append([index, eid, i, entry.start, entry.end, lo, hi])
+            sensitivity, row = numbered[handle >> 32], handle & ROW
+            where, eid, alpha = positions[handle >> 32], next(eids), sensitivity.alpha_list[sensitivity.alphas[row]]
+            start, end = sensitivity.start(row), sensitivity.end(row)
+            lo, hi = (start, end) if not sensitivity.kinds[row] & 0x3F else sensitivity.region(row)
+            entries.append([eid, where, list(alpha), start, end, lo, hi])
+            group = groups.get((where, alpha))
+            if group is None:
+                group = groups[where, alpha] = []
+            group.append([index, eid, i, start, end, lo, hi])
         total += len(entries)
         root = node.parent is None
         records.append([None if root else ids[id(node.parent)], None if root else to_json(node.key),
