@@ -153,13 +153,15 @@ class Block:
 
 
 class StabbingGroup:
-    """Rows under one ``alpha`` (see the module text): ``pending`` (unsorted, all live) and
+    """Rows under one ``alpha`` (see the module text): ``pending`` (unsorted; a row in ``gone``
+    was removed: left out at the next build, as a group only dropped from is never built) and
     ``blocks``, oldest (largest) first. ``columns`` (the index) is passed to each call."""
 
-    __slots__ = ("pending", "blocks", "size")
+    __slots__ = ("pending", "gone", "blocks", "size")
 
     def __init__(self) -> None:
         self.pending = array("I")
+        self.gone: set[int] = set()
         self.blocks: list[Block] = []
         self.size = 0
 
@@ -168,11 +170,15 @@ class StabbingGroup:
 
     def rows(self) -> list:
         out = [r for block in self.blocks for r in block.alive_rows()]
-        out.extend(self.pending)
+        gone = self.gone
+        out.extend(r for r in self.pending if r not in gone)
         return out
 
     def add(self, row: int) -> None:
-        self.pending.append(row)
+        if row in self.gone:                         # removed, not yet built away: live again
+            self.gone.discard(row)
+        else:
+            self.pending.append(row)
         self.size += 1
 
     def extend(self, rows) -> None:
@@ -180,25 +186,17 @@ class StabbingGroup:
         self.size += len(rows)
 
     def remove(self, row: int, columns) -> None:
-        """``row`` (live in this group) stops answering."""
-        if len(self.pending) > PENDING:
-            self.build(columns)
-        else:
-            try:
-                self.pending.remove(row)
-                self.size -= 1
-                return
-            except ValueError:
-                pass
+        """``row`` (live in this group) stops answering: its leaf is killed, or (pending) it is
+        left out at the next build."""
+        self.size -= 1
         for block in self.blocks:
             j = block.find(row, columns)
             if j >= 0:
                 block.kill(j, columns)
-                self.size -= 1
                 if block.live * 2 < len(block) and len(block) > PENDING:
                     self._rebuild(block, columns)
                 return
-        raise KeyError(row)
+        self.gone.add(row)
 
     def stab(self, point, columns) -> list:
         if len(self.pending) > PENDING:
@@ -206,14 +204,15 @@ class StabbingGroup:
         out: list = []
         for block in self.blocks:
             block.stab(point, columns, out)
-        starts, ends = columns.starts, columns.ends
-        out.extend(r for r in self.pending if starts[r] <= point <= ends[r])
+        starts, ends, gone = columns.starts, columns.ends, self.gone
+        out.extend(r for r in self.pending if starts[r] <= point <= ends[r] and r not in gone)
         return out
 
     def build(self, columns) -> None:
         """The pending rows into a block, merged with every block not at least twice its size."""
-        fresh = list(self.pending)
-        self.pending = array("I")
+        gone = self.gone
+        fresh = [r for r in self.pending if r not in gone] if gone else list(self.pending)
+        self.pending, self.gone = array("I"), set()
         while self.blocks and len(self.blocks[-1]) < 2 * len(fresh):
             fresh.extend(self.blocks.pop().alive_rows())
         if fresh:
@@ -222,7 +221,7 @@ class StabbingGroup:
     def rebuild(self, columns) -> None:
         """Every block built again (the index changed its encoding of keys)."""
         live = self.rows()
-        self.blocks, self.pending = [], array("I", live)
+        self.blocks, self.pending, self.gone = [], array("I", live), set()
 
     def _rebuild(self, block: Block, columns) -> None:
         """A block more than half dead is built again from its live rows."""
