@@ -17,18 +17,62 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from maintenance.sensitivity import SensitivityIndex, end_of, start_of
+from maintenance.sensitivity import LOW, NEG, OTHER, SAME, WHOLE, SensitivityIndex, end_of, start_of
 from maintenance.trace import TraceNode
+
+ROW = (1 << 32) - 1          # a handle's row bits; the bits above are its index's number
 
 
 class Registry:
+    """Every sensitivity index, by (relation, order, level) and by number. An entry is named
+    across indexes by its handle, ``index number << 32 | row`` (what trace nodes keep). Rows
+    removed in a transaction are released (reused) when the next transaction starts: until
+    then the transaction's journal may restore them."""
+
     def __init__(self) -> None:
         self.indexes: dict[tuple, SensitivityIndex] = {}
+        self.numbered: list[SensitivityIndex] = []
+        self.rules: list = []                      # owner number -> rule (RuleMaintainer)
         self.direct: dict[tuple, list] = defaultdict(list)     # (relation, order, level) -> rules
-        self.journal = None
+        self._journal = None
+        self.retired: list[int] = []               # handles removed since the last release
+        self.budget = None                         # a MemoryBudget the rules check as they record
+        self._last, self._last_key = None, None    # the node ``record`` last added to, its last region start
+
+    @property
+    def journal(self):
+        return self._journal
+
+    @journal.setter
+    def journal(self, journal) -> None:
+        if journal is not None:
+            self.release()
+        self._journal = journal
+
+    def release(self) -> None:
+        """Rows removed by finished transactions (committed or rolled back) are reused."""
+        numbered = self.numbered
+        for handle in self.retired:
+            numbered[handle >> 32].release(handle & ROW)
+        self.retired = []
+
+    def file(self) -> None:
+        """Every index's rows appended since its last query into their groups, in bulk (the end of
+        a build: a query would otherwise file them)."""
+        for index in self.numbered:
+            index.file()
+
+    def index(self, where: tuple) -> SensitivityIndex:
+        index = self.indexes.get(where)
+        if index is None:
+            index = self.indexes[where] = SensitivityIndex(len(self.numbered))
+            self.numbered.append(index)
+        return index
 
     # ------------------------------------------------------------ recording
     def register(self, rule) -> None:
+        rule.number = len(self.rules)
+        self.rules.append(rule)
         for levels in rule.atoms:
             var_levels = [j for j, (kind, _) in enumerate(levels.kinds) if kind in ("var", "repeat")]
             for i, j in enumerate(var_levels):
@@ -36,42 +80,80 @@ class Registry:
                     self.direct[(levels.relation, levels.order, j)].append(rule)
 
     def add(self, rule, levels, j: int, alpha, start, end, region) -> None:
-        self._add(rule, (levels.relation, levels.order, j), alpha, start, end, region)
+        self._add(rule, self.index((levels.relation, levels.order, j)), alpha, start, end, region)
 
     def add_lookup(self, rule, lookup, level: int, alpha, start, end, region) -> None:
-        self._add(rule, (lookup.relation, lookup.order, level), alpha, start, end, region)
+        self._add(rule, self.index((lookup.relation, lookup.order, level)), alpha, start, end, region)
 
-    def _add(self, rule, where, alpha, start, end, region) -> None:
-        index = self.indexes.get(where)
-        if index is None:
-            index = self.indexes[where] = SensitivityIndex()
-        entry = index.add(alpha, start, end, region, rule)
-        region[0].add_entry(entry)
+    def _add(self, rule, index, alpha, start, end, region) -> None:
+        node, lo, hi = region
+        if type(lo) is type(start) and type(hi) is type(end) and lo == start and hi == end:
+            self.record(rule, index, alpha, start, end, node)
+        elif lo is None and hi is None:
+            self.record(rule, index, alpha, start, end, node, WHOLE)
+        else:
+            self.record(rule, index, alpha, start, end, node, OTHER, (lo, hi))
+
+    def record(self, rule, index, alpha, start, end, node, kind: int = SAME, region=None) -> int:
+        """A sensitivity entry of ``rule`` in ``index`` whose region is ``node`` with the entry's
+        own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER)."""
+        handle = index.number << 32 | index.add(alpha, start, end, node, rule.number, kind, region)
+        lo = start if kind == SAME else None if kind == WHOLE else region[0]
+        key = NEG if lo is None else (0, lo)
+        if node is self._last and key >= self._last_key:       # (recording: nearly always)
+            node.entries.append(handle)
+        else:
+            node.add_entry(handle, self.region_start)
+        self._last, self._last_key = node, key if node.entries[-1] == handle else self.region_start(node.entries[-1])
         rule.intervals += 1
-        if self.journal is not None:
-            self.journal.record(lambda: self._unrecord(entry))
+        if self._journal is not None:
+            self._journal.record(lambda: self._unrecord(handle))
+        return handle
 
-    def _unrecord(self, entry) -> None:
-        entry.index.remove(entry)
-        entry.region[0].remove_entry(entry)
-        entry.owner.intervals -= 1
+    def _unrecord(self, handle: int) -> None:
+        self._last = None
+        index = self.numbered[handle >> 32]
+        row = handle & ROW
+        node = index.remove(row)
+        node.remove_entry(handle, self.region_start)
+        self.rules[index.owners[row]].intervals -= 1
+        self.retired.append(handle)
+        return node
 
-    def remove(self, entry) -> None:
+    def remove(self, handle: int) -> None:
         """Drop a matched or revisited entry (no-op if already gone)."""
-        if not entry.alive:
+        index = self.numbered[handle >> 32]
+        if index.nodes[handle & ROW] is None:
             return
-        self._unrecord(entry)
-        if self.journal is not None:
-            self.journal.record(lambda: self._rerecord(entry))
+        node = self._unrecord(handle)
+        if self._journal is not None:
+            self._journal.record(lambda: self._rerecord(handle, node))
 
-    def _rerecord(self, entry) -> None:
-        entry.index.restore(entry)
-        entry.region[0].add_entry(entry)
-        entry.owner.intervals += 1
+    def _rerecord(self, handle: int, node) -> None:
+        self._last = None
+        index = self.numbered[handle >> 32]
+        row = handle & ROW
+        index.restore(row, node)
+        node.add_entry(handle, self.region_start)
+        self.rules[index.owners[row]].intervals += 1
+
+    def region_start(self, handle: int) -> tuple:
+        index, row = self.numbered[handle >> 32], handle & ROW
+        if index.integral and not index.kinds[row] & 0x3F:          # SAME, integers: the common case
+            start = index.starts[row]
+            return NEG if start == LOW else (0, start)
+        return index.region_start(row)
+
+    def region_end(self, handle: int) -> tuple:
+        return end_of(self.numbered[handle >> 32].region(handle & ROW)[1])
+
+    def entry(self, handle: int):
+        """The entry of ``handle`` as values (tests, explain)."""
+        return self.numbered[handle >> 32].entry(handle & ROW)
 
     def set_child(self, node: TraceNode, key, child) -> None:
-        had = node.children is not None and key in node.children
-        old = node.children[key] if had else None
+        old = node.child(key)
+        had = old is not None
         node.set_child(key, child)
         if self.journal is not None:
             self.journal.record(lambda: node.set_child(key, old) if had else node.pop_child(key))
@@ -89,6 +171,14 @@ class Registry:
     def size(self) -> int:
         return sum(len(index) for index in self.indexes.values())
 
+    def nbytes(self) -> int:
+        """The memory of the indices' columns and groups."""
+        return sum(index.nbytes() for index in self.indexes.values())
+
+    def row_bytes(self) -> float:
+        """The memory of the indices per live row (an entry's share of columns and groups)."""
+        return self.nbytes() / max(1, self.size())
+
     # ------------------------------------------------------------ matching
     def match(self, relation: str, surgeries: dict) -> dict:
         """Regions to revisit, per rule, for the surgeries ``{order: [(level, alpha, key)]}``."""
@@ -97,9 +187,11 @@ class Registry:
             for level, alpha, key in ops:
                 index = self.indexes.get((relation, order, level))
                 if index is not None:
-                    for entry in index.match(alpha, key):
-                        regions[entry.owner].append(entry.region)
-                        self.remove(entry)
+                    base = index.number << 32
+                    for row in index.match(alpha, key):
+                        lo, hi = index.region(row)
+                        regions[self.rules[index.owners[row]]].append((index.nodes[row], lo, hi))
+                        self.remove(base | row)
                 for rule in self.direct.get((relation, order, level), ()):
                     node = rule.root.descend(alpha)
                     if node is not None:

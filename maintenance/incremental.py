@@ -29,6 +29,7 @@ from datalog.language.strata import dependencies
 from datalog.planning.planner import counts, generates
 from maintenance import constrained
 from maintenance.aggregate import AggregateView, Unsupported
+from maintenance.budget import size_text
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
 from maintenance.dred import Tally, maintain_recursive
@@ -51,12 +52,14 @@ class IncrementalMaintainer:
     ``unstored`` names the heads that need not be stored (maintenance/view_relation.py): the
     owner of ``db`` serves them from the given views in place of their relations."""
 
-    def __init__(self, program, db, drop_prefix: bool = True, build: bool = True):
+    def __init__(self, program, db, drop_prefix: bool = True, build: bool = True, budget=None):
         """``drop_prefix=False`` keeps the sensitivity indices the paper drops (for tests);
         ``build=False`` evaluates nothing: no rule is built (a stored maintainer is restored into
-        it, maintenance/persistence/)."""
+        it, maintenance/persistence/); ``budget``: a :class:`maintenance.budget.MemoryBudget`
+        the rules check as they record (``memory_budget`` naming the rule that does not fit)."""
         self.program, self.db, self.drop_prefix = program, db, drop_prefix
         self.registry = Registry()
+        self.registry.budget = budget
         self.support: dict[str, Counter] = {name: Counter() for name in program.idb}
         self.rules: dict[int, object] = {}            # clause index -> RuleMaintainer | WholeRule | ThetaRule
         self.pending: dict[object, list] = {}         # rule -> regions queued by the oracle
@@ -76,6 +79,7 @@ class IncrementalMaintainer:
             for clause in stratum.clauses:
                 if clause.body:
                     self.rules[clause.index] = self._build(clause)
+        self.registry.file()
         self.virtualize()
 
     def virtualize(self) -> None:
@@ -279,7 +283,10 @@ class IncrementalMaintainer:
 
     # ------------------------------------------------------------ observability
     def stats(self) -> dict:
-        out = {}
+        """Per rule: the strategy, the work of the last transaction and (``state``) the memory
+        of what maintains it (trace and sensitivity entries; a T-reduct's or a whole rule's
+        rows: not measured, None)."""
+        out, row_bytes = {}, self.registry.row_bytes()
         recursive = {c.index: stratum for stratum in self.program.strata if stratum.recursive
                      for c in stratum.clauses}
         recomputed = {c.index for stratum in self.program.strata if stratum.constrained for c in stratum.clauses}
@@ -302,7 +309,9 @@ class IncrementalMaintainer:
                                 "operations": sum(p.operations for p in parts),
                                 "sensitivity_intervals": sum(p.intervals for p in parts),
                                 "regions": sum(p.regions for p in parts),
-                                "delta_rules": None, "derived": None}
+                                "delta_rules": None, "derived": None,
+                                "state": None if isinstance(rule, WholeRule) else
+                                size_text(sum(p.state_bytes(row_bytes) for p in parts))}
         return out
 
     def _dred_stats(self, clause, stratum) -> dict:

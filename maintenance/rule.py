@@ -22,12 +22,14 @@ The levels of each atom's index are read as :mod:`maintenance.levels` says.
 from __future__ import annotations
 
 from collections import Counter
+from sys import getsizeof
 
 from datalog.planning.plan import Assign
 from lftj.iterator import LevelIterator
 from lftj.leapfrog import leapfrog
 from lftj.recording import Recording
 from lftj.triejoin import JoinPlan, Triejoin
+from maintenance.budget import MemoryBudget
 from maintenance.levels import AtomLevels, LookupPath, lookup_path
 from maintenance.sensitivity import end_of, start_of
 from maintenance.trace import TraceNode
@@ -155,16 +157,21 @@ class RuleMaintainer:
         under the atom's earlier keys, whose region is the trace node the leapfrog runs at."""
         members, atoms, registry, b = self.participants[d], self.atoms, self.registry, self.binding
 
-        kept = [(a, j, atoms[a], atoms[a].alphas[j], not atoms[a].dropped[j - atoms[a].consts])
+        every = MemoryBudget.every
+        kept = [(a, j, atoms[a].alphas[j],
+                 None if atoms[a].dropped[j - atoms[a].consts] else registry.index((atoms[a].relation, atoms[a].order, j)))
                 for a, j in members]
 
         def record(i, start, end):
-            a, j, levels, alpha, indexed = kept[i]
+            a, j, alpha, index = kept[i]
             self.operations += 1
+            if (not self.operations & every or self.operations == 1 and registry.journal is None) \
+                    and registry.budget is not None:           # (every 64k operations, and as a build starts)
+                registry.budget.check(self)
             if self.log is not None:
                 self.log.append((tuple(b[:d]), a, j, start, end))
-            if indexed:
-                registry.add(self, levels, j, alpha(b), start, end, (self.node, start, end))
+            if index is not None:
+                registry.record(self, index, alpha(b), start, end, self.node)
         return record
 
     # ------------------------------------------------------------ the trace: the join's output trie
@@ -192,6 +199,26 @@ class RuleMaintainer:
         while node.depth > self.short:
             node = node.parent
         return node, None, None
+
+    def state_bytes(self, row_bytes: float) -> int:
+        """The memory of this rule's trace (its nodes in memory: one still on disk counts as its
+        shell) and of its sensitivity entries at ``row_bytes`` each (``Registry.row_bytes``)."""
+        size, stack = 0, [self.root]
+        while stack:
+            node = stack.pop()
+            size += getsizeof(node)
+            if type(node) is not TraceNode:           # a LazyTraceNode: the rest is on disk
+                continue
+            if node.kids:
+                size += getsizeof(node.kids) + getsizeof(node.keys)
+                for child in node.kids:
+                    if type(child) is tuple:
+                        size += getsizeof(child)
+                    else:
+                        stack.append(child)
+            if node.entries is not None:
+                size += getsizeof(node.entries)
+        return size + int(self.intervals * row_bytes)
 
     # ------------------------------------------------------------ lookups
     def _record_constants(self, node: TraceNode) -> None:
@@ -235,8 +262,9 @@ class RuleMaintainer:
     def drop(self, node: TraceNode, lo, hi, old: Counter) -> None:
         """Forget the trace of region (node, [lo, hi]): its entries and the subtrees below it;
         the head tuples of its leaves go to ``old``."""
-        for entry in node.entries_within(start_of(lo), end_of(hi)):
-            self.registry.remove(entry)
+        registry = self.registry
+        for handle in node.entries_within(start_of(lo), end_of(hi), registry.region_start, registry.region_end):
+            registry.remove(handle)
         for key, child in node.children_in(lo, hi):
             if isinstance(child, TraceNode):
                 self._drop_subtree(child, old)
@@ -245,9 +273,9 @@ class RuleMaintainer:
             self.registry.del_child(node, key)
 
     def _drop_subtree(self, node: TraceNode, old: Counter) -> None:
-        for entry in list(node.entries or ()):
-            self.registry.remove(entry)
-        for key, child in list(node.children.items()) if node.children else []:
+        for handle in list(node.entries or ()):
+            self.registry.remove(handle)
+        for key, child in list(node.items()):
             if isinstance(child, TraceNode):
                 self._drop_subtree(child, old)
             else:

@@ -5,10 +5,13 @@ variables of the variable order; the leapfrog join of depth ``d`` ran there.
 It keeps
 
   * ``entries``: the sensitivity entries that join (and the checks after it)
-    recorded, sorted by start, so a region's old entries can be dropped;
-  * ``children``: for each key of depth ``d`` that matched and passed the
-    checks, the node below it -- or, at the last depth, the head tuple the
-    binding produced.
+    recorded, as handles (``Registry.handle``: the index and its row) in an
+    ``array('Q')``, sorted by their region's start, so a region's old entries
+    can be dropped;
+  * ``keys`` and ``kids``: for each key of depth ``d`` that matched and passed
+    the checks (ascending), the node below it -- or, at the last depth, the
+    head tuple the binding produced. Two parallel lists, found by bisection: a
+    dict per node took 170 bytes more (most nodes have one or two children).
 
 The leaves under a region are therefore the region's old satisfying
 assignments: the maintenance rule compares them with a fresh evaluation of
@@ -17,15 +20,10 @@ the region instead of evaluating the old body again.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right, insort
 
 from lftj.lazy import loading
-from maintenance.sensitivity import end_of, start_of
-
-
-def region_start(entry):
-    """Entries sort by the start of their region in this node's key space."""
-    return start_of(entry.region[1])
 
 
 class TraceNode:
@@ -33,13 +31,13 @@ class TraceNode:
     is recorded in key order, so nearly every insert is an append (a SortedDict per node
     cost 2 KB and dominated the memory of the sensitivity indices)."""
 
-    __slots__ = ("parent", "key", "depth", "children", "keys", "entries", "alive")
+    __slots__ = ("parent", "key", "depth", "kids", "keys", "entries", "alive")
 
     def __init__(self, parent: "TraceNode | None", key, depth: int):
         self.parent, self.key, self.depth = parent, key, depth
-        self.children: dict | None = None          # key -> TraceNode | head tuple
+        self.kids: list | None = None              # the children (TraceNode | head tuple), by key
         self.keys: list | None = None              # the children's keys, ascending
-        self.entries: list | None = None           # sensitivity entries, by region start
+        self.entries: array | None = None          # sensitivity entries' handles, by region start
         self.alive = True
 
     def path(self) -> list:
@@ -51,7 +49,15 @@ class TraceNode:
         return keys[::-1]
 
     def child(self, key):
-        return self.children.get(key) if self.children is not None else None
+        keys = self.keys
+        if not keys:
+            return None
+        i = bisect_left(keys, key)
+        return self.kids[i] if i < len(keys) and keys[i] == key else None
+
+    def items(self):
+        """(key, child) in key order."""
+        return zip(self.keys, self.kids) if self.keys else ()
 
     def descend(self, path) -> "TraceNode | None":
         node = self
@@ -61,71 +67,76 @@ class TraceNode:
                 return None
         return node
 
-    def add_entry(self, entry) -> None:
+    def add_entry(self, handle: int, region_start) -> None:
+        """``region_start(handle)``: the start of its region (as ``start_of``): entries sort by it."""
         entries = self.entries
         if entries is None:
-            self.entries = [entry]
-        elif not entries or region_start(entry) >= region_start(entries[-1]):
-            entries.append(entry)
+            self.entries = array("Q", (handle,))
+        elif not entries or region_start(handle) >= region_start(entries[-1]):
+            entries.append(handle)
         else:
-            insort(entries, entry, key=region_start)
+            insort(entries, handle, key=region_start)
 
-    def remove_entry(self, entry) -> None:
-        entries, start = self.entries, region_start(entry)
-        i = bisect_left(entries, start, key=region_start)
-        while entries[i] is not entry:
+    def remove_entry(self, handle: int, region_start) -> None:
+        entries = self.entries
+        i = bisect_left(entries, region_start(handle), key=region_start)
+        while entries[i] != handle:
             i += 1
         del entries[i]
 
     def set_child(self, key, value) -> None:
-        if self.children is None:
-            self.children, self.keys = {}, []
-        if key not in self.children:
-            keys = self.keys
-            if not keys or key > keys[-1]:
-                keys.append(key)
+        keys = self.keys
+        if keys is None:
+            self.keys, self.kids = [key], [value]
+        elif not keys or key > keys[-1]:
+            keys.append(key)
+            self.kids.append(value)
+        else:
+            i = bisect_left(keys, key)
+            if i < len(keys) and keys[i] == key:
+                self.kids[i] = value
             else:
-                insort(keys, key)
-        self.children[key] = value
+                keys.insert(i, key)
+                self.kids.insert(i, value)
 
     def pop_child(self, key):
-        value = self.children.pop(key)
-        keys = self.keys
-        del keys[bisect_left(keys, key)]
-        return value
+        i = bisect_left(self.keys, key)
+        del self.keys[i]
+        return self.kids.pop(i)
 
     def children_in(self, lo, hi) -> list:
         """(key, child) for the children with ``lo <= key <= hi`` (None: unbounded)."""
-        if not self.children:
-            return []
         keys = self.keys
+        if not keys:
+            return []
         i = 0 if lo is None else bisect_left(keys, lo)
         j = len(keys) if hi is None else bisect_right(keys, hi)
-        return [(k, self.children[k]) for k in keys[i:j]]
+        return list(zip(keys[i:j], self.kids[i:j]))
 
-    def entries_within(self, start, end) -> list:
-        """Entries whose region lies inside the encoded range [start, end)."""
+    def entries_within(self, start, end, region_start, region_end) -> list:
+        """Entries whose region lies inside the encoded range [start, end) (``region_end``: the
+        end of a handle's region, as ``end_of``)."""
         if not self.entries:
             return []
         entries = self.entries
         i = bisect_left(entries, start, key=region_start)
         j = bisect_left(entries, end, key=region_start)
-        return [e for e in entries[i:j] if end_of(e.region[2]) <= end]
+        return [h for h in entries[i:j] if region_end(h) <= end]
 
     def size(self) -> int:
         """Nodes and leaves in this subtree (for stats)."""
-        if not self.children:
+        if not self.kids:
             return 1
-        return 1 + sum(c.size() if isinstance(c, TraceNode) else 1 for c in self.children.values())
+        return 1 + sum(c.size() if isinstance(c, TraceNode) else 1 for c in self.kids)
 
 
-_CHILDREN, _KEYS, _ENTRIES = (TraceNode.__dict__[name] for name in ("children", "keys", "entries"))
+_KIDS, _KEYS, _ENTRIES = (TraceNode.__dict__[name] for name in ("kids", "keys", "entries"))
 
 
 class LazyTraceNode(TraceNode):
     """A trace node whose children, keys and entries are still stored (a workspace's maintainer,
     read page by page): the first read or write of any of them calls ``load(node)`` (kept in the
-    children slot until then), which returns the three, and the node becomes a plain
+    kids slot until then), which returns the three, and the node becomes a plain
     :class:`TraceNode` -- no cost on later reads. ``parent``, ``key``, ``depth`` and ``alive`` are
     plain from the start, so a path or a region can be named without reading anything."""
 
@@ -135,16 +146,16 @@ class LazyTraceNode(TraceNode):
     def shell(parent: "TraceNode | None", key, depth: int, load) -> "LazyTraceNode":
         node = LazyTraceNode.__new__(LazyTraceNode)
         node.parent, node.key, node.depth, node.alive = parent, key, depth, True
-        _CHILDREN.__set__(node, load)
+        _KIDS.__set__(node, load)
         _KEYS.__set__(node, None)
         _ENTRIES.__set__(node, None)
         return node
 
     def _load(self) -> None:
-        children, keys, entries = _CHILDREN.__get__(self)(self)
-        _CHILDREN.__set__(self, children)
+        children, keys, entries = _KIDS.__get__(self)(self)
+        _KIDS.__set__(self, children)
         _KEYS.__set__(self, keys)
         _ENTRIES.__set__(self, entries)
         self.__class__ = TraceNode
 
-    children, keys, entries = loading(_CHILDREN), loading(_KEYS), loading(_ENTRIES)
+    kids, keys, entries = loading(_KIDS), loading(_KEYS), loading(_ENTRIES)

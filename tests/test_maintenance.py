@@ -128,16 +128,18 @@ def snapshot(engine: Engine) -> dict:
     m = engine.maintainer
     state["support"] = {n: dict(c) for n, c in m.support.items()}
     state["sensitivity"] = {k: index.intervals() for k, index in m.registry.indexes.items()}
-    state["traces"] = {str(rule.clause): _trace(rule.root) for rule in m.rules.values() if hasattr(rule, "root")}
-    state["views"] = {v.name: (_trace(v.rule.root), {g: v.value(g) for g in _groups(v)}) for v in m.views}
+    entry = m.registry.entry
+    state["traces"] = {str(rule.clause): _trace(rule.root, entry) for rule in m.rules.values() if hasattr(rule, "root")}
+    state["views"] = {v.name: (_trace(v.rule.root, entry), {g: v.value(g) for g in _groups(v)}) for v in m.views}
     return state
 
 
-def _trace(node) -> tuple:
-    entries = sorted(repr((e.alpha, e.start, e.end, e.region[1:], e.alive)) for e in node.entries or ())
-    children = tuple((repr(k), _trace(node.children[k]) if hasattr(node.children[k], "entries")
-                      else node.children[k]) for k in node.keys or ())
-    assert sorted(node.children or ()) == list(node.keys or ())
+def _trace(node, entry) -> tuple:
+    """The trace below ``node``; ``entry``: a handle's entry as values (``Registry.entry``)."""
+    entries = sorted(repr((e.alpha, e.start, e.end, e.region[1:], e.alive)) for e in map(entry, node.entries or ()))
+    children = tuple((repr(k), _trace(child, entry) if hasattr(child, "entries") else child)
+                     for k, child in node.items())
+    assert sorted(node.keys or ()) == list(node.keys or ()) and len(node.keys or ()) == len(node.kids or ())
     return node.alive, tuple(entries), children
 
 

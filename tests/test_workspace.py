@@ -87,10 +87,11 @@ def _work(stats: dict) -> dict:
 
 
 def _blocking(monkeypatch) -> None:
-    """Every stored sensitivity group, however small, read as a LazyBlock (as groups of
-    thousands of entries are)."""
-    from maintenance.persistence import stored
-    monkeypatch.setattr(stored, "BLOCKED", 0)
+    """Every sensitivity group, however small, a StabbingGroup whose every query builds its
+    blocks (as groups of thousands of entries are), whether read from disk or recorded."""
+    from maintenance import sensitivity, stabbing
+    monkeypatch.setattr(sensitivity, "SMALL", 0)
+    monkeypatch.setattr(stabbing, "PENDING", 0)
 
 
 @pytest.mark.parametrize("mode", ["plain", "chunked", "blocks"])
@@ -299,21 +300,21 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
 
 
 def _blocked(rows):
-    """Stored groups of ``rows`` or more read as LazyBlocks (None: the default); returns the
-    function that puts the default back."""
-    from maintenance.persistence import stored
-    saved = stored.BLOCKED
+    """Sensitivity groups of more than ``rows`` entries kept as StabbingGroups (None: the
+    default); returns the function that puts the default back."""
+    from maintenance import sensitivity
+    saved = sensitivity.SMALL
     if rows is not None:
-        stored.BLOCKED = rows
+        sensitivity.SMALL = rows
 
     def restore():
-        stored.BLOCKED = saved
+        sensitivity.SMALL = saved
     return restore
 
 
 def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypatch):
     """Entries still on disk that a commit adds beside, drops or matches -- before their group
-    is read or after, as a LazyBlock -- and then rolls back (a division by zero): the next commits
+    is read or after, in StabbingGroups -- and then rolls back (a division by zero): the next commits
     do what a process that never stopped does, and the contents equal evaluation from scratch."""
     _blocking(monkeypatch)
     program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"     # (commit_of: y <= 6)
@@ -345,7 +346,7 @@ def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypat
 
 @pytest.mark.parametrize("blocked", [0, None])
 def test_one_session_over_stored_groups_does_the_work_of_a_process_that_never_stopped(tmp_path, blocked):
-    """Many commits in one session after an open: groups read (as LazyBlocks with blocked=0)
+    """Many commits in one session after an open: groups read (StabbingGroups from the first entry with blocked=0)
     by one commit, whose entries a later commit makes by reading their trace nodes and drops
     by revisiting them, must not answer a third commit's match -- the same delta and work as a
     process that never stopped, the same intervals, and from-scratch contents."""
@@ -635,7 +636,7 @@ def test_maintainer_records_out_of_order_are_corrupt(tmp_path, part, monkeypatch
     """A maintainer file whose checksums hold but where one trace node's children, leaves or
     sensitivity entries are out of order (restoring appends them as they come), or whose node
     index disagrees with a node's page, or where one entry id repeats in a sensitivity group
-    (read whole, or as a LazyBlock), or a support count is not a positive integer, is
+    (into small groups, or StabbingGroups), or a support count is not a positive integer, is
     workspace_corrupt when that part is read -- by a commit that reaches it, or a compaction,
     which reads every page -- and the failed operation changes nothing."""
     from datalog.workspace import format as wsfile

@@ -21,8 +21,8 @@ from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
 from datalog.language import numbers
 from datalog.language.errors import DatalogError, IOFault
-from datalog.cli.options import (add_path_option, add_preprocessor_options, add_spark_options, parse_options,
-                                 progress_bar, spark_options)
+from datalog.cli.options import (add_budget_option, add_path_option, add_preprocessor_options, add_spark_options,
+                                 parse_options, progress_bar, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
 from datalog.cli.tables import stats_table
 
@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                           "subproof, explainnegation, setdepth, measure, output, format, exit); explore is "
                           "the same here. A program's .pragma \"provenance\" asks for it too")
     add_spark_options(run)
+    add_budget_option(run)
     add_path_option(run)
     add_preprocessor_options(run)
     run.set_defaults(func=_run)
@@ -108,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
                      help="spark: also say per stratum whether it runs Spark-resident or why not")
     _add_join_option(exp)
+    add_budget_option(exp)
     add_path_option(exp)
     add_preprocessor_options(exp)
     exp.set_defaults(func=_explain)
@@ -122,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="how changes are maintained (default incremental)")
     repl.add_argument("--echo", action="store_true",
                       help="with piped input: print each statement after a prompt before its result")
+    add_budget_option(repl)
     add_path_option(repl)
     repl.set_defaults(func=_repl)
     from datalog.cli.workspace import add_commands     # init, update, query, ... (issue 5)
@@ -167,7 +170,7 @@ def _run(args) -> int:
     numbers.set_width(args.number_width)
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
                               spark=spark_options(args), allow_paths=args.allow_paths,
-                              parse_options=parse_options(args))
+                              memory_budget=args.memory_budget, parse_options=parse_options(args))
     print_warnings(engine, args)
     batches = read_updates(engine, args.updates) if args.updates else None
     with progress_bar() as progress:
@@ -226,7 +229,7 @@ def _explain(args) -> int:
         return 0
     strategy = args.maintenance or "incremental"
     engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths,
-                              parse_options=parse_options(args))
+                              parse_options=parse_options(args), memory_budget=args.memory_budget)
     batches = read_updates(engine, args.updates) if args.updates else []
     engine.run()
     applied, status = apply_and_report(engine, batches, batch_summary)

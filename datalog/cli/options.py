@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 
@@ -26,6 +27,22 @@ def add_path_option(parser) -> None:
     parser.add_argument("--allow-paths", action="store_true",
                         help="let .input/.output filenames and local Spark path= lead out of -F/-D (absolute "
                              "paths, .., symlinks out), as Souffle allows; refused by default")
+
+
+def add_budget_option(parser) -> None:
+    """``--memory-budget SIZE`` on a command that maintains a program: the memory the process may
+    hold while maintenance records a rule's state (``memory_budget`` naming the rule, else)."""
+    parser.add_argument("--memory-budget", type=_size, metavar="SIZE",
+                        help="the memory incremental maintenance may use, e.g. 8G or 500M (default: "
+                             "what the machine has free); past it, an error names the rule that does not fit")
+
+
+def _size(text: str) -> int:
+    from maintenance.budget import parse_size
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def spark_options(args) -> dict:

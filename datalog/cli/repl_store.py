@@ -79,7 +79,8 @@ class Store:
             self.workspace.close()
 
     def _options(self) -> dict:
-        return {"intersect": self.engine.intersect, "maintenance": self.engine.maintenance}
+        return {"intersect": self.engine.intersect, "maintenance": self.engine.maintenance,
+                "memory_budget": self.engine.memory_budget}
 
     def _switch(self, ws: Workspace) -> None:
         """Continue on ``ws``; the workspace open before (if any) is closed."""

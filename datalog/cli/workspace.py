@@ -14,7 +14,7 @@ from datalog.language import ast
 from datalog.language.errors import MissingInput
 from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_outputs
-from datalog.cli.options import add_path_option, add_spark_options, progress_bar, spark_options
+from datalog.cli.options import add_budget_option, add_path_option, add_spark_options, progress_bar, spark_options
 from datalog.cli import changes
 from datalog.cli.report import apply_and_report, delta_printer
 
@@ -35,6 +35,7 @@ def add_commands(sub) -> None:
     init.add_argument("-D", "--output-dir", default=".",
                       help="directory that local Spark sink paths are relative to (default .)")
     add_spark_options(init)
+    add_budget_option(init)
     add_path_option(init)
     init.set_defaults(func=_init)
     refresh = sub.add_parser("refresh", help="apply what changed in the Spark sources since the last "
@@ -45,12 +46,14 @@ def add_commands(sub) -> None:
     refresh.add_argument("-D", "--output-dir", default=".",
                          help="directory that local Spark sink paths are relative to (default .)")
     add_spark_options(refresh)
+    add_budget_option(refresh)
     add_path_option(refresh)
     changes.add_options(refresh)
     refresh.set_defaults(func=_refresh)
     update = sub.add_parser("update", help="commit the batches of an updates file (+r(1). -r(2). commit.)")
     update.add_argument("workspace")
     update.add_argument("updates")
+    add_budget_option(update)
     changes.add_options(update)
     update.set_defaults(func=_update)
     query = sub.add_parser("query", help="rows of a relation matching an atom, e.g. \"path(1, X)\", "
@@ -98,7 +101,8 @@ def _read_text(path: str, what: str) -> str:
 def _init(args) -> int:
     text = _read_text(args.program, "program")
     with _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
-                             spark=spark_options(args), allow_paths=args.allow_paths) as ws:
+                             spark=spark_options(args), allow_paths=args.allow_paths,
+                             memory_budget=args.memory_budget) as ws:
         sizes = ws.status()["sizes"]
     print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
     return 0
@@ -106,7 +110,8 @@ def _init(args) -> int:
 
 def _refresh(args) -> int:
     from datalog.refresh import describe, refresh
-    with _workspace().open(args.workspace, spark=spark_options(args), allow_paths=args.allow_paths) as ws:
+    with _workspace().open(args.workspace, spark=spark_options(args), allow_paths=args.allow_paths,
+                           memory_budget=args.memory_budget) as ws:
         with changes.ChangeFiles(ws.engine, args.changes, args.changes_format) as files:
             with progress_bar() as progress:
                 report = refresh(ws, progress, args.fact_dir, args.output_dir)
@@ -116,7 +121,7 @@ def _refresh(args) -> int:
 
 
 def _update(args) -> int:
-    with _workspace().open(args.workspace) as ws:
+    with _workspace().open(args.workspace, memory_budget=args.memory_budget) as ws:
         batches = read_updates(ws.engine, args.updates)      # the whole file is checked first
         with changes.ChangeFiles(ws.engine, args.changes, args.changes_format) as files:
             applied, status = apply_and_report(ws.engine, batches, delta_printer(ws.engine))

@@ -44,6 +44,7 @@ from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from datalog.provenance.commits import InsertLog
 from lftj.relation import Relation
+from maintenance.budget import MemoryBudget
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
@@ -65,7 +66,8 @@ class Engine:
     program from scratch over the EDB relations would give."""
 
     def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "hash",
-                 maintenance: str = "incremental", spark: dict | None = None, allow_paths: bool = False):
+                 maintenance: str = "incremental", spark: dict | None = None, allow_paths: bool = False,
+                 memory_budget: int | None = None):
         self.program = program
         self.checked: Checked = analyse(program)            # rewrite, check, stratify
         self.facts_dir = Path(facts_dir) if facts_dir is not None else Path(".")
@@ -79,6 +81,8 @@ class Engine:
         if maintenance == "incremental" and self.limited():
             self.maintenance = "recompute"        # see limited()
         self.maintainer = None                    # built on the first commit
+        self.memory_budget = memory_budget        # bytes the process may hold while maintenance records
+                                                  # (None: what the machine has free, maintenance/budget.py)
         self.spark_options = spark or {}          # master=, conf= for the Spark session
         self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
         self.allow_paths = allow_paths            # .input/.output files may lead out of -F/-D (the user's
@@ -292,7 +296,7 @@ class Engine:
             self.run()
         if self.maintainer is None:
             self._materialize_views()
-            self.adopt(make_maintainer(self.planned(), self.db, self.maintenance))
+            self.adopt(make_maintainer(self.planned(), self.db, self.maintenance, self._budget()))
         journal = Journal()
         with paused_gc(), journal.deferring_interrupts():    # Ctrl-C cancels at a point the journal can undo
             try:
@@ -319,7 +323,16 @@ class Engine:
         """Maintain with ``maintainer`` (built, or restored from a workspace): the heads it keeps
         unstored are served from its views."""
         self.db.update(getattr(maintainer, "unstored", {}))
+        registry = getattr(maintainer, "registry", None)
+        if registry is not None and registry.budget is None:
+            registry.budget = self._budget()
         self.maintainer = maintainer
+
+    def _budget(self) -> MemoryBudget:
+        """The memory budget of the maintained state (``memory_budget``, else the machine's)."""
+        if self.memory_budget is None:
+            return MemoryBudget.default()
+        return MemoryBudget(self.memory_budget)
 
     def _materialize_views(self) -> None:
         """A new maintainer (after ``extend``) starts from stored relations: the old views are still

@@ -11,6 +11,7 @@ from itertools import count
 
 from maintenance.gjt import TReduct
 from maintenance.incremental import IncrementalMaintainer, WholeRule
+from maintenance.change_oracle import ROW
 from maintenance.persistence.records import LINKS, bucket, count_rows, to_json
 from maintenance.rule import RuleMaintainer
 from maintenance.stabbing import start_of
@@ -41,15 +42,15 @@ def capture(m, paged: bool = True) -> list[dict] | None:
     for key, rule in m.rules.items():
         record = {"clause": key}
         if type(rule) is RuleMaintainer and not rule.views and paged:
-            nodes, entries = _paged(rule, len(rules), wheres, where_ids, where_list, eids, groups)
+            nodes, entries = _paged(rule, len(rules), m.registry, wheres, where_ids, where_list, eids, groups)
             record.update(kind="paged", first=1 + len(pages), nodes=len(nodes), entries=entries)
             pages.extend({"nodes": nodes[i:i + PAGE]} for i in range(0, len(nodes), PAGE))
             record["links"] = 1 + len(pages)
             pages.extend({"links": [node[:2] for node in nodes[i:i + LINKS]]} for i in range(0, len(nodes), LINKS))
         elif type(rule) is RuleMaintainer:
-            record.update(_trace(rule, wheres, where_ids, where_list))
+            record.update(_trace(rule, m.registry, wheres, where_ids, where_list))
             if rule.views:
-                record["views"] = [_trace(view.rule, wheres, where_ids, where_list) for view in rule.views]
+                record["views"] = [_trace(view.rule, m.registry, wheres, where_ids, where_list) for view in rule.views]
         elif type(rule) is ThetaRule:
             record.update(kind="theta", **_theta(rule.view))
         elif type(rule) is WholeRule:
@@ -78,7 +79,7 @@ def capture(m, paged: bool = True) -> list[dict] | None:
     return [{"state": state}, *pages]
 
 
-def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
+def _paged(rule, index: int, registry, wheres, where_ids, where_list, eids, groups: dict) -> tuple[list, int]:
     """The node records of ``rule``'s trace, by id (preorder; the root is 0): ``[parent, key,
     [[child key, child id], ...], [[leaf key, head], ...], [[eid, where, alpha, start, end,
     region start, region end], ...]]``; every entry also goes to ``groups`` under ``(where,
@@ -88,22 +89,29 @@ def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) 
     while stack:
         node = stack.pop()
         order.append(node)
-        kids = [node.children[k] for k in node.keys or ()]
+        kids = node.kids or ()
         stack.extend(child for child in reversed(kids) if isinstance(child, TraceNode))
     ids = {id(node): i for i, node in enumerate(order)}
-    records, total = [], 0
+    records, total, numbered = [], 0, registry.numbered
+    positions = [_where(n << 32, registry, wheres, where_ids, where_list) if len(one) or one.stored else None
+                 for n, one in enumerate(numbered)]      # (an index's position in ``wheres``)
     for i, node in enumerate(order):
         kids, leaves, entries = [], [], []
-        for k in node.keys or ():
-            child = node.children[k]
+        for k, child in node.items():
             if isinstance(child, TraceNode):
                 kids.append([to_json(k), ids[id(child)]])
             else:
                 leaves.append([to_json(k), list(child)])
-        for entry in node.entries or ():
-            where, eid, (_, lo, hi) = _where(entry, wheres, where_ids, where_list), next(eids), entry.region
-            entries.append([eid, where, list(entry.alpha), entry.start, entry.end, lo, hi])
-            groups.setdefault((where, entry.alpha), []).append([index, eid, i, entry.start, entry.end, lo, hi])
+        for handle in node.entries or ():
+            sensitivity, row = numbered[handle >> 32], handle & ROW
+            where, eid, alpha = positions[handle >> 32], next(eids), sensitivity.alpha_list[sensitivity.alphas[row]]
+            start, end = sensitivity.start(row), sensitivity.end(row)
+            lo, hi = (start, end) if not sensitivity.kinds[row] & 0x3F else sensitivity.region(row)
+            entries.append([eid, where, list(alpha), start, end, lo, hi])
+            group = groups.get((where, alpha))
+            if group is None:
+                group = groups[where, alpha] = []
+            group.append([index, eid, i, start, end, lo, hi])
         total += len(entries)
         root = node.parent is None
         records.append([None if root else ids[id(node.parent)], None if root else to_json(node.key),
@@ -111,9 +119,9 @@ def _paged(rule, index: int, wheres, where_ids, where_list, eids, groups: dict) 
     return records, total
 
 
-def _where(entry, wheres, where_ids, where_list) -> int:
+def _where(handle: int, registry, wheres, where_ids, where_list) -> int:
     """The position of the entry's sensitivity index in the state's ``wheres``."""
-    where = wheres[id(entry.index)]
+    where = wheres[id(registry.numbered[handle >> 32])]
     if where not in where_ids:
         where_ids[where] = len(where_list)
         where_list.append(where)
@@ -146,18 +154,19 @@ def _theta(view) -> dict:
     return {"rho": [count_rows(view.reduct.rho[n.id]) for n in view.reduct.nodes], "result": count_rows(view.result)}
 
 
-def _trace(rule, wheres, where_ids, where_list) -> dict:
+def _trace(rule, registry, wheres, where_ids, where_list) -> dict:
     """Nodes in preorder as [parent, key] (the root is node 0), leaves as [node, key, head],
     entries as [where, alpha, start, end, node, region start, region end]."""
     nodes, leaves, entries = [], [], []
     stack, ids = [rule.root], {id(rule.root): 0}
     while stack:
         node = stack.pop()
-        for entry in node.entries or ():
+        for handle in node.entries or ():
+            entry = registry.entry(handle)
             _, start, end = entry.region
-            entries.append([_where(entry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
+            entries.append([_where(handle, registry, wheres, where_ids, where_list), list(entry.alpha), entry.start,
                             entry.end, ids[id(node)], start, end])
-        children = [(k, node.children[k]) for k in node.keys or ()]
+        children = list(node.items())
         for key, child in children:
             if isinstance(child, TraceNode):
                 ids[id(child)] = len(nodes) + 1

@@ -10,6 +10,7 @@ their pages when first needed (:mod:`maintenance.persistence.stored`,
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 
 from maintenance.gjt import TReduct
@@ -17,7 +18,7 @@ from maintenance.incremental import IncrementalMaintainer, WholeRule
 from maintenance.persistence.records import MALFORMED, malformed, read_counts, to_tuple
 from maintenance.persistence.stored import _Stored, _StoredGroups
 from maintenance.persistence.stored_counts import _StoredCounts
-from maintenance.sensitivity import Entry, SensitivityIndex
+from maintenance.sensitivity import OTHER, SAME, WHOLE
 from maintenance.theta_rule import ThetaRule
 from maintenance.trace import TraceNode
 
@@ -39,10 +40,9 @@ def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMainta
     m = IncrementalMaintainer(program, db, state["drop_prefix"], build=False)
     clauses = program.clauses
     wheres = [(r, tuple(o), lv) for r, o, lv in state["wheres"]]
-    by_where = [m.registry.indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    by_where = [m.registry.index(key) for key in wheres]
     stored = _Stored(frames, where, state, by_where, rows) if "groups" in state else None
     expected = {c.index for s in program.strata if not s.recursive and not s.constrained for c in s.clauses if c.body}
-    groups: dict[tuple, list] = {}                 # (where's position, alpha) -> entries, of every rule
     for position, record in enumerate(state["rules"]):
         clause = clauses[record["clause"]]
         rule = m.construct(clause, evaluate_views=False)
@@ -60,12 +60,10 @@ def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMainta
             stored.attach(position, rule, record)
             _index_tries(db, rule)
         else:
-            _restore_rule(db, rule, record, wheres, m.registry, groups, rows, where)
+            _restore_rule(db, rule, record, by_where, m.registry, rows, where)
         m.rules[clause.index] = rule
     if set(m.rules) != expected:
         raise ValueError("the rules do not match the program")
-    for (where, alpha), entries in groups.items():
-        by_where[where].load(alpha, entries)
     if stored is not None:
         for position, entries in enumerate(state["groups"]["counts"]):
             by_where[position].keep_stored(_StoredGroups(stored, position), entries)
@@ -83,17 +81,17 @@ def _restore(program, db, state: dict, where, frames, rows) -> IncrementalMainta
     return m
 
 
-def _restore_rule(db, rule, record, wheres, registry, groups, rows=None, where=None) -> None:
+def _restore_rule(db, rule, record, by_where, registry, rows=None, where=None) -> None:
     """An LFTJ rule's trace (its leaves' heads, with ``rows``, checked to be rows of its head
     relation), and its aggregate views' traces and accumulators."""
     views = record.get("views", [])
     if len(views) != len(rule.views):
         raise ValueError("the aggregate views do not match the rule")
-    heads = _rebuild(rule, record, wheres, registry, groups, tuple)
+    heads = _rebuild(rule, record, by_where, registry, tuple)
     if rows is not None:
         rows.check_rows(rule.head_relation, heads, where, f"the trace of clause {record['clause']}")
     for view, stored in zip(rule.views, views):
-        contributions = _rebuild(view.rule, stored, wheres, registry, groups, _contribution)
+        contributions = _rebuild(view.rule, stored, by_where, registry, _contribution)
         view.fold(Counter(contributions), None)
     _index_tries(db, rule)
 
@@ -129,13 +127,12 @@ def _multiplicities(pairs):
         yield t, n
 
 
-def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:
-    """The rule's trace tree; its entries are attached to their nodes and collected in ``groups``
-    for the indexes (as ``Registry.add`` would file them one by one). :func:`capture` writes each
+def _rebuild(rule, record, by_where, registry, head_of) -> list:
+    """The rule's trace tree; its entries filed in their indexes and attached to their nodes (as
+    ``Registry.record`` files them one by one, with no journal). :func:`capture` writes each
     node's children in ascending key order and its entries in region order, so they are appended
     as they come; an out-of-order file is refused (ValueError), not restored into a wrong tree.
-    Returns the leaves' heads (``head_of`` of each stored one). The entry loop calls no helper
-    per entry or value: it builds most of the trace's objects (1.2M entries at 1M EDB tuples)."""
+    Returns the leaves' heads (``head_of`` of each stored one)."""
     nodes = [rule.root]
     for parent, key in record["nodes"]:
         above = nodes[parent]
@@ -149,41 +146,34 @@ def _rebuild(rule, record, wheres, registry, groups: dict, head_of) -> list:
         head = head_of(head)
         _append_child(nodes[node], tuple(key) if type(key) is list else key, head)
         heads.append(head)
-    indexes = registry.indexes
-    by_where = [indexes.get(key) or indexes.setdefault(key, SensitivityIndex()) for key in wheres]
+    number, last = rule.number, {}
     for where, alpha, start, end, node, lo, hi in record["entries"]:
-        alpha, owner = tuple(alpha), nodes[node]
-        if type(start) is list:
-            start = tuple(start)
-        if type(end) is list:
-            end = tuple(end)
-        if type(lo) is list:
-            lo = tuple(lo)
-        if type(hi) is list:
-            hi = tuple(hi)
-        entry = Entry(by_where[where], alpha, start, end, (owner, lo, hi), rule)
-        entries = owner.entries
-        if entries is None:
-            owner.entries = [entry]
+        owner, index = nodes[node], by_where[where]
+        start, end, lo, hi = to_tuple(start), to_tuple(end), to_tuple(lo), to_tuple(hi)
+        if type(lo) is type(start) and type(hi) is type(end) and lo == start and hi == end:
+            kind, region = SAME, None
+        elif lo is None and hi is None:
+            kind, region = WHOLE, None
         else:
-            before = entries[-1].region[1]             # region starts ascend (None: unbounded)
-            if before is not None and (lo is None or lo < before):
-                raise ValueError("sensitivity entries out of order")
-            entries.append(entry)
-        group = groups.get((where, alpha))
-        if group is None:
-            groups[where, alpha] = [entry]
+            kind, region = OTHER, (lo, hi)
+        before = last.get(node, None)
+        if before is not None and (lo is None or lo < before[0]):
+            raise ValueError("sensitivity entries out of order")
+        last[node] = (lo,) if lo is not None else None
+        handle = index.number << 32 | index.add(tuple(alpha), start, end, owner, number, kind, region)
+        if owner.entries is None:
+            owner.entries = array("Q", (handle,))
         else:
-            group.append(entry)
+            owner.entries.append(handle)
     rule.intervals += len(record["entries"])
     return heads
 
 
 def _append_child(node: TraceNode, key, child) -> None:
-    if node.children is None:
-        node.children, node.keys = {key: child}, [key]
+    if node.keys is None:
+        node.kids, node.keys = [child], [key]
     elif node.keys[-1] < key:
-        node.children[key] = child
+        node.kids.append(child)
         node.keys.append(key)
     else:
         raise ValueError("trace children out of order")

@@ -6,30 +6,26 @@ out-of-order one is ``workspace_corrupt`` then (that commit rolls back), not whe
 
 from __future__ import annotations
 
+from array import array
 from functools import partial
-from itertools import count, repeat
 
 from maintenance.persistence.records import LINKS, MALFORMED, bucket, malformed, to_tuple
-from maintenance.sensitivity import ON_DISK, Entry
-from maintenance.stabbing import NEG, POS, LazyBlock
+from maintenance.sensitivity import OTHER, SAME, WHOLE
 from maintenance.trace import LazyTraceNode, TraceNode
 
-
-BLOCKED = 1024             # a stored sensitivity group this large is read as a LazyBlock
+ROW = (1 << 32) - 1          # a handle's row bits (see maintenance.change_oracle)
 
 
 class _Stored:
     """The pages of a version 3 maintainer file, read when first needed: a paged rule's trace
     nodes (a :class:`LazyTraceNode` reads its record when its children or entries are first
     used) and the sensitivity groups of every paged rule (a group is read when its index first
-    uses it, see ``SensitivityIndex.keep_stored``; a group of :data:`BLOCKED` rows or more as a
-    :class:`LazyBlock`). The last :data:`CACHED` pages decoded are kept.
+    uses it, see ``SensitivityIndex.keep_stored``). The last :data:`CACHED` pages decoded are kept.
 
     Invariants: a trace node and an entry are each made once (``nodes`` by rule position and node
-    id, ``entries`` by entry id), so an entry is one object whichever way -- its node's page, its
-    group's page, a block -- it is reached first; a node's parent is made before it (node ids are
-    preorder); an entry of a group read as a block is placed in the block when it is made
-    (``placed``)."""
+    id, ``entries`` by entry id: its handle), so an entry is one row whichever way -- its node's
+    page or its group's page -- it is reached first; a node's parent is made before it (node ids
+    are preorder)."""
 
     CACHED = 64
 
@@ -45,8 +41,7 @@ class _Stored:
         self.rules: dict[int, tuple] = {}            # position -> (rule, first page, nodes)
         self.links: dict[int, int] = {}              # position -> the first page of its node index
         self.nodes: dict[tuple, TraceNode] = {}      # (position, node id) -> its node
-        self.entries: dict[int, Entry] = {}          # entry id -> its entry
-        self.placed: dict[int, tuple] = {}           # entry id -> (LazyBlock, leaf) of a read group
+        self.entries: dict[int, int] = {}            # entry id -> its handle (Registry)
         self.cache: dict[int, dict] = {}             # frame -> decoded page
         self.alphas_of: dict[int, list] | None = None
 
@@ -101,7 +96,7 @@ class _Stored:
         try:
             _, _, kids, leaves, stored = self._record(position, number)
             rule = self.rules[position][0]
-            children, keys = {}, []
+            children, keys = [], []
             for key, child in kids:
                 key = to_tuple(key)
                 if keys and not keys[-1] < key:
@@ -112,41 +107,49 @@ class _Stored:
                         node, key, node.depth + 1, partial(self._load, position, child))
                 elif shell.parent is not node or shell.key != key:     # made from the node index
                     raise ValueError(f"node {child} of rule {position}: its page and the index differ")
-                children[key] = shell
+                children.append(shell)
                 keys.append(key)
             for key, head in leaves:
                 key = to_tuple(key)
                 if keys and not keys[-1] < key:
                     raise ValueError("trace children out of order")
-                children[key] = tuple(head)
+                children.append(tuple(head))
                 keys.append(key)
             if leaves and self.rows is not None:          # heads become rows of the head relation
-                self.rows.check_rows(rule.head_relation, [children[k] for k in keys[len(kids):]], self.where,
+                self.rows.check_rows(rule.head_relation, children[len(kids):], self.where,
                                      f"trace node {number} of rule {position}")
-            entries = []
+            entries, before = array("Q"), None
             for eid, where, alpha, start, end, lo, hi in stored:
-                entry = self._entry(rule, eid, where, alpha, start, end, node, lo, hi)
-                before = entries[-1].region[1] if entries else None
-                if before is not None and (entry.region[1] is None or entry.region[1] < before):
+                handle = self._entry(rule, eid, where, alpha, start, end, node, lo, hi)
+                lo = to_tuple(lo)
+                if entries and before is not None and (lo is None or lo < before):
                     raise ValueError("sensitivity entries out of order")
-                entries.append(entry)
+                entries.append(handle)
+                before = lo
         except MALFORMED as exc:
             raise malformed(self.where, exc) from None
         return (children or None), (keys or None), (entries or None)
 
-    def _entry(self, rule, eid: int, where: int, alpha, start, end, node, lo, hi) -> Entry:
-        entry = self.entries.get(eid)
-        if entry is None:
-            entry = self.entries[eid] = Entry(self.by_where[where], tuple(alpha), to_tuple(start), to_tuple(end),
-                                              (node, to_tuple(lo), to_tuple(hi)), rule)
-            entry.slot = ON_DISK                                    # no group holds it yet
-            placed = self.placed.get(eid)
-            if placed is not None:                                  # its group is a LazyBlock
-                block, j = placed
-                block.place(j, entry)
-        elif entry.region[0] is not node or entry.index is not self.by_where[where] or entry.alpha != tuple(alpha):
+    def _entry(self, rule, eid: int, where: int, alpha, start, end, node, lo, hi) -> int:
+        """The handle of stored entry ``eid``, its row made now (on disk: in no group yet) if it
+        was not."""
+        index = self.by_where[where]
+        handle = self.entries.get(eid)
+        alpha = tuple(alpha)
+        if handle is None:
+            start, end, lo, hi = to_tuple(start), to_tuple(end), to_tuple(lo), to_tuple(hi)
+            if type(lo) is type(start) and type(hi) is type(end) and lo == start and hi == end:
+                kind, region = SAME, None
+            elif lo is None and hi is None:
+                kind, region = WHOLE, None
+            else:
+                kind, region = OTHER, (lo, hi)
+            row = index.add_stored(alpha, start, end, node, rule.number, kind, region)
+            handle = self.entries[eid] = index.number << 32 | row
+        elif handle >> 32 != index.number or index.alpha_list[index.alphas[handle & ROW]] != alpha or (
+                index.nodes[handle & ROW] is not None and index.nodes[handle & ROW] is not node):
             raise ValueError(f"entry {eid}: its node's page and its group's page differ")
-        return entry
+        return handle
 
     # -- sensitivity groups -----------------------------------------------------------------
     def _rows(self, where: int, alpha: tuple) -> list:
@@ -160,46 +163,16 @@ class _Stored:
                 return rows
         return []
 
-    def _entries(self, where: int, alpha: tuple, rows) -> list[Entry]:
-        out = []
-        for position, eid, node, start, end, lo, hi in rows:
-            entry = self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
-            if entry.alive:
-                out.append(entry)
-        return out
-
-    def group(self, where: int, alpha: tuple) -> list[Entry]:
-        """The live entries of group ``(where, alpha)`` of the paged rules."""
+    def group(self, where: int, alpha: tuple) -> list[int]:
+        """The rows of the live entries of group ``(where, alpha)`` of the paged rules."""
         try:
-            return self._entries(where, alpha, self._rows(where, alpha))
-        except MALFORMED as exc:
-            raise malformed(self.where, exc) from None
-
-    def block(self, where: int, alpha: tuple) -> LazyBlock | None:
-        """Group ``(where, alpha)`` as a block whose entries are made when a stab reaches them,
-        or None for a group of fewer than :data:`BLOCKED` rows (read whole). Capture stores a
-        group's rows by start; if a file's are not, they are sorted here."""
-        try:
-            rows = self._rows(where, alpha)
-            if len(rows) < max(1, BLOCKED):
-                return None
-            starts = [NEG if (v := row[3]) is None else (0, tuple(v) if type(v) is list else v) for row in rows]
-            if starts != sorted(starts):
-                order = sorted(range(len(rows)), key=starts.__getitem__)
-                rows, starts = [rows[j] for j in order], [starts[j] for j in order]
-            ends = [POS if (v := row[4]) is None else (0, tuple(v) if type(v) is list else v, 1) for row in rows]
-            eids = [row[1] for row in rows]
-            block = LazyBlock(starts, ends, list(map(self.entries.get, eids)),
-                              partial(self._made, where, alpha, rows))
-            self.placed.update(zip(eids, zip(repeat(block), count())))
-            return block
-        except MALFORMED as exc:
-            raise malformed(self.where, exc) from None
-
-    def _made(self, where: int, alpha: tuple, rows: list, j: int) -> Entry:
-        try:
-            position, eid, node, start, end, lo, hi = rows[j]
-            return self._entry(self.rules[position][0], eid, where, alpha, start, end, self.node(position, node), lo, hi)
+            index, out = self.by_where[where], []
+            for position, eid, node, start, end, lo, hi in self._rows(where, alpha):
+                row = self._entry(self.rules[position][0], eid, where, alpha, start, end,
+                                  self.node(position, node), lo, hi) & ROW
+                if index.nodes[row] is not None:
+                    out.append(row)
+            return out
         except MALFORMED as exc:
             raise malformed(self.where, exc) from None
 
@@ -221,11 +194,8 @@ class _StoredGroups:
     def __init__(self, stored: _Stored, where: int):
         self.stored, self.where = stored, where
 
-    def entries(self, alpha: tuple) -> list[Entry]:
+    def rows(self, alpha: tuple) -> list[int]:
         return self.stored.group(self.where, alpha)
-
-    def block(self, alpha: tuple) -> LazyBlock | None:
-        return self.stored.block(self.where, alpha)
 
     def alphas(self) -> list[tuple]:
         return self.stored.alphas(self.where)
