@@ -35,7 +35,9 @@ against the new lower relations and the stratum's relations as they are now (old
           if B1, ..., Bk ∈ P: saturate(F); return
 
   saturate(F):  P := P ∪ {F}; then forward chaining: every rule instance whose same-stratum
-      body facts are all in P puts its head in P, if that head is in C.
+      body facts are all in P puts its head in P, if that head is in C. (The instances with a
+      head in C are those matched when the head was checked; each waits on its unproved body
+      facts, so forward chaining follows these lists instead of joining again.)
 
 Why a fact left in ``C \\ P`` when the outermost ``checkProvability`` returns has no proof:
 every rule instance deriving it had all its same-stratum body facts checked; had they all
@@ -48,8 +50,7 @@ The recursion of checkProvability runs on an explicit stack of generators (a lon
 proofs would exceed Python's recursion limit). A rule instance is one binding of every
 variable of the rule: the rule is planned again (``_instance_plan``) with wildcards,
 constants and expressions of its same-stratum atoms made variables, no short-circuit (every
-binding is enumerated), and a leading atom read from a small relation: ``@delta`` (the head,
-for checkProvability) or one same-stratum atom (the proved facts, for saturate).
+binding is enumerated), led by ``@delta``, a relation holding the one head.
 
 Where B/F is not used (``supports``): a same-stratum relation read other than by a positive
 atom of the body whose arguments are variables, constants and wildcards (records, a
@@ -59,10 +60,12 @@ disjunction); that stratum keeps DRed.
 from __future__ import annotations
 
 from collections import ChainMap, deque
+from operator import itemgetter
 from dataclasses import replace
 
 from datalog.evaluation.compile import CompiledPlan, compile_plan
 from datalog.evaluation.evaluate import run_plan
+from datalog.evaluation.seminaive import Variable, rounds
 from datalog.language import ast
 from datalog.language.rewrites import Clause
 from datalog.language.strata import Stratum, dependencies
@@ -88,10 +91,15 @@ def supports(stratum: Stratum) -> bool:
     return True
 
 
+BUDGET = (8, 64)    # B/F checks at most 8 facts per seed, plus 64, before DRed takes over (measured: README)
+
+
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
-                       variants: dict | None = None) -> Delta:
+                       variants: dict | None = None, budget: tuple[int, int] | None = BUDGET) -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (as :func:`dred.maintain_recursive`,
-    whose arguments and result these are); deletions by B/F, insertions by DRed's insert phase."""
+    whose arguments and result these are); deletions by B/F, insertions by DRed's insert phase.
+    ``budget`` (per seed, plus): once B/F has checked more facts, DRed maintains what is left
+    (``_handover``); None: no limit."""
     tally = tally if tally is not None else dred.Tally()
     ctx = dred._Context(program, db, variants if variants is not None else {})
     clauses = [c for c in stratum.clauses if c.body]
@@ -100,10 +108,47 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
     if not lower:
         return {}
     seeds = _seeds(ctx, clauses, lower, journal, tally)
-    search = Search(ctx, stratum, clauses, journal, tally)
-    search.delete(seeds)
-    inserted = dred._insert(ctx, clauses, lower, {}, journal, tally)
-    return dred._changes(stratum, search.deleted(), inserted)
+    limit = None if budget is None else budget[0] * sum(map(len, seeds.values())) + budget[1]
+    search = Search(ctx, stratum, clauses, journal, tally, limit)
+    if search.delete(seeds):
+        inserted = dred._insert(ctx, clauses, lower, {}, journal, tally)
+        return dred._changes(stratum, search.deleted(), inserted)
+    return _handover(ctx, stratum, clauses, lower, search, journal, tally)
+
+
+def _handover(ctx, stratum: Stratum, clauses, lower: Delta, search: "Search", journal, tally) -> Delta:
+    """DRed for what B/F left when it ran out of budget. Known then: ``D`` has no proof, ``P``
+    holds; unknown: ``ND`` and the facts of the unfinished check not proved. Every other fact
+    whose derivations touch ``D`` was put in ``ND`` when its ``D`` fact was erased, so DRed's
+    overdelete from the unknown facts (never ``P`` or a program fact), rederive and insert
+    phases, in the current state, bring the stratum up to date."""
+    keep = dred._facts(ctx.program, stratum)
+    for name, row in search.P:
+        keep.setdefault(name, set()).add(row)
+    overdeleted = _overdelete(ctx, stratum, clauses, search.unknown(), keep, tally)
+    for name, rows in overdeleted.items():
+        journal.erase(ctx.db[name], rows)
+    rederived = dred._rederive(ctx, clauses, overdeleted, tally)
+    for name, rows in rederived.items():
+        journal.insert(ctx.db[name], rows)
+    inserted = dred._insert(ctx, clauses, lower, rederived, journal, tally)
+    deleted = search.deleted()
+    for name, rows in overdeleted.items():
+        deleted[name] = deleted.get(name, set()) | rows
+    return dred._changes(stratum, deleted, inserted)
+
+
+def _overdelete(ctx, stratum: Stratum, clauses, unknown: dred.Rows, keep: dred.Rows, tally) -> dred.Rows:
+    """∇: the unknown facts and, round by round, ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.  (in the
+    current state; never a fact of ``keep``)"""
+    total: dred.Rows = {name: set() for name in stratum.relations}
+    variables = {name: Variable(name, ctx.db[name].arity,
+                                lambda rows, name=name: dred._fresh(ctx, {name: rows}, total, keep)[name])
+                 for name in stratum.relations}
+    dred._seed(variables, unknown)
+    for _ in rounds(list(variables.values())):
+        dred._derived(variables, dred._fire(ctx, clauses, tally, dred._recent(variables)))
+    return {name: rows for name, rows in total.items() if rows}
 
 
 def _seeds(ctx, clauses, lower: Delta, journal, tally) -> dred.Rows:
@@ -120,8 +165,9 @@ def _seeds(ctx, clauses, lower: Delta, journal, tally) -> dred.Rows:
 class Search:
     """One transaction's B/F deletion over a stratum: the paper's ``C``, ``P``, ``D`` and ``ND``."""
 
-    def __init__(self, ctx, stratum: Stratum, clauses, journal, tally):
+    def __init__(self, ctx, stratum: Stratum, clauses, journal, tally, limit: int | None = None):
         self.ctx, self.stratum, self.clauses, self.journal, self.tally = ctx, stratum, clauses, journal, tally
+        self.limit = limit                         # at most this many facts checked (None: no limit)
         self.same = set(stratum.relations)
         self.explicit = {(name, row) for name, rows in dred._facts(ctx.program, stratum).items() for row in rows}
         self.C: set[Fact] = set()
@@ -129,21 +175,37 @@ class Search:
         self.D: dict[str, set] = {name: set() for name in stratum.relations}
         self.ND: deque[Fact] = deque()
         self.since: list[Fact] = []              # facts checked since the outermost check began
+        self.waiting: dict[Fact, list] = {}       # body fact -> (head, body) of the instances it is in
         self.heads = {name: [c for c in clauses if c.head.relation == name] for name in stratum.relations}
 
     def deleted(self) -> dred.Rows:
         return {name: rows for name, rows in self.D.items() if rows}
 
     # ------------------------------------------------------------ the main loop
-    def delete(self, seeds: dred.Rows) -> None:
+    def delete(self, seeds: dred.Rows) -> bool:
+        """The main loop; False if it stopped at the limit of checked facts (see ``unknown``)."""
         self._schedule(seeds)
         while self.ND:
             fact = self.ND.popleft()
             if fact in self.C:
                 continue
             self.since = []
-            self.check_provability(fact)
+            try:
+                self.check_provability(fact)
+            except _OverBudget:
+                self.ND.appendleft(fact)          # unknown still, if its check had not begun
+                return False
             self._erase([g for g in self.since if g not in self.P])
+        return True
+
+    def unknown(self) -> dred.Rows:
+        """After a stop at the limit: ND and the unfinished check's facts not proved, still in
+        their relations."""
+        out: dred.Rows = {}
+        for name, row in list(self.ND) + self.since:
+            if (name, row) not in self.P and row in self.ctx.db[name].tuples:
+                out.setdefault(name, set()).add(row)
+        return out
 
     def _schedule(self, found: dred.Rows) -> None:
         """ND += the found heads still in their relation and not checked yet."""
@@ -180,6 +242,8 @@ class Search:
                 stack.append(self._open(goal))
 
     def _open(self, fact: Fact):
+        if self.limit is not None and len(self.C) >= self.limit:
+            raise _OverBudget
         self.C.add(fact)
         self.since.append(fact)
         return self._prove(fact)
@@ -196,6 +260,7 @@ class Search:
             if all(g in P for g in body):
                 self.saturate(fact)
                 return
+        self.watch(fact, instances)
         for body in instances:
             for goal in body:
                 if goal not in self.C:
@@ -212,58 +277,56 @@ class Search:
         out = []
         delta = Relation(dred.DELTA, len(row), [row])
         for clause in self.heads[name]:
-            plan, atoms = self._plan(clause, None)
-            bindings = _bindings(self.ctx, plan, atoms, overlay=delta)
+            plan, atoms = self._plan(clause)
+            bindings = _instances(self.ctx, plan, atoms, delta)
             self.tally.count(clause, bindings)
             out.extend(bindings)
         return out
 
     # ------------------------------------------------------------ forward chaining
     def saturate(self, fact: Fact) -> None:
-        """P := P ∪ {F}, then every checked head of a rule instance whose same-stratum body facts
-        are all proved joins P, round by round (one atom reads the last round's proved facts)."""
-        P, C = self.P, self.C
+        """P := P ∪ {F}, then forward chaining: each checked head of a rule instance whose
+        same-stratum body facts are all proved joins P. The instances of a checked fact were all
+        matched when it was checked (``watch``) and the relations only shrink while B/F runs, so
+        the instances with a checked head are exactly those ``waiting`` lists: no join is needed."""
+        P, waiting = self.P, self.waiting
         P.add(fact)
-        recent = {fact[0]: {fact[1]}}
-        while recent:
-            proved: dred.Rows = {}
-            for clause in self.clauses:
-                head = clause.head.relation
-                for position, atom in enumerate(_same_atoms(clause, self.same)):
-                    rows = recent.get(atom.relation)
-                    if not rows:
-                        continue
-                    # H :- A1, ..., δPi, ..., An, !N, C.   with Aj ∈ P, H ∈ C \\ P
-                    plan, atoms = self._plan(clause, position)
-                    sources = {_position(plan, atoms[position][2]): Relation(atom.relation, len(atom.args), rows)}
-                    for h, body in _instances_with_heads(self.ctx, plan, atoms, sources):
-                        found = (head, h)
-                        if found in C and found not in P and all(g in P for g in body):
-                            P.add(found)
-                            proved.setdefault(head, set()).add(h)
-            recent = proved
+        proved = [fact]
+        while proved:
+            for head, body in waiting.pop(proved.pop(), ()):
+                # H :- B1, ..., Bk, (lower literals).   B1, ..., Bk ∈ P, H ∈ C \ P
+                if head not in P and all(g in P for g in body):
+                    P.add(head)
+                    proved.append(head)
+
+    def watch(self, fact: Fact, instances) -> None:
+        """Each instance of ``fact`` waits on its body facts not proved yet."""
+        P, waiting = self.P, self.waiting
+        for body in instances:
+            for goal in body:
+                if goal not in P:
+                    waiting.setdefault(goal, []).append((fact, body))
 
     # ------------------------------------------------------------ plans
-    def _plan(self, clause: Clause, position: int | None):
-        """The instance plan of ``clause`` led by its head (None) or its ``position``-th same-stratum
-        atom, and the same-stratum atoms as (relation, slots) pairs, made once per maintainer."""
-        key = (clause.index, "bf", position)
+    def _plan(self, clause: Clause):
+        """The instance plan of ``clause`` and its same-stratum atoms (``_instance_plan``), made
+        once per maintainer."""
+        key = (clause.index, "bf")
         made = self.ctx.variants.get(key)
         if made is None:
-            made = self.ctx.variants[key] = _instance_plan(self.ctx, clause, self.same, position)
+            made = self.ctx.variants[key] = _instance_plan(self.ctx, clause, self.same)
         return made
 
 
-def _same_atoms(clause: Clause, same: set[str]) -> list[ast.Atom]:
-    return [lit for lit in clause.body if isinstance(lit, ast.Atom) and lit.relation in same]
+class _OverBudget(Exception):
+    """The search checked as many facts as its limit allows."""
 
 
-def _instance_plan(ctx, clause: Clause, same: set[str], position: int | None):
-    """``h(x, y + 1) :- p(x, _), e(_, y), p(3, y).`` becomes, led by the head,
+def _instance_plan(ctx, clause: Clause, same: set[str]):
+    """``h(x, y + 1) :- p(x, _), e(_, y), p(3, y).`` becomes
     ``h(x, _h1) :- p(x, _b0_1), e(_, y), p(_b2_0, y), _b2_0 = 3, _h1 = y + 1, @delta(x, _h1).``
-    with x, _h1 first and every variable enumerated (no witness short-circuit); led by a
-    same-stratum atom, no ``@delta`` and that atom's variables first. Returns the plan and,
-    per same-stratum atom, (relation, the slots of its columns, the rewritten atom)."""
+    with x, _h1 first in the variable order and every variable enumerated (no short-circuit at a
+    witness). Returns the plan and, per same-stratum atom, (relation, the slots of its columns)."""
     body, extra, rewritten = [], [], []
     for k, literal in enumerate(clause.body):
         if isinstance(literal, ast.Atom) and literal.relation in same:
@@ -278,44 +341,37 @@ def _instance_plan(ctx, clause: Clause, same: set[str], position: int | None):
             literal = ast.Atom(literal.relation, tuple(args), literal.span)
             rewritten.append(literal)
         body.append(literal)
-    head = clause.head
-    if position is None:
-        args, lead = [], []
-        for i, term in enumerate(clause.head.args):
-            if not isinstance(term, (ast.Variable, ast.Constant)):
-                var = ast.Variable(f"_h{i}", clause.head.span)
-                extra.append(ast.Comparison("=", var, term, clause.head.span))
-                term = var
-            args.append(term)
-        head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
-        extra.append(ast.Atom(dred.DELTA, tuple(args), clause.head.span))
-        order = [a.name for a in args if isinstance(a, ast.Variable)]
-    else:
-        order = [a.name for a in rewritten[position].args]
-    order = list(dict.fromkeys(order))
+    args = []
+    for i, term in enumerate(clause.head.args):
+        if not isinstance(term, (ast.Variable, ast.Constant)):
+            var = ast.Variable(f"_h{i}", clause.head.span)
+            extra.append(ast.Comparison("=", var, term, clause.head.span))
+            term = var
+        args.append(term)
+    head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
+    extra.append(ast.Atom(dred.DELTA, tuple(args), clause.head.span))
+    order = list(dict.fromkeys(a.name for a in args if isinstance(a, ast.Variable)))
     planned = plan_clause(Clause(head, tuple(body) + tuple(extra), clause.rule), ctx.schema, pragma=order)
     plan = compile_plan(replace(planned, needed=planned.depth))
-    atoms = [(a.relation, tuple(plan.slots[v.name] for v in a.args), a) for a in rewritten]
-    return plan, atoms
+    return plan, [(a.relation, tuple(plan.slots[v.name] for v in a.args)) for a in rewritten]
 
 
-def _position(plan: CompiledPlan, atom: ast.Atom) -> int:
-    """The position in the plan of the opened atom ``atom`` (a rewritten atom is unique: its
-    fresh variables name its position in the body, and equal atoms read the same facts)."""
-    return next(i for i, p in enumerate(plan.atoms) if p.atom == atom)
-
-
-def _bindings(ctx, plan: CompiledPlan, atoms, overlay: Relation) -> list[tuple[Fact, ...]]:
-    """The same-stratum body facts of every binding of ``plan`` (``overlay`` read as @delta)."""
-    return [body for _, body in _instances_with_heads(ctx, plan, atoms, None, overlay)]
-
-
-def _instances_with_heads(ctx, plan: CompiledPlan, atoms, sources=None, overlay: Relation | None = None):
-    """(head tuple, same-stratum body facts) of every binding of ``plan`` over the relations."""
-    db = ctx.db if overlay is None else ChainMap({dred.DELTA: overlay}, ctx.db)
-    out, head = [], plan.head
+def _instances(ctx, plan: CompiledPlan, atoms, delta: Relation) -> list[tuple[Fact, ...]]:
+    """The same-stratum body facts of every binding of ``plan`` over the relations, ``delta``
+    read as @delta."""
+    out = []
+    getters = [(name, _columns(slots)) for name, slots in atoms]
 
     def emit(b):
-        out.append((head(b), tuple((name, tuple(b[s] for s in slots)) for name, slots, _ in atoms)))
-    run_plan(plan, db, emit, sources=sources, intersect=ctx.intersect)
+        append(tuple((name, get(b)) for name, get in getters))
+    append = out.append
+    run_plan(plan, ChainMap({dred.DELTA: delta}, ctx.db), emit, intersect=ctx.intersect)
     return out
+
+
+def _columns(slots: tuple[int, ...]):
+    """binding -> the tuple of these slots' values."""
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda b: (b[slot],)
+    return itemgetter(*slots)

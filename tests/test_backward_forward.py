@@ -23,9 +23,9 @@ from strategies import programs
 class OnlyMaintainer(twin.DRedOnlyMaintainer):
     """Non-recursive strata recomputed, recursive strata maintained by ``module``."""
 
-    def __init__(self, engine, module):
+    def __init__(self, engine, module, budget=None):
         super().__init__(engine)
-        self.module = module
+        self.module, self.budget = module, budget
 
     def apply(self, delta, journal):
         engine, out = self.engine, dict(delta)
@@ -36,15 +36,18 @@ class OnlyMaintainer(twin.DRedOnlyMaintainer):
             if not any(c.body for c in stratum.clauses):
                 continue
             if stratum.recursive:
-                module = self.module if self.module.__name__ != backward_forward.__name__ or \
-                    backward_forward.supports(stratum) else dred
-                out.update(module.maintain_recursive(engine.planned(), engine.db, stratum, out, journal))
+                args = (engine.planned(), engine.db, stratum, out, journal)
+                if self.module is backward_forward and backward_forward.supports(stratum):
+                    out.update(backward_forward.maintain_recursive(*args, budget=self.budget))
+                else:
+                    out.update(dred.maintain_recursive(*args))
             else:
                 out.update(twin._recompute(engine, stratum, journal))
         return out
 
 
-def three(text: str, edb: dict, intersect: str = "probe") -> list[Engine]:
+def three(text: str, edb: dict, intersect: str = "probe", budget=None) -> list[Engine]:
+    """B/F (stopping at ``budget``: then DRed for the rest), DRed, recomputation."""
     out = []
     for module in (backward_forward, dred, None):
         engine = Engine.from_source(text, maintenance="incremental" if module else "recompute", intersect=intersect)
@@ -52,14 +55,14 @@ def three(text: str, edb: dict, intersect: str = "probe") -> list[Engine]:
             engine.insert(name, sorted(rows))
         engine.run()
         if module:
-            engine.maintainer = OnlyMaintainer(engine, module)
+            engine.maintainer = OnlyMaintainer(engine, module, budget)
         out.append(engine)
     return out
 
 
-def replay(text: str, edb: dict, batches, intersect: str = "probe") -> Engine:
+def replay(text: str, edb: dict, batches, intersect: str = "probe", budget=None) -> Engine:
     """Apply each batch to the three engines; after each, every relation and delta must agree."""
-    engines = three(text, edb, intersect)
+    engines = three(text, edb, intersect, budget)
     assert twin.contents(engines[0]) == twin.contents(engines[2])
     for ops in batches:
         got = [twin.transact(engine, ops) for engine in engines]
@@ -78,11 +81,13 @@ def test_deleting_an_edge_breaks_the_cycle():
     assert engine.rows("path") == [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
 
 
-def test_cycles_and_facts_with_many_derivations():
+@pytest.mark.parametrize("budget", [None, (0, 0), (0, 2), (1, 1)])
+def test_cycles_and_facts_with_many_derivations(budget):
+    """With a small budget B/F stops part way and DRed finishes (``_handover``)."""
     edges = {(1, 1), (1, 2), (2, 1), (2, 3), (3, 2), (3, 3), (0, 1), (0, 3), (3, 4)}
-    replay(twin.TC, {"edge": edges}, [ret("edge", (1, 1)), ret("edge", (2, 3)), ret("edge", (3, 3), (1, 2)),
-                                      ins("edge", (3, 1)), ret("edge", (0, 1)),
-                                      ret("edge", (2, 1), (3, 2), (3, 1))])
+    batches = [ret("edge", (1, 1)), ret("edge", (2, 3)), ret("edge", (3, 3), (1, 2)), ins("edge", (3, 1)),
+               ret("edge", (0, 1)), ret("edge", (2, 1), (3, 2), (3, 1))]
+    replay(twin.TC, {"edge": edges}, batches, budget=budget)
 
 
 @pytest.mark.parametrize("text", [twin.SAME_GENERATION, twin.NONLINEAR_MUTUAL, twin.NEGATION_IN_RECURSION,
@@ -148,7 +153,7 @@ def test_division_by_zero_rolls_back_exactly():
 def test_an_error_at_any_step_of_the_search_rolls_back_exactly(monkeypatch):
     """An exception raised from the n-th rule-instance match (n = 1, 2, ...) leaves everything as before."""
     edges = {(1, 2), (2, 3), (3, 1), (3, 4), (4, 1), (0, 2)}
-    real = backward_forward._instances_with_heads
+    real = backward_forward._instances
     for n in range(1, 40):
         (engine, _, reference) = three(twin.TC, {"edge": edges})
         for order in [(1, 0), (0, 1)]:
@@ -161,14 +166,14 @@ def test_an_error_at_any_step_of_the_search_rolls_back_exactly(monkeypatch):
             if len(calls) == n:
                 raise RuntimeError("boom in the middle of B/F")
             return real(*args, **kwargs)
-        monkeypatch.setattr(backward_forward, "_instances_with_heads", failing)
+        monkeypatch.setattr(backward_forward, "_instances", failing)
         try:
             engine.commit(inserts={"edge": [(4, 5)]}, retracts={"edge": [(3, 1), (0, 2)]})
         except RuntimeError:
             twin._assert_restored(engine, before)
             continue
         finally:
-            monkeypatch.setattr(backward_forward, "_instances_with_heads", real)
+            monkeypatch.setattr(backward_forward, "_instances", real)
         reference.commit(inserts={"edge": [(4, 5)]}, retracts={"edge": [(3, 1), (0, 2)]})
         assert twin.contents(engine) == twin.contents(reference)
         break
@@ -182,7 +187,11 @@ def test_an_error_at_any_step_of_the_search_rolls_back_exactly(monkeypatch):
 @given(st.data())
 def test_random_recursive_programs_match_dred_and_recompute(data):
     text, edb, arity = data.draw(twin.recursive_programs())
-    replay(text, edb, data.draw(twin.batches(arity)), data.draw(st.sampled_from(["probe", "leapfrog"])))
+    replay(text, edb, data.draw(twin.batches(arity)), data.draw(st.sampled_from(["probe", "leapfrog"])),
+           data.draw(BUDGETS))
+
+
+BUDGETS = st.sampled_from([None, None, (0, 0), (0, 1), (0, 3), (1, 2), backward_forward.BUDGET])
 
 
 @st.composite
@@ -209,7 +218,7 @@ def test_dense_cyclic_graphs_match_dred_and_recompute(data):
     retract_some = st.lists(st.sampled_from(sorted(edges)), min_size=1, max_size=6).map(
         lambda rows: [(-1, "edge", r) for r in rows])
     batches = data.draw(st.lists(st.one_of(st.lists(op, max_size=6), retract_some), min_size=1, max_size=6))
-    replay(text, {"edge": edges}, batches)
+    replay(text, {"edge": edges}, batches, budget=data.draw(BUDGETS))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -217,7 +226,7 @@ def test_dense_cyclic_graphs_match_dred_and_recompute(data):
 def test_generated_programs_match_dred_and_recompute(data):
     generated = data.draw(programs())
     edb_arity = {name: generated.arity[name] for name in generated.edb}
-    replay(generated.text, dict(generated.edb), data.draw(twin.batches(edb_arity)))
+    replay(generated.text, dict(generated.edb), data.draw(twin.batches(edb_arity)), budget=data.draw(BUDGETS))
 
 
 # ---------------------------------------------------------------- the engine's maintainer
