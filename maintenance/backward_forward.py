@@ -91,7 +91,7 @@ def supports(stratum: Stratum) -> bool:
     return True
 
 
-BUDGET = (8, 64)    # B/F checks at most 8 facts per seed, plus 64, before DRed takes over (measured: README)
+BUDGET = (0, 64)    # B/F checks at most 64 facts (none more per seed) before DRed takes over (measured: README)
 
 
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
