@@ -95,11 +95,12 @@ BUDGET = (0, 64)    # B/F checks at most 64 facts (none more per seed) before DR
 
 
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
-                       variants: dict | None = None, budget: tuple[int, int] | None = BUDGET) -> Delta:
+                       variants: dict | None = None, budget: tuple[int, int] | None | str = "default") -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (as :func:`dred.maintain_recursive`,
     whose arguments and result these are); deletions by B/F, insertions by DRed's insert phase.
     ``budget`` (per seed, plus): once B/F has checked more facts, DRed maintains what is left
-    (``_handover``); None: no limit."""
+    (``_handover``); None: no limit; "default": :data:`BUDGET`."""
+    budget = BUDGET if budget == "default" else budget
     tally = tally if tally is not None else dred.Tally()
     ctx = dred._Context(program, db, variants if variants is not None else {})
     clauses = [c for c in stratum.clauses if c.body]
@@ -176,7 +177,10 @@ class Search:
         self.ND: deque[Fact] = deque()
         self.since: list[Fact] = []              # facts checked since the outermost check began
         self.waiting: dict[Fact, list] = {}       # body fact -> (head, body) of the instances it is in
-        self.heads = {name: [c for c in clauses if c.head.relation == name] for name in stratum.relations}
+        self.heads = {name: sorted((c for c in clauses if c.head.relation == name),
+                                   key=lambda c: sum(1 for lit in c.body if isinstance(lit, ast.Atom)
+                                                     and lit.relation in self.same))
+                      for name in stratum.relations}
 
     def deleted(self) -> dred.Rows:
         return {name: rows for name, rows in self.D.items() if rows}
@@ -250,38 +254,37 @@ class Search:
 
     def _prove(self, fact: Fact):
         """The body of checkProvability(F) after F joined C: yields each same-stratum body fact to
-        check (the caller checks it before resuming), returns once F is proved or no instance is left."""
+        check (the caller checks it before resuming), returns once F is proved or no instance is
+        left. The rules with F's relation in the head are taken one at a time, fewest same-stratum
+        atoms first (a base rule proves at once), and a rule's instances are matched only when the
+        rules before it left F unproved; matching stops at an instance already proved."""
         if fact in self.explicit:
             self.saturate(fact)
             return
-        instances = self.instances(fact)
-        P = self.P
-        for body in instances:                   # one already proved: no search needed
-            if all(g in P for g in body):
+        P, C = self.P, self.C
+        for clause in self.heads[fact[0]]:
+            instances = self.instances(clause, fact)
+            if instances is None:                # an instance's body facts are all proved
                 self.saturate(fact)
                 return
-        self.watch(fact, instances)
-        for body in instances:
-            for goal in body:
-                if goal not in self.C:
-                    yield goal
-                if fact in P:
+            self.watch(fact, instances)
+            for body in instances:
+                for goal in body:
+                    if goal not in C:
+                        yield goal
+                    if fact in P:
+                        return
+                if all(g in P for g in body):
+                    self.saturate(fact)
                     return
-            if all(g in P for g in body):
-                self.saturate(fact)
-                return
 
-    def instances(self, fact: Fact) -> list[tuple[Fact, ...]]:
-        """The same-stratum body facts of every rule instance with head F, over the current relations."""
-        name, row = fact
-        out = []
-        delta = Relation(dred.DELTA, len(row), [row])
-        for clause in self.heads[name]:
-            plan, atoms = self._plan(clause)
-            bindings = _instances(self.ctx, plan, atoms, delta)
-            self.tally.count(clause, bindings)
-            out.extend(bindings)
-        return out
+    def instances(self, clause: Clause, fact: Fact) -> list[tuple[Fact, ...]] | None:
+        """The same-stratum body facts of every instance of ``clause`` with head F over the current
+        relations; None as soon as one has its body facts all proved."""
+        plan, atoms = self._plan(clause)
+        bindings = _instances(self.ctx, plan, atoms, Relation(dred.DELTA, len(fact[1]), [fact[1]]), self.P)
+        self.tally.count(clause, bindings or ())
+        return bindings
 
     # ------------------------------------------------------------ forward chaining
     def saturate(self, fact: Fact) -> None:
@@ -356,17 +359,27 @@ def _instance_plan(ctx, clause: Clause, same: set[str]):
     return plan, [(a.relation, tuple(plan.slots[v.name] for v in a.args)) for a in rewritten]
 
 
-def _instances(ctx, plan: CompiledPlan, atoms, delta: Relation) -> list[tuple[Fact, ...]]:
+def _instances(ctx, plan: CompiledPlan, atoms, delta: Relation, proved: set) -> list[tuple[Fact, ...]] | None:
     """The same-stratum body facts of every binding of ``plan`` over the relations, ``delta``
-    read as @delta."""
+    read as @delta; None as soon as a binding's body facts are all in ``proved``."""
     out = []
+    append = out.append
     getters = [(name, _columns(slots)) for name, slots in atoms]
 
     def emit(b):
-        append(tuple((name, get(b)) for name, get in getters))
-    append = out.append
-    run_plan(plan, ChainMap({dred.DELTA: delta}, ctx.db), emit, intersect=ctx.intersect)
+        body = tuple((name, get(b)) for name, get in getters)
+        if all(g in proved for g in body):
+            raise _Proved
+        append(body)
+    try:
+        run_plan(plan, ChainMap({dred.DELTA: delta}, ctx.db), emit, intersect=ctx.intersect)
+    except _Proved:
+        return None
     return out
+
+
+class _Proved(Exception):
+    """A rule instance whose body facts are all proved: matching can stop."""
 
 
 def _columns(slots: tuple[int, ...]):
