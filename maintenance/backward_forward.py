@@ -119,7 +119,7 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
 
 def _handover(ctx, stratum: Stratum, clauses, lower: Delta, search: "Search", journal, tally) -> Delta:
     """DRed for what B/F left when it ran out of budget. Known then: ``D`` has no proof, ``P``
-    holds; unknown: ``ND`` and the facts of the unfinished check not proved. Every other fact
+    holds; unknown: the facts of ``ND`` (the one whose check was cut among them). Every other fact
     whose derivations touch ``D`` was put in ``ND`` when its ``D`` fact was erased, so DRed's
     overdelete from the unknown facts (never ``P`` or a program fact), rederive and insert
     phases, in the current state, bring the stratum up to date."""
@@ -203,10 +203,11 @@ class Search:
         return True
 
     def unknown(self) -> dred.Rows:
-        """After a stop at the limit: ND and the unfinished check's facts not proved, still in
-        their relations."""
+        """After a stop at the limit: ND's facts not proved, still in their relations (the fact
+        whose check was cut is back in ND; the other facts that check reached are in ND too if
+        they may have lost a derivation, else they have all their derivations still)."""
         out: dred.Rows = {}
-        for name, row in list(self.ND) + self.since:
+        for name, row in self.ND:
             if (name, row) not in self.P and row in self.ctx.db[name].tuples:
                 out.setdefault(name, set()).add(row)
         return out
