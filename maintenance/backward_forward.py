@@ -91,16 +91,22 @@ def supports(stratum: Stratum) -> bool:
     return True
 
 
+PROBE = 256         # DRed whole when its overdeletion stays within this many tuples (measured: README)
 BUDGET = (0, 64)    # B/F checks at most 64 facts (none more per seed) before DRed takes over (measured: README)
 
 
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
-                       variants: dict | None = None, budget: tuple[int, int] | None | str = "default") -> Delta:
+                       variants: dict | None = None, budget: tuple[int, int] | None | str = "default",
+                       probe: int | None | str = "default") -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (as :func:`dred.maintain_recursive`,
     whose arguments and result these are); deletions by B/F, insertions by DRed's insert phase.
-    ``budget`` (per seed, plus): once B/F has checked more facts, DRed maintains what is left
-    (``_handover``); None: no limit; "default": :data:`BUDGET`."""
+    First DRed's overdelete runs as a probe: if ∇ stays within ``probe`` tuples, DRed finishes
+    (its rederive step is one join per tuple there, cheaper than B/F's proof search, which knows
+    no tuple to be unaffected). Else B/F, with ``budget`` (per seed, plus): once it has checked
+    more facts, DRed maintains what is left (``_handover``). None: no probe / no limit;
+    "default": :data:`PROBE` / :data:`BUDGET`."""
     budget = BUDGET if budget == "default" else budget
+    probe = PROBE if probe == "default" else probe
     tally = tally if tally is not None else dred.Tally()
     ctx = dred._Context(program, db, variants if variants is not None else {})
     clauses = [c for c in stratum.clauses if c.body]
@@ -108,6 +114,10 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
              if change and name in dred._lower_reads(clauses, stratum)}
     if not lower:
         return {}
+    if probe is not None:
+        overdeleted = dred._overdelete(ctx, stratum, clauses, lower, journal, tally, limit=probe)
+        if overdeleted is not None:
+            return dred.finish(ctx, stratum, clauses, lower, overdeleted, journal, tally)
     seeds = _seeds(ctx, clauses, lower, journal, tally)
     limit = None if budget is None else budget[0] * sum(map(len, seeds.values())) + budget[1]
     search = Search(ctx, stratum, clauses, journal, tally, limit)

@@ -83,7 +83,12 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
              if change and name in _lower_reads(clauses, stratum)}
     if not lower:
         return {}
-    overdeleted = _overdelete(ctx, stratum, clauses, lower, journal, tally)
+    return finish(ctx, stratum, clauses, lower, _overdelete(ctx, stratum, clauses, lower, journal, tally),
+                  journal, tally)
+
+
+def finish(ctx, stratum: Stratum, clauses, lower: Delta, overdeleted: Rows, journal, tally) -> Delta:
+    """Phases 2-4 after the overdelete: remove ∇, rederive, insert; the stratum's changes."""
     for name, rows in overdeleted.items():
         journal.erase(ctx.db[name], rows)
     rederived = _rederive(ctx, clauses, overdeleted, tally)
@@ -130,21 +135,37 @@ class Tally:
 
 # ---------------------------------------------------------------- 1. overdelete
 
-def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally) -> Rows:
-    """∇ of every stratum relation, evaluated in the old state of the lower relations."""
+def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, limit: int | None = None) -> Rows | None:
+    """∇ of every stratum relation, evaluated in the old state of the lower relations; None
+    (the lower relations restored, nothing else changed) once ∇ holds more than ``limit`` tuples."""
     _revert(ctx, lower, journal)
     retracted, gained = _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted")
     keep = _facts(ctx.program, stratum)
     total: Rows = {name: set() for name in stratum.relations}
-    variables = {name: Variable(name, ctx.db[name].arity,
-                                lambda rows, name=name: _fresh(ctx, {name: rows}, total, keep)[name])
+    size = [0]
+
+    def fresh(rows, name):
+        out = _fresh(ctx, {name: rows}, total, keep)[name]
+        size[0] += len(out)
+        if limit is not None and size[0] > limit:
+            raise _Exceeded
+        return out
+    variables = {name: Variable(name, ctx.db[name].arity, lambda rows, name=name: fresh(rows, name))
                  for name in stratum.relations}
-    _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)))
-    for _ in rounds(list(variables.values())):
-        # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
-        _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
+    try:
+        _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)))
+        for _ in rounds(list(variables.values())):
+            # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
+            _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
+    except _Exceeded:
+        _restore(ctx, lower, journal)
+        return None
     _restore(ctx, lower, journal)
     return {name: rows for name, rows in total.items() if rows}
+
+
+class _Exceeded(Exception):
+    """∇ grew past the limit the caller set."""
 
 
 def _seed(variables: dict[str, Variable], found: Rows) -> None:

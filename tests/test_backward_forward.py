@@ -23,9 +23,9 @@ from strategies import programs
 class OnlyMaintainer(twin.DRedOnlyMaintainer):
     """Non-recursive strata recomputed, recursive strata maintained by ``module``."""
 
-    def __init__(self, engine, module, budget=None):
+    def __init__(self, engine, module, budget=None, probe=None):
         super().__init__(engine)
-        self.module, self.budget = module, budget
+        self.module, self.budget, self.probe = module, budget, probe
 
     def apply(self, delta, journal):
         engine, out = self.engine, dict(delta)
@@ -38,7 +38,8 @@ class OnlyMaintainer(twin.DRedOnlyMaintainer):
             if stratum.recursive:
                 args = (engine.planned(), engine.db, stratum, out, journal)
                 if self.module is backward_forward and backward_forward.supports(stratum):
-                    out.update(backward_forward.maintain_recursive(*args, budget=self.budget))
+                    out.update(backward_forward.maintain_recursive(*args, budget=self.budget,
+                                                                       probe=self.probe))
                 else:
                     out.update(dred.maintain_recursive(*args))
             else:
@@ -46,8 +47,9 @@ class OnlyMaintainer(twin.DRedOnlyMaintainer):
         return out
 
 
-def three(text: str, edb: dict, intersect: str = "probe", budget=None) -> list[Engine]:
-    """B/F (stopping at ``budget``: then DRed for the rest), DRed, recomputation."""
+def three(text: str, edb: dict, intersect: str = "probe", budget=None, probe=None) -> list[Engine]:
+    """B/F (stopping at ``budget``: then DRed for the rest; DRed whole if its overdeletion stays
+    within ``probe``), DRed, recomputation."""
     out = []
     for module in (backward_forward, dred, None):
         engine = Engine.from_source(text, maintenance="incremental" if module else "recompute", intersect=intersect)
@@ -55,14 +57,14 @@ def three(text: str, edb: dict, intersect: str = "probe", budget=None) -> list[E
             engine.insert(name, sorted(rows))
         engine.run()
         if module:
-            engine.maintainer = OnlyMaintainer(engine, module, budget)
+            engine.maintainer = OnlyMaintainer(engine, module, budget, probe)
         out.append(engine)
     return out
 
 
-def replay(text: str, edb: dict, batches, intersect: str = "probe", budget=None) -> Engine:
+def replay(text: str, edb: dict, batches, intersect: str = "probe", budget=None, probe=None) -> Engine:
     """Apply each batch to the three engines; after each, every relation and delta must agree."""
-    engines = three(text, edb, intersect, budget)
+    engines = three(text, edb, intersect, budget, probe)
     assert twin.contents(engines[0]) == twin.contents(engines[2])
     for ops in batches:
         got = [twin.transact(engine, ops) for engine in engines]
@@ -81,13 +83,15 @@ def test_deleting_an_edge_breaks_the_cycle():
     assert engine.rows("path") == [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
 
 
-@pytest.mark.parametrize("budget", [None, (0, 0), (0, 2), (1, 1)])
-def test_cycles_and_facts_with_many_derivations(budget):
-    """With a small budget B/F stops part way and DRed finishes (``_handover``)."""
+@pytest.mark.parametrize("budget, probe", [(None, None), ((0, 0), None), ((0, 2), None), ((1, 1), None),
+                                           (None, 0), (None, 3), ((0, 2), 5), (None, 1000)])
+def test_cycles_and_facts_with_many_derivations(budget, probe):
+    """With a small budget B/F stops part way and DRed finishes (``_handover``); within the probe
+    DRed does it all; a probe stopped part way leaves nothing changed for B/F."""
     edges = {(1, 1), (1, 2), (2, 1), (2, 3), (3, 2), (3, 3), (0, 1), (0, 3), (3, 4)}
     batches = [ret("edge", (1, 1)), ret("edge", (2, 3)), ret("edge", (3, 3), (1, 2)), ins("edge", (3, 1)),
                ret("edge", (0, 1)), ret("edge", (2, 1), (3, 2), (3, 1))]
-    replay(twin.TC, {"edge": edges}, batches, budget=budget)
+    replay(twin.TC, {"edge": edges}, batches, budget=budget, probe=probe)
 
 
 @pytest.mark.parametrize("text", [twin.SAME_GENERATION, twin.NONLINEAR_MUTUAL, twin.NEGATION_IN_RECURSION,
@@ -188,10 +192,11 @@ def test_an_error_at_any_step_of_the_search_rolls_back_exactly(monkeypatch):
 def test_random_recursive_programs_match_dred_and_recompute(data):
     text, edb, arity = data.draw(twin.recursive_programs())
     replay(text, edb, data.draw(twin.batches(arity)), data.draw(st.sampled_from(["probe", "leapfrog"])),
-           data.draw(BUDGETS))
+           data.draw(BUDGETS), data.draw(PROBES))
 
 
 BUDGETS = st.sampled_from([None, None, (0, 0), (0, 1), (0, 3), (1, 2), backward_forward.BUDGET])
+PROBES = st.sampled_from([None, None, None, 0, 2, 8])
 
 
 @st.composite
@@ -218,7 +223,7 @@ def test_dense_cyclic_graphs_match_dred_and_recompute(data):
     retract_some = st.lists(st.sampled_from(sorted(edges)), min_size=1, max_size=6).map(
         lambda rows: [(-1, "edge", r) for r in rows])
     batches = data.draw(st.lists(st.one_of(st.lists(op, max_size=6), retract_some), min_size=1, max_size=6))
-    replay(text, {"edge": edges}, batches, budget=data.draw(BUDGETS))
+    replay(text, {"edge": edges}, batches, budget=data.draw(BUDGETS), probe=data.draw(PROBES))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -226,7 +231,8 @@ def test_dense_cyclic_graphs_match_dred_and_recompute(data):
 def test_generated_programs_match_dred_and_recompute(data):
     generated = data.draw(programs())
     edb_arity = {name: generated.arity[name] for name in generated.edb}
-    replay(generated.text, dict(generated.edb), data.draw(twin.batches(edb_arity)), budget=data.draw(BUDGETS))
+    replay(generated.text, dict(generated.edb), data.draw(twin.batches(edb_arity)), budget=data.draw(BUDGETS),
+           probe=data.draw(PROBES))
 
 
 # ---------------------------------------------------------------- the engine's maintainer
