@@ -26,6 +26,7 @@ against the new lower relations and the stratum's relations as they are now (old
       for each G in C \\ P checked since:  (no proof exists: see below)
           D := D ∪ {G}; ND += heads of the rule instances with G in the body
   then DRed's insert phase (semi-naive from the lower relations' inserted tuples).
+  (Insertions as in the paper's remark: semi-naive evaluation continued from the new tuples.)
 
   checkProvability(F):
       if F ∈ C: return;  C := C ∪ {F}
@@ -53,8 +54,11 @@ constants and expressions of its same-stratum atoms made variables, no short-cir
 binding is enumerated), led by ``@delta``, a relation holding the one head.
 
 Where B/F is not used (``supports``): a same-stratum relation read other than by a positive
-atom of the body whose arguments are variables, constants and wildcards (records, a
-disjunction); that stratum keeps DRed.
+atom of the body whose arguments are variables, constants and wildcards (``p(x + 1, y)``);
+that stratum keeps DRed. Per transaction, DRed's overdelete runs first as a probe (DRed does
+it all while its overdeletion is at most :data:`PROBE` tuples), and B/F checks at most
+:data:`BUDGET` facts before DRed takes what is left over (``_handover``): the cost of a
+transaction is DRed's at most plus the probe and the budget (maintenance/README.md: measured).
 """
 
 from __future__ import annotations

@@ -245,3 +245,53 @@ def test_the_maintainer_chooses_bf_and_dred_stays_the_twin(monkeypatch):
     assert {v["strategy"] for k, v in engine.stats().items() if k.startswith("path")} == {"B/F"}
     monkeypatch.setattr(IncrementalMaintainer, "recursive", "dred")
     assert {v["strategy"] for k, v in engine.stats().items() if k.startswith("path")} == {"DRed"}
+
+
+class _Boom(Exception):
+    pass
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_engine_rollback_at_a_random_instant_of_bf_restores_everything(data):
+    """The engine's own maintainer with B/F alone (no probe, no budget): an exception at the n-th
+    journal record of a commit leaves every relation and index as before; the same commit
+    without it then equals recomputation."""
+    from maintenance.journal import Journal
+    text, edb, arity = data.draw(twin.recursive_programs())
+    engine, reference = (Engine.from_source(text, maintenance=m) for m in ("incremental", "recompute"))
+    for e in (engine, reference):
+        for name, rows in edb.items():
+            e.insert(name, sorted(rows))
+        e.run()
+    saved = backward_forward.PROBE, backward_forward.BUDGET
+    backward_forward.PROBE = backward_forward.BUDGET = None
+    real = Journal.record
+    try:
+        engine.commit()
+        for ops in data.draw(twin.batches(arity)):
+            before = twin._state(engine)
+            n, calls = data.draw(st.integers(1, 60)), [0]
+
+            def record(self, undo):
+                real(self, undo)
+                calls[0] += 1
+                if calls[0] == n:
+                    raise _Boom
+            Journal.record = record
+            try:
+                twin.transact(engine, ops)
+                failed = False
+            except _Boom:
+                failed = True
+            finally:
+                Journal.record = real
+            if failed:
+                twin._assert_restored(engine, before)
+            if failed:
+                twin.transact(engine, ops)
+            twin.transact(reference, ops)
+            assert twin.contents(engine) == twin.contents(reference), ops
+    finally:
+        Journal.record = real
+        backward_forward.PROBE, backward_forward.BUDGET = saved
