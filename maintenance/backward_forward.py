@@ -96,7 +96,7 @@ def supports(stratum: Stratum) -> bool:
 
 
 PROBE = 256         # DRed whole when its overdeletion stays within this many tuples (measured: README)
-BUDGET = (0, 64)    # B/F checks at most 64 facts (none more per seed) before DRed takes over (measured: README)
+BUDGET = (0, 2048)  # B/F's work (facts checked + rule instances matched) before DRed takes over (measured: README)
 
 
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
@@ -182,7 +182,8 @@ class Search:
 
     def __init__(self, ctx, stratum: Stratum, clauses, journal, tally, limit: int | None = None):
         self.ctx, self.stratum, self.clauses, self.journal, self.tally = ctx, stratum, clauses, journal, tally
-        self.limit = limit                         # at most this many facts checked (None: no limit)
+        self.limit = limit                         # at most this much work (None: no limit)
+        self.work = 0                              # facts checked + rule instances matched
         self.same = set(stratum.relations)
         self.explicit = {(name, row) for name, rows in dred._facts(ctx.program, stratum).items() for row in rows}
         self.C: set[Fact] = set()
@@ -201,7 +202,7 @@ class Search:
 
     # ------------------------------------------------------------ the main loop
     def delete(self, seeds: dred.Rows) -> bool:
-        """The main loop; False if it stopped at the limit of checked facts (see ``unknown``)."""
+        """The main loop; False if it stopped at the limit of its work (see ``unknown``)."""
         self._schedule(seeds)
         while self.ND:
             fact = self.ND.popleft()
@@ -261,7 +262,8 @@ class Search:
                 stack.append(self._open(goal))
 
     def _open(self, fact: Fact):
-        if self.limit is not None and len(self.C) >= self.limit:
+        self.work += 1
+        if self.limit is not None and self.work > self.limit:
             raise _OverBudget
         self.C.add(fact)
         self.since.append(fact)
@@ -297,8 +299,11 @@ class Search:
         """The same-stratum body facts of every instance of ``clause`` with head F over the current
         relations; None as soon as one has its body facts all proved."""
         plan, atoms = self._plan(clause)
-        bindings = _instances(self.ctx, plan, atoms, Relation(dred.DELTA, len(fact[1]), [fact[1]]), self.P)
+        allowance = None if self.limit is None else self.limit - self.work
+        bindings = _instances(self.ctx, plan, atoms, Relation(dred.DELTA, len(fact[1]), [fact[1]]), self.P,
+                              allowance)
         self.tally.count(clause, bindings or ())
+        self.work += len(bindings or ())
         return bindings
 
     # ------------------------------------------------------------ forward chaining
@@ -337,7 +342,7 @@ class Search:
 
 
 class _OverBudget(Exception):
-    """The search checked as many facts as its limit allows."""
+    """The search did as much work as its limit allows."""
 
 
 def _instance_plan(ctx, clause: Clause, same: set[str]):
@@ -374,9 +379,11 @@ def _instance_plan(ctx, clause: Clause, same: set[str]):
     return plan, [(a.relation, tuple(plan.slots[v.name] for v in a.args)) for a in rewritten]
 
 
-def _instances(ctx, plan: CompiledPlan, atoms, delta: Relation, proved: set) -> list[tuple[Fact, ...]] | None:
+def _instances(ctx, plan: CompiledPlan, atoms, delta: Relation, proved: set,
+               allowance: int | None = None) -> list[tuple[Fact, ...]] | None:
     """The same-stratum body facts of every binding of ``plan`` over the relations, ``delta``
-    read as @delta; None as soon as a binding's body facts are all in ``proved``."""
+    read as @delta; None as soon as a binding's body facts are all in ``proved``; _OverBudget
+    past ``allowance`` bindings."""
     out = []
     append = out.append
     getters = [(name, _columns(slots)) for name, slots in atoms]
@@ -386,6 +393,8 @@ def _instances(ctx, plan: CompiledPlan, atoms, delta: Relation, proved: set) -> 
         if all(g in proved for g in body):
             raise _Proved
         append(body)
+        if allowance is not None and len(out) > allowance:
+            raise _OverBudget
     try:
         run_plan(plan, ChainMap({dred.DELTA: delta}, ctx.db), emit, intersect=ctx.intersect)
     except _Proved:
