@@ -44,7 +44,7 @@ Why a fact left in ``C \\ P`` when the outermost ``checkProvability`` returns ha
 every rule instance deriving it had all its same-stratum body facts checked; had they all
 been proved, ``saturate`` would have proved it. So every derivation of a fact of ``C \\ P``
 uses another fact of ``C \\ P``, and none has a derivation of least height. Facts of ``C \\ P``
-are deleted at once (the paper deletes each when it leaves ``ND``; they all reach ``ND``
+are deleted at once, not only the fact taken from ``ND`` (all of them would reach ``ND``
 through the deletions before them): the searches that follow then no longer match them.
 
 The recursion of checkProvability runs on an explicit stack of generators (a long chain of
@@ -56,16 +56,16 @@ binding is enumerated), led by ``@delta``, a relation holding the one head.
 Where B/F is not used (``supports``): a same-stratum relation read other than by a positive
 atom of the body whose arguments are variables, constants and wildcards (``p(x + 1, y)``);
 that stratum keeps DRed. Per transaction, DRed's overdelete runs first as a probe (DRed does
-it all while its overdeletion is at most :data:`PROBE` tuples), and B/F checks at most
-:data:`BUDGET` facts before DRed takes what is left over (``_handover``): the cost of a
+it all while its overdeletion is at most :data:`PROBE` tuples), and B/F does at most
+:data:`BUDGET` work before DRed takes what is left over (``_handover``): the cost of a
 transaction is DRed's at most plus the probe and the budget (maintenance/README.md: measured).
 """
 
 from __future__ import annotations
 
 from collections import ChainMap, deque
-from operator import itemgetter
 from dataclasses import replace
+from operator import itemgetter
 
 from datalog.evaluation.compile import CompiledPlan, compile_plan
 from datalog.evaluation.evaluate import run_plan
@@ -106,8 +106,9 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
     whose arguments and result these are); deletions by B/F, insertions by DRed's insert phase.
     First DRed's overdelete runs as a probe: if ∇ stays within ``probe`` tuples, DRed finishes
     (its rederive step is one join per tuple there, cheaper than B/F's proof search, which knows
-    no tuple to be unaffected). Else B/F, with ``budget`` (per seed, plus): once it has checked
-    more facts, DRed maintains what is left (``_handover``). None: no probe / no limit;
+    no tuple to be unaffected). Else B/F, with ``budget`` (per seed, plus): once its work (facts
+    checked + rule instances matched) exceeds it, DRed maintains what is left (``_handover``).
+    None: no probe / no limit;
     "default": :data:`PROBE` / :data:`BUDGET`."""
     budget = BUDGET if budget == "default" else budget
     probe = PROBE if probe == "default" else probe
