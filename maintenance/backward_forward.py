@@ -409,7 +409,9 @@ class _Proved(Exception):
 
 def _columns(slots: tuple[int, ...]):
     """binding -> the tuple of these slots' values."""
-    if len(slots) == 1:
+    if len(slots) > 1:
+        return itemgetter(*slots)
+    if slots:
         (slot,) = slots
         return lambda b: (b[slot],)
-    return itemgetter(*slots)
+    return lambda b: ()
