@@ -25,6 +25,7 @@ against the new lower relations and the stratum's relations as they are now (old
       checkProvability(F)                 backward chaining, with saturate() forward from each proof
       for each G in C \\ P checked since:  (no proof exists: see below)
           D := D ∪ {G}; ND += heads of the rule instances with G in the body
+                                          (erased and matched wave by wave: when ND runs out)
   then DRed's insert phase (semi-naive from the lower relations' inserted tuples).
   (Insertions as in the paper's remark: semi-naive evaluation continued from the new tuples.)
 
@@ -96,7 +97,7 @@ def supports(stratum: Stratum) -> bool:
 
 
 PROBE = 256         # DRed whole when its overdeletion stays within this many tuples (measured: README)
-BUDGET = (0, 2048)  # B/F's work (facts checked + rule instances matched) before DRed takes over (measured: README)
+BUDGET = (0, 512)   # B/F's work (facts checked + rule instances matched) before DRed takes over (measured: README)
 
 
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
@@ -136,12 +137,16 @@ def _handover(ctx, stratum: Stratum, clauses, lower: Delta, search: "Search", jo
     """DRed for what B/F left when it ran out of budget. Known then: ``D`` has no proof, ``P``
     holds; unknown: the facts of ``ND`` (the one whose check was cut among them). Every other fact
     whose derivations touch ``D`` was put in ``ND`` when its ``D`` fact was erased, so DRed's
-    overdelete from the unknown facts (never ``P`` or a program fact), rederive and insert
-    phases, in the current state, bring the stratum up to date."""
+    overdelete from the unknown facts (never ``P`` or a program fact; over the old lower
+    relations, as DRed's: instances made by inserted lower tuples are the insert phase's, and
+    following them would overdelete what no deletion touched), rederive and insert phases bring
+    the stratum up to date."""
     keep = dred._facts(ctx.program, stratum)
     for name, row in search.P:
         keep.setdefault(name, set()).add(row)
+    dred._revert(ctx, lower, journal)           # ∇ follows the old derivations, as DRed's
     overdeleted = _overdelete(ctx, stratum, clauses, search.unknown(), keep, tally)
+    dred._restore(ctx, lower, journal)
     for name, rows in overdeleted.items():
         journal.erase(ctx.db[name], rows)
     rederived = dred._rederive(ctx, clauses, overdeleted, tally)
@@ -155,8 +160,8 @@ def _handover(ctx, stratum: Stratum, clauses, lower: Delta, search: "Search", jo
 
 
 def _overdelete(ctx, stratum: Stratum, clauses, unknown: dred.Rows, keep: dred.Rows, tally) -> dred.Rows:
-    """∇: the unknown facts and, round by round, ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.  (in the
-    current state; never a fact of ``keep``)"""
+    """∇: the unknown facts and, round by round, ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.  (over the
+    relations as they are; never a fact of ``keep``)"""
     total: dred.Rows = {name: set() for name in stratum.relations}
     variables = {name: Variable(name, ctx.db[name].arity,
                                 lambda rows, name=name: dred._fresh(ctx, {name: rows}, total, keep)[name])
@@ -203,21 +208,28 @@ class Search:
 
     # ------------------------------------------------------------ the main loop
     def delete(self, seeds: dred.Rows) -> bool:
-        """The main loop; False if it stopped at the limit of its work (see ``unknown``)."""
+        """The main loop; False if it stopped at the limit of its work (see ``unknown``). The
+        facts a check disproves are erased wave by wave, when ``ND`` runs out, so that the rule
+        instances reading them are matched in one join per wave (until erased they are in ``C``
+        and not in ``P``: a search reaching them neither checks them again nor proves with them)."""
         self._schedule(seeds)
+        disproved: list[Fact] = []
         while self.ND:
-            fact = self.ND.popleft()
-            if fact in self.C:
-                continue
-            self.since = []
-            try:
-                self.check_provability(fact)
-            except _OverBudget:
-                self.ND.appendleft(fact)          # unknown still, if its check had not begun
-                return False
-            self._erase([g for g in self.since if g not in self.P])
+            while self.ND:
+                fact = self.ND.popleft()
+                if fact in self.C:
+                    continue
+                self.since = []
+                try:
+                    self.check_provability(fact)
+                except _OverBudget:
+                    self.ND.appendleft(fact)      # unknown still, if its check had not begun
+                    self._erase(disproved, cut=True)
+                    return False
+                disproved += [g for g in self.since if g not in self.P]
+            self._erase(disproved)
+            disproved = []
         return True
-
     def unknown(self) -> dred.Rows:
         """After a stop at the limit: ND's facts not proved, still in their relations (the fact
         whose check was cut is back in ND; the other facts that check reached are in ND too if
@@ -228,13 +240,15 @@ class Search:
                 out.setdefault(name, set()).add(row)
         return out
 
-    def _schedule(self, found: dred.Rows) -> None:
-        """ND += the found heads still in their relation and not checked yet."""
+    def _schedule(self, found: dred.Rows, cut: bool = False) -> None:
+        """ND += the found heads still in their relation and not checked yet (``cut``: not proved
+        yet -- the facts of a check cut short are in ``C`` without being known)."""
+        known = self.P if cut else self.C
         for name, rows in found.items():
             tuples = self.ctx.db[name].tuples
-            self.ND.extend((name, row) for row in rows if row in tuples and (name, row) not in self.C)
+            self.ND.extend((name, row) for row in rows if row in tuples and (name, row) not in known)
 
-    def _erase(self, disproved: list[Fact]) -> None:
+    def _erase(self, disproved: list[Fact], cut: bool = False) -> None:
         """D := D ∪ disproved; ND += heads of the rule instances with a disproved fact in the body
         (matched while the disproved facts are still in their relations), then erase them."""
         if not disproved:
@@ -247,7 +261,7 @@ class Search:
         for name, gone in rows.items():
             self.D[name] |= gone
             self.journal.erase(self.ctx.db[name], gone)
-        self._schedule(found)
+        self._schedule(found, cut)
 
     # ------------------------------------------------------------ backward chaining
     def check_provability(self, fact: Fact) -> None:
