@@ -97,7 +97,7 @@ def supports(stratum: Stratum) -> bool:
 
 
 PROBE = 256         # DRed whole when its overdeletion stays within this many tuples (measured: README)
-BUDGET = (0, 512)   # B/F's work (facts checked + rule instances matched) before DRed takes over (measured: README)
+BUDGET = (0, 128)   # B/F's work (facts checked + rule instances matched) before DRed takes over (measured: README)
 
 
 def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tally: dred.Tally | None = None,
