@@ -3,18 +3,17 @@
 DRed (Gupta, Mumick and Subrahmanian, *Maintaining Views Incrementally*, SIGMOD 1993)
 keeps a recursive stratum up to date after its lower relations changed.
 
-Why DRed:
+Where it is used: it is the twin of Backward/Forward (:mod:`maintenance.backward_forward`),
+which maintains recursive strata, and takes over from B/F past B/F's budget or where B/F does
+not apply (see ``IncrementalMaintainer.recursive_strategy``).
   * Counting (one support count per tuple) does not work under recursion: on a cycle
     ``path(a, a)`` supports itself, so after the edge that closed the cycle is retracted
     its count stays above zero and the tuple is never removed (and a recursive tuple
     can have unboundedly many derivations to count).
-  * Motik et al.'s Backward/Forward (AAAI 2015) overdeletes nothing: for each deleted
-    tuple it searches backward, tuple by tuple, for another proof. That is a search
-    per tuple with its own bookkeeping (checked/proved sets, recursive backward
-    chaining), a poor fit for leapfrog triejoin, which is fast at one join over a set.
   * DRed's every phase is a set-at-a-time semi-naive evaluation of *delta rules*, so
     each runs as one triejoin with one atom reading a small delta relation. Its price,
-    overdeletion, is bounded by the derivations that touch deleted tuples.
+    overdeletion, is bounded by the derivations that touch deleted tuples; B/F avoids it
+    with a search per tuple, which costs more per tuple (README: measured).
 
 Notation. A clause of the stratum is ``H :- A1, ..., An, !N1, ..., !Nm, C`` with
 positive atoms ``Ai`` (lower or same-stratum relations), negated atoms ``Nj`` and
@@ -84,7 +83,12 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
              if change and name in _lower_reads(clauses, stratum)}
     if not lower:
         return {}
-    overdeleted = _overdelete(ctx, stratum, clauses, lower, journal, tally)
+    return finish(ctx, stratum, clauses, lower, _overdelete(ctx, stratum, clauses, lower, journal, tally),
+                  journal, tally)
+
+
+def finish(ctx, stratum: Stratum, clauses, lower: Delta, overdeleted: Rows, journal, tally) -> Delta:
+    """Phases 2-4 after the overdelete: remove ∇, rederive, insert; the stratum's changes."""
     for name, rows in overdeleted.items():
         journal.erase(ctx.db[name], rows)
     rederived = _rederive(ctx, clauses, overdeleted, tally)
@@ -131,21 +135,37 @@ class Tally:
 
 # ---------------------------------------------------------------- 1. overdelete
 
-def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally) -> Rows:
-    """∇ of every stratum relation, evaluated in the old state of the lower relations."""
+def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, limit: int | None = None) -> Rows | None:
+    """∇ of every stratum relation, evaluated in the old state of the lower relations; None
+    (the lower relations restored, nothing else changed) once ∇ holds more than ``limit`` tuples."""
     _revert(ctx, lower, journal)
     retracted, gained = _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted")
     keep = _facts(ctx.program, stratum)
     total: Rows = {name: set() for name in stratum.relations}
-    variables = {name: Variable(name, ctx.db[name].arity,
-                                lambda rows, name=name: _fresh(ctx, {name: rows}, total, keep)[name])
+    size = [0]
+
+    def fresh(rows, name):
+        out = _fresh(ctx, {name: rows}, total, keep)[name]
+        size[0] += len(out)
+        if limit is not None and size[0] > limit:
+            raise _Exceeded
+        return out
+    variables = {name: Variable(name, ctx.db[name].arity, lambda rows, name=name: fresh(rows, name))
                  for name in stratum.relations}
-    _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)))
-    for _ in rounds(list(variables.values())):
-        # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
-        _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
+    try:
+        _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)))
+        for _ in rounds(list(variables.values())):
+            # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
+            _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
+    except _Exceeded:
+        _restore(ctx, lower, journal)
+        return None
     _restore(ctx, lower, journal)
     return {name: rows for name, rows in total.items() if rows}
+
+
+class _Exceeded(Exception):
+    """∇ grew past the limit the caller set."""
 
 
 def _seed(variables: dict[str, Variable], found: Rows) -> None:

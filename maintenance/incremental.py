@@ -12,7 +12,8 @@ indices and the support counts of the heads. Then, for each transaction:
      the difference (§2.2: a tuple is in the relation while its count is > 0);
      a rule with an aggregate is evaluated again whole when one of its
      relations changed (see README: partial); a recursive stratum is
-     maintained by DRed (:mod:`maintenance.dred`); a rule routed to the theta-join
+     maintained by Backward/Forward (:mod:`maintenance.backward_forward`) or DRed
+     (:mod:`maintenance.dred`), chosen per stratum (``recursive_strategy``); a rule routed to the theta-join
      backend feeds the changes of the relations it reads to its T-reduct and takes the
      delta enumeration as the change of the head's counts (:mod:`maintenance.theta_rule`);
   3. each IDB relation's change is applied by tree surgery in turn, so later
@@ -27,12 +28,12 @@ from collections import Counter
 from datalog.language import ast
 from datalog.language.strata import dependencies
 from datalog.planning.planner import counts, generates
-from maintenance import constrained
+from maintenance import backward_forward, constrained, dred
 from maintenance.aggregate import AggregateView, Unsupported
 from maintenance.budget import size_text
 from maintenance.change_oracle import Registry, merge
 from maintenance.delta import Change, Delta
-from maintenance.dred import Tally, maintain_recursive
+from maintenance.dred import Tally
 from maintenance.rule import RuleMaintainer
 from maintenance.surgery import apply_change
 from maintenance.theta_rule import ThetaRule
@@ -50,7 +51,13 @@ class IncrementalMaintainer:
     positive, and each rule's trace is the trace of its triejoin over the current relations.
 
     ``unstored`` names the heads that need not be stored (maintenance/view_relation.py): the
-    owner of ``db`` serves them from the given views in place of their relations."""
+    owner of ``db`` serves them from the given views in place of their relations.
+
+    ``recursive`` chooses how recursive strata are maintained: ``"auto"`` (B/F wherever
+    :func:`backward_forward.supports` the stratum, DRed elsewhere), ``"bf"`` (the same; the name
+    says what a test wants), or ``"dred"`` (DRed everywhere: the twin B/F is compared against)."""
+
+    recursive = "auto"
 
     def __init__(self, program, db, drop_prefix: bool = True, build: bool = True, budget=None):
         """``drop_prefix=False`` keeps the sensitivity indices the paper drops (for tests);
@@ -65,9 +72,9 @@ class IncrementalMaintainer:
         self.pending: dict[object, list] = {}         # rule -> regions queued by the oracle
         self.changed: set[str] = set()
         self.views: list[AggregateView] = []
-        self.variants: dict = {}                      # DRed's delta-rule plans
-        self.tally = Tally()                          # DRed's counts in the last transaction
-        self.reached: set[int] = set()                # ids of recursive strata DRed ran on
+        self.variants: dict = {}                      # B/F's and DRed's delta-rule plans
+        self.tally = Tally()                          # B/F's or DRed's counts in the last transaction
+        self.reached: set[int] = set()                # ids of recursive strata maintained in it
         self.unstored: dict[str, ViewRelation] = {}
         if not build:
             return
@@ -273,13 +280,23 @@ class IncrementalMaintainer:
         if not any(rel in self.changed for c in stratum.clauses for rel, _, _ in dependencies(c)):
             return
         self.reached.add(id(stratum))
-        result = maintain_recursive(self.program, self.db, stratum, lower, journal, self.tally, self.variants)
+        module = backward_forward if self.recursive_strategy(stratum) == "B/F" else dred
+        result = module.maintain_recursive(self.program, self.db, stratum, lower, journal, self.tally, self.variants)
         for name, change in result.items():
             if change:
                 relation = self.db[name]
                 relation.erase(change.inserted)          # back to the old contents, unjournaled:
                 relation.insert(change.retracted)           # apply_change redoes it, with surgeries
                 self._apply_change(name, change, journal, out)
+
+    def recursive_strategy(self, stratum) -> str:
+        """``"B/F"`` or ``"DRed"`` for a recursive stratum. The rule: B/F wherever it applies (every
+        same-stratum relation read by positive atoms over variables, constants and wildcards), since
+        it never deletes a tuple that still has a proof; DRed otherwise, or everywhere when
+        ``recursive == "dred"``."""
+        if self.recursive != "dred" and backward_forward.supports(stratum):
+            return "B/F"
+        return "DRed"
 
     # ------------------------------------------------------------ observability
     def stats(self) -> dict:
@@ -315,10 +332,11 @@ class IncrementalMaintainer:
         return out
 
     def _dred_stats(self, clause, stratum) -> dict:
-        """A clause of a recursive stratum: DRed's delta rules, each a whole triejoin over a
-        delta relation; no sensitivity index, so no iterator operations or regions to report."""
+        """A clause of a recursive stratum: B/F's rule instances matched (or DRed's delta rules),
+        each a triejoin over a small relation, and the heads they gave; no sensitivity index, so no
+        iterator operations or regions to report."""
         key = clause.index
-        return {"strategy": "DRed", "skipped": id(stratum) not in self.reached,
+        return {"strategy": self.recursive_strategy(stratum), "skipped": id(stratum) not in self.reached,
                 "operations": None, "sensitivity_intervals": None, "regions": None,
                 "delta_rules": self.tally.rules.get(key, 0), "derived": self.tally.derived.get(key, 0)}
 

@@ -219,7 +219,7 @@ def test_stats_report_skipped_rules_and_work_per_rule():
     assert not stats["pb(x)"]["skipped"]
     assert stats["pb(x)"]["operations"] > 0 and stats["pb(x)"]["regions"] >= 1
     assert stats["pa(x, z)"]["sensitivity_intervals"] > 0          # recorded at the first commit
-    assert all(v["skipped"] and v["strategy"] == "DRed" and v["derived"] == 0
+    assert all(v["skipped"] and v["strategy"] == "B/F" and v["derived"] == 0
                for k, v in stats.items() if k.startswith("path"))
     assert engine.rows("pb") == [(4,), (7,)]
 
