@@ -82,12 +82,12 @@ def pragma_backend(clause) -> str | None:
 
 def choose_backend(clause, recursive: bool = False) -> Backend:
     """The backend of a clause, with the reason (see the module docstring): a clause of a
-    recursive stratum is DRed's (a forced thetajoin there is an error), the others by their body."""
+    recursive stratum is B/F's or DRed's (a forced thetajoin there is an error), the others by their body."""
     forced = pragma_backend(clause)
     if recursive:
         if forced == "thetajoin":
-            raise BadPragma("@backend thetajoin: the rule is recursive (maintained by DRed)", clause.rule.span)
-        return Backend("lftj", "recursive stratum: DRed")
+            raise BadPragma("@backend thetajoin: the rule is recursive (maintained by B/F or DRed)", clause.rule.span)
+        return Backend("lftj", "recursive stratum: B/F or DRed")
     if forced == "lftj":
         return Backend("lftj", "forced by // @backend lftj")
     try:
