@@ -19,7 +19,7 @@ import re
 
 from datalog.language import ast
 from datalog.language.ast import Comparison, Negation, Variable, Wildcard
-from datalog.language.errors import DatalogError
+from datalog.language.errors import DatalogError, Unsupported
 from datalog.provenance import Proof, fact_text
 from datalog.provenance.instances import Instances
 from datalog.provenance.proof import utf8_width
@@ -204,7 +204,10 @@ class Interface:
             self.error("Usage: format <json|proof>\n")
 
     def _query(self, rest: str) -> None:
-        self.error("query is not supported by this engine's explain interface: use datalog query or the REPL\n")
+        message = "the explain interface's query command (use datalog query or the REPL)"
+        if not self.interactive:            # a transcript would differ from Soufflé's: stop, coded
+            raise Unsupported(message)
+        self.error(f"unsupported: {message}\n")
 
     # ---- trees
     def _fact(self, text: str):

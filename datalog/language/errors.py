@@ -148,7 +148,6 @@ WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit 
 SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
 BadBlock = _error("BadBlock", "bad_block", "addblock/removeblock named a block that exists already or does not exist.")
-Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
 # ---- components (issue 18)
 UnknownComponent = _error("UnknownComponent", "unknown_component", "A .init or a base names a component that is not declared in scope.")
 ComponentArity = _error("ComponentArity", "component_arity", "A component is given a different number of type arguments than it has parameters.")
