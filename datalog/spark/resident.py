@@ -427,8 +427,7 @@ class Resident:
         for directive in spark_ins:
             name = directive.relation
             info = engine.schema[name]
-            frame = spark_io.source_frame(self.spark, directive, info.types, column_names(info), engine.facts_dir,
-                                          engine.allow_paths)
+            frame = self.source(directive)
             frame = frame.toDF(*[f"c{i}" for i in range(info.arity)])
             self._check_source(directive, frame, info.types)
             parts.setdefault(name, []).append(frame)
@@ -437,6 +436,12 @@ class Resident:
             for other in frames[1:]:
                 union = union.unionByName(other)
             self._keep(name, self._typed(name, union).distinct())
+
+    def source(self, directive):
+        """A Spark source's rows (a resident workspace reads its staged snapshot instead)."""
+        info = self.engine.schema[directive.relation]
+        return spark_io.source_frame(self.spark, directive, info.types, column_names(info), self.engine.facts_dir,
+                                     self.engine.allow_paths)
 
     def _parallel(self, name: str, rows):
         info = self.engine.schema[name]
@@ -551,7 +556,8 @@ class Resident:
                            lambda atom: deltas.get(indexed.get(id(atom))))
         info = self.engine.schema[clause.head.relation]
         return frame.select(*[self._expr(arg, types).cast(_spark_type(t)).alias(f"c{i}")
-                              for i, (arg, t) in enumerate(zip(clause.head.args, info.types))])
+                              for i, (arg, t) in enumerate(zip(clause.head.args, info.types))],
+                            *[c for c in frame.columns if c.startswith("__")])
 
     def _body(self, steps, types, frame, bound: set, singles: set, delta_of):
         atoms = [s.literal for s in steps if s.kind == "atom"]
@@ -601,7 +607,8 @@ class Resident:
                     source = source.where(F.col(f"c{i}") == F.col(first[arg.name]))
                 else:
                     first[arg.name] = f"c{i}"
-        frame = source.select(*[F.col(c).alias(_col(n)) for n, c in first.items()])
+        frame = source.select(*[F.col(c).alias(_col(n)) for n, c in first.items()],
+                              *[c for c in source.columns if c.startswith("__")])   # a delta's sign (deltas.py)
         if size <= BROADCAST_ROWS:
             frame = F.broadcast(frame)
         return frame, set(first)
