@@ -48,8 +48,15 @@ open(x, y) :- two(x, y), !blocked(x), !edge(y, _).
 deg(x, n) :- edge(x, _), n = count : { edge(x, _) }.
 loop(x) :- edge(x, x), x < 5.
 quiet(x) :- blocked(x), !edge(_, 3).
+.decl safe(a: number, b: number)
+safe(7, 7).
+safe(x, y) :- edge(x, y), !blocked(y).
+safe(x, z) :- safe(x, y), edge(y, z), !blocked(z).
+.decl hop(a: number, n: number)
+hop(x, n) :- edge(x, _), n = count : { edge(x, _) }.
+hop(y, n) :- hop(x, n), edge(x, y).
 """
-RELATIONS = ("edge", "blocked", "start", "path", "two", "open", "deg", "loop", "quiet")
+RELATIONS = ("edge", "blocked", "start", "path", "two", "open", "deg", "loop", "quiet", "safe", "hop")
 NONRECURSIVE = ("two", "open", "loop", "quiet", "start")     # counted: their counts are checked
 
 
@@ -180,11 +187,11 @@ def test_cli_init_status_refresh_and_refusals(spark, tmp_path, capsys):
     assert main(["refresh", ws, *where]) == 0
     out = capsys.readouterr().out
     assert "source edge: 1 rows read, +0 -1" in out and "output path: +0 -2 (rewritten)" in out
-    assert "committed 1" in out and "recomputed in Spark: path (recursive stratum recomputed)" in out
+    assert "committed 1" in out and "by DRed: path" in out and "recomputed in Spark: deg (aggregate" in out
     assert main(["refresh", ws, "--engine", "lftj", *where]) == 1
     assert "is Spark-resident" in capsys.readouterr().err
     assert main(["query", ws, "path(1, X)"]) == 1
     assert "unsupported" in capsys.readouterr().err
     assert main(["explain", str(tmp_path / "prog.dl"), "--engine", "spark"]) == 0
     out = capsys.readouterr().out
-    assert "stratum" in out and "delta rules with support counts" in out and "not DRed" in out
+    assert "delta rules with support counts" in out and "DRed in Spark: over-delete" in out

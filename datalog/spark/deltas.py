@@ -27,10 +27,15 @@ relation's delta is where the count crosses zero. Deletions are exact: no over-d
 over the old and the new versions and its count delta is the difference (new ``+1``, old
 ``-1``): recomputed, not restricted to the touched groups (weaker than the issue asks).
 
-**A recursive stratum** one of whose rules reads a changed relation is **recomputed** in Spark by
-semi-naive rounds (:meth:`Resident._recursive`, checkpointed) over the new versions of the
-relations below it, and its delta is the difference of the old and the new relation -- not
-DRed: the cost is that of evaluating the stratum, not of the change.
+**A recursive stratum** one of whose rules reads a changed relation is maintained by **DRed**
+(:meth:`Maintainer._dred`): over-delete (semi-naive rounds of the derivations through a
+retracted tuple, everything read old), re-derive the over-deleted tuples that keep a
+derivation, insert (the derivations through an inserted tuple), then semi-naive rounds
+(:meth:`Resident._rounds`, checkpointed) from those; its tuples' ``__n`` stays 1 (no counts
+through recursion). The re-derivation evaluates each rule once over the whole new state
+(then keeps the heads that were over-deleted): one round's cost, not proportional to the
+change. A recursive stratum with an aggregate in a rule is **recomputed** in Spark instead
+(semi-naive rounds over the new relations below it) and diffed with its old version.
 
 Nothing here brings a relation's rows to the driver: each new version and delta is written to
 Parquet by Spark and read back (which also cuts the plans' lineage), and the driver keeps counts.
@@ -92,6 +97,7 @@ class Maintainer(Resident):
         self.new: dict[str, Stored] = dict(old)
         self.changes: dict[str, Changed] = {}
         self.negations: dict[int, str] = {}     # id(negated atom) -> old | new | delta, in a delta term
+        self.sign: int | None = None            # DRed: only the negations' changes of this sign
         self.kinds: dict[str, str] = {}         # relation -> how its stratum was maintained
         self.written: set[str] = set()          # relations with a new version (counts or rows changed)
 
@@ -118,8 +124,10 @@ class Maintainer(Resident):
             rules = [c for c in stratum.clauses if c.body]
             if not rules or not any(_reads(c, set(self.changes)) for c in rules):
                 continue
-            if stratum.recursive:
+            if stratum.recursive and any(_aggregates(c.body) for c in rules):
                 self._recompute(number, stratum, rules)
+            elif stratum.recursive:
+                self._dred(number, stratum, rules)
             else:
                 for name in stratum.relations:
                     self._plain(name, [c for c in rules if c.head.relation == name])
@@ -146,17 +154,20 @@ class Maintainer(Resident):
         terms = [self._term(clause, factors, k) for k in factors if _relation(clause.body[k]) in self.changes]
         return _union(terms)
 
-    def _term(self, clause, factors: list[int], k: int):
-        """F1' ... F(k-1)'  ΔFk  F(k+1) ... Fn: the factors before ``k`` new, after it old."""
+    def _term(self, clause, factors: list[int], k: int, delta: _Known | None = None,
+              versions: tuple[str, str] = ("new", "old"), sign: int | None = None):
+        """F1' ... F(k-1)'  ΔFk  F(k+1) ... Fn: the factors before ``k`` read ``versions[0]``
+        (new), after it ``versions[1]`` (old); factor ``k`` reads ``delta`` (default: its
+        relation's change), a negation's change only where it is ``sign`` if given."""
         deltas: dict[int, _Known] = {}
-        self.negations = {}
+        self.negations, self.sign = {}, sign
         for j in factors:
             lit = clause.body[j]
-            version = "new" if j < k else "old"
+            version = versions[0] if j < k else versions[1]
             if isinstance(lit, ast.Atom):
                 if j == k:
-                    change = self.changes[lit.relation]
-                    deltas[j] = _Known(change.delta, change.inserted + change.retracted)
+                    change = self.changes.get(lit.relation)
+                    deltas[j] = delta or _Known(change.delta, change.inserted + change.retracted)
                 else:
                     deltas[j] = self._version(lit.relation, version)
             else:
@@ -165,7 +176,7 @@ class Maintainer(Resident):
         try:
             return self.rule(clause, deltas)
         finally:
-            self.negations = {}
+            self.negations, self.sign = {}, None
 
     def recomputed(self, clause):
         """The rule over the new versions (+1 a derivation) and the old (-1)."""
@@ -203,6 +214,8 @@ class Maintainer(Resident):
                 return part.agg((F.count(F.lit(1)) > 0).cast("int").alias(marker))
             flip = exists(now, "__now").crossJoin(exists(was, "__was"))
             flip = flip.select((F.col("__was") - F.col("__now")).alias(SIGN)).where(F.col(SIGN) != 0)
+            if self.sign is not None:
+                flip = flip.where(F.col(SIGN) == self.sign)
             return frame.crossJoin(flip)
         touched = touched.select(*keys).distinct()
         if change.inserted + change.retracted <= BROADCAST_ROWS:
@@ -213,6 +226,8 @@ class Maintainer(Resident):
             marked = marked.join(hits, keys, "left")
         flip = marked.select(*keys, (F.coalesce(F.col("__was"), F.lit(0)) - F.coalesce(F.col("__now"), F.lit(0)))
                              .alias(SIGN)).where(F.col(SIGN) != 0)
+        if self.sign is not None:
+            flip = flip.where(F.col(SIGN) == self.sign)
         return frame.join(flip, keys, "inner")
 
     def _recompute(self, number: int, stratum, rules) -> None:
@@ -232,6 +247,115 @@ class Maintainer(Resident):
             old = self._version(name, "old").frame.select(*columns).withColumn(SIGN, F.lit(-1))
             counts = new.unionByName(old).groupBy(*columns).agg(F.sum(SIGN).alias(SIGN)).where(F.col(SIGN) != 0)
             self._apply(name, counts, "recomputed")
+
+    def _dred(self, number: int, stratum, rules) -> None:
+        """Delete and re-derive (Gupta, Mumick, Subrahmanian 1993) on DataFrames: the tuples of
+        the stratum with a derivation through a retracted tuple, closed under the recursive
+        rules (over-deletion, everything read old); those of them still derivable without
+        them, and the derivations through an inserted tuple (every factor new, the stratum's
+        relations without the over-deleted tuples), are the first ``recent`` of semi-naive
+        rounds (:meth:`Resident._rounds`). The stratum's delta: what the rounds added that was
+        not there, and what was over-deleted and not added back."""
+        members = set(stratum.relations)
+        recursive = [c for c in rules if _reads(c, members)]
+        gone = self._over_delete(stratum, rules, recursive)
+        kept = {}
+        for name in stratum.relations:              # R' = R minus the over-deleted
+            old = self._version(name, "old")
+            rows = old.frame.join(gone[name].frame, self._columns(name), "left_anti") if gone[name].size else old.frame
+            kept[name] = rows.localCheckpoint(eager=True)
+            self.new[name] = Stored(kept[name].withColumn(COUNT, F.lit(1).cast("long")),
+                                    old.size - gone[name].size)
+        seeds = {name: [] for name in stratum.relations}
+        for clause in rules:                        # derivations through an inserted tuple
+            for k in self._changed_factors(clause):
+                seeds[clause.head.relation].append(self._signed_term(clause, k, 1, ("new", "new")))
+        self._use("new")
+        for clause in rules:                        # the over-deleted that are still derivable
+            name = clause.head.relation
+            if gone[name].size:
+                seeds[name].append(self.rule(clause, {}).join(gone[name].frame, self._columns(name), "left_semi"))
+        for name in stratum.relations:
+            if name in self.static and gone[name].size:
+                seeds[name].append(self.static[name].tuples().join(gone[name].frame, self._columns(name), "left_semi"))
+        self._use("new")
+        recent = {}
+        for name in stratum.relations:
+            fresh = self.empty(name)
+            if seeds[name]:
+                fresh = _union([f.select(*self._columns(name)) for f in seeds[name]]).distinct()
+                fresh = fresh.join(kept[name], self._columns(name), "left_anti")
+            fresh = fresh.localCheckpoint(eager=True)
+            recent[name] = _Known(fresh, fresh.count())
+            self.frames[name] = kept[name].unionByName(fresh)
+            self.sizes[name] = self.new[name].size + recent[name].size
+        added = {name: [recent[name].frame] for name in stratum.relations}
+        self._rounds(number, stratum, recursive, recent, added)
+        for name in stratum.relations:
+            self.kinds[name] = "DRed"
+            columns = self._columns(name)
+            back = _union(added[name]).select(*columns)
+            inserted = back.join(self._version(name, "old").frame, columns, "left_anti").withColumn(SIGN, F.lit(1))
+            deleted = gone[name].frame.join(back, columns, "left_anti").withColumn(SIGN, F.lit(-1))
+            self.new[name] = self.old[name]         # the new version unless _apply writes one
+            self._apply(name, inserted.unionByName(deleted), "recomputed")
+
+    def _changed_factors(self, clause) -> list[int]:
+        return [k for k, lit in enumerate(clause.body)
+                if isinstance(lit, (ast.Atom, ast.Negation)) and _relation(lit) in self.changes]
+
+    def _signed_term(self, clause, k: int, sign: int, versions: tuple[str, str]):
+        """The rule with factor ``k`` reading only its relation's change of ``sign`` (an atom:
+        its tuples inserted (+1) or retracted (-1); a negation: where it became true (+1) or
+        false (-1)), the others ``versions``."""
+        factors = [j for j, lit in enumerate(clause.body) if isinstance(lit, (ast.Atom, ast.Negation))]
+        lit = clause.body[k]
+        if isinstance(lit, ast.Negation):
+            return self._term(clause, factors, k, versions=versions, sign=sign).drop(SIGN)
+        change = self.changes[lit.relation]
+        delta = _Known(change.delta.where(F.col(SIGN) == sign),
+                       change.inserted if sign > 0 else change.retracted)
+        return self._term(clause, factors, k, delta, versions).drop(SIGN)
+
+    def _over_delete(self, stratum, rules, recursive) -> dict[str, _Known]:
+        """Per relation of the stratum, its tuples with a derivation (in the old state) through
+        a retracted tuple or a negation that became false, closed under the recursive rules."""
+        members = set(stratum.relations)
+        seeds = {name: [] for name in stratum.relations}
+        for clause in rules:
+            for k in self._changed_factors(clause):
+                seeds[clause.head.relation].append(self._signed_term(clause, k, -1, ("old", "old")))
+        gone = {name: _Known(self.empty(name), 0) for name in stratum.relations}
+        recent = dict(gone)
+        fresh_of = seeds
+        while True:
+            found = {}
+            for name in stratum.relations:
+                columns = self._columns(name)
+                if not fresh_of[name]:
+                    found[name] = _Known(self.empty(name), 0)
+                    continue
+                fresh = _union([f.select(*columns) for f in fresh_of[name]]).distinct()
+                fresh = fresh.join(self._version(name, "old").frame, columns, "left_semi")
+                if gone[name].size:
+                    fresh = fresh.join(gone[name].frame, columns, "left_anti")
+                fresh = fresh.localCheckpoint(eager=True)
+                found[name] = _Known(fresh, fresh.count())
+            if not any(k.size for k in found.values()):
+                return gone
+            for name, known in found.items():
+                if known.size:
+                    frame = gone[name].frame.unionByName(known.frame).localCheckpoint(eager=True)
+                    gone[name] = _Known(frame, gone[name].size + known.size)
+            recent = found
+            fresh_of = {name: [] for name in stratum.relations}
+            for clause in recursive:                # through a tuple over-deleted in the last round
+                factors = [j for j, lit in enumerate(clause.body) if isinstance(lit, (ast.Atom, ast.Negation))]
+                for k in factors:
+                    lit = clause.body[k]
+                    if isinstance(lit, ast.Atom) and lit.relation in members and recent[lit.relation].size:
+                        fresh_of[clause.head.relation].append(
+                            self._term(clause, factors, k, recent[lit.relation], ("old", "old")))
 
     # ------------------------------------------------------------ applying a count delta
     def _apply(self, name: str, counts, how: str) -> None:
@@ -297,8 +421,10 @@ def explain_lines(engine) -> list[str]:
         rules = [c for c in stratum.clauses if c.body]
         if not rules:
             continue
-        if stratum.recursive:
-            how = "recomputed in Spark (semi-naive rounds) when a relation it reads changed; not DRed"
+        if stratum.recursive and any(_aggregates(c.body) for c in rules):
+            how = "recomputed in Spark (semi-naive rounds) when a relation it reads changed (a rule has an aggregate)"
+        elif stratum.recursive:
+            how = "DRed in Spark: over-delete, re-derive, insert by semi-naive rounds (checkpointed)"
         else:
             how = "delta rules with support counts (exact deletions)"
             with_aggregates = sum(1 for c in rules if _aggregates(c.body))

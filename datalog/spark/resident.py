@@ -509,6 +509,13 @@ class Resident:
             else:
                 self.frames[name], self.sizes[name] = self.empty(name), 0
             recent[name] = _Known(self.frames[name], self.sizes[name])
+        self._rounds(number, stratum, recursive, recent)
+
+    def _rounds(self, number: int, stratum, recursive, recent: dict, added: dict | None = None) -> None:
+        """Semi-naive rounds of the ``recursive`` rules from ``recent`` (the tuples of each
+        relation of the stratum not yet joined, already in ``self.frames``) to the fixpoint;
+        ``added``: if given, gets each relation's new tuples of every round (name -> frames)."""
+        members = set(stratum.relations)
         rounds = 0
         while any(k.size for k in recent.values()):
             rounds += 1
@@ -533,6 +540,8 @@ class Resident:
                 new[name] = _Known(fresh, fresh.count())          # materializes the checkpoint
             for name, known in new.items():
                 if known.size:
+                    if added is not None:
+                        added.setdefault(name, []).append(known.frame)
                     full = self.frames[name].unionByName(known.frame)
                     size = self.sizes[name] + known.size
                     if rounds % self.checkpoint_every == 0:
@@ -563,8 +572,9 @@ class Resident:
         atoms = [s.literal for s in steps if s.kind == "atom"]
         if frame is None and not atoms:
             frame = self.spark.range(1).select()
-        # the delta atom first, then atoms sharing variables with what is joined
-        atoms.sort(key=lambda a: delta_of(a) is None)
+        # the delta atom first (of several given, the smallest: a delta rule's change), then
+        # atoms sharing variables with what is joined
+        atoms.sort(key=lambda a: (delta_of(a) is None, delta_of(a).size if delta_of(a) is not None else 0))
         todo = list(atoms)
         while todo:
             pick = next((a for a in todo if frame is None or _variables(a) & bound), todo[0])

@@ -18,7 +18,8 @@ and renames the directory it built into place: a killed init leaves no workspace
 **refresh**: (1) *repair*: sinks that may not hold the last commit are rewritten from the
 stored relations; (2) *diff*: each Spark source against its snapshot chain, inside Spark
 (:func:`datalog.spark.diff.delta_events`, or a new full version every ``CHAIN`` versions), the
-changes staying in Spark; (3) *maintain*: delta rules with counts stratum by stratum
+changes staying in Spark; (3) *maintain*: delta rules with counts stratum by stratum, DRed for
+recursive ones
 (:class:`datalog.spark.deltas.Maintainer`), each changed relation's new version and delta
 written into ``relations/<r>/v<N+1>``; (4) *commit*: the manifest replaced atomically; (5)
 *write back*: a sink whose relation changed gets the inserted rows appended (``mode=merge``
@@ -233,7 +234,7 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
         maintainer.maintain(deltas)
     report.sources = [SourceReport(n, rows[n], *_counts(maintainer, n)) for n in rows]
     started = report.phase("maintain", started)
-    if not maintainer.written and chains == body["sources"]:
+    if not deltas:                              # no change: no commit (a staged full version is dropped)
         _collect_garbage(path, body)
         return report
     relations = dict(body["relations"])
@@ -347,8 +348,10 @@ def describe(report: RefreshReport) -> list[str]:
     """The lines ``datalog refresh`` prints for a Spark-resident workspace."""
     lines = lines_of(report)
     kinds = report.kinds
-    recomputed = sorted(n for n, k in kinds.items() if k != "counted")
+    recomputed = sorted(n for n, k in kinds.items() if "recomputed" in k)
+    dred = sorted(n for n, k in kinds.items() if k == "DRed")
     lines.insert(-1, "maintained in Spark by delta rules with support counts" +
+                 (f"; by DRed: {', '.join(dred)}" if dred else "") +
                  (f"; recomputed in Spark: {', '.join(f'{n} ({kinds[n]})' for n in recomputed)}" if recomputed else ""))
     return lines
 
