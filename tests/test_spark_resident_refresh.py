@@ -101,6 +101,25 @@ def _check(spark, tmp_path: Path, ws: Path, edges, blocked, counts: bool) -> Non
             assert _stored(ws, name, counts=True) == _stored(fresh, name, counts=True), name
 
 
+def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
+    body = {"format": manifest.FORMAT, "seq": 3, "relations": {}}
+    manifest.write(tmp_path, body)
+    assert manifest.is_resident(tmp_path) and manifest.read(tmp_path) == body
+    text = (tmp_path / manifest.NAME).read_text()
+    (tmp_path / manifest.NAME).write_text(text.replace('"seq": 3', '"seq": 4'))
+    with pytest.raises(DatalogError) as caught:
+        manifest.read(tmp_path)
+    assert caught.value.code == "workspace_corrupt"
+    manifest.write(tmp_path, {**body, "format": "datalog-spark-resident/99"})
+    with pytest.raises(DatalogError) as caught:
+        manifest.read(tmp_path)
+    assert caught.value.code == "workspace_version"
+    (tmp_path / manifest.NAME).write_text("{not json")
+    with pytest.raises(DatalogError) as caught:
+        manifest.read(tmp_path)
+    assert caught.value.code == "workspace_corrupt"
+
+
 def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch(spark, tmp_path):
     rng = random.Random(19)
     edges = {(rng.randrange(8), rng.randrange(8)) for _ in range(14)} | {(1, 2), (2, 3)}

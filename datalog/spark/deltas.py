@@ -165,9 +165,11 @@ class Maintainer(Resident):
             lit = clause.body[j]
             version = versions[0] if j < k else versions[1]
             if isinstance(lit, ast.Atom):
-                if j == k:
-                    change = self.changes.get(lit.relation)
-                    deltas[j] = delta or _Known(change.delta, change.inserted + change.retracted)
+                if j == k and delta is not None:
+                    deltas[j] = delta
+                elif j == k:
+                    change = self.changes[lit.relation]
+                    deltas[j] = _Known(change.delta, change.inserted + change.retracted)
                 else:
                     deltas[j] = self._version(lit.relation, version)
             else:
