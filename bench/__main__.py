@@ -15,6 +15,7 @@ SUITES = {
     "thetajoin": "bench.thetajoin",
     "workspace": "bench.workspace",
     "spark": "bench.spark",
+    "spark-wcoj": "bench.spark_wcoj",
     "soak": "bench.soak",
 }
 

@@ -131,6 +131,18 @@ t(k) :- e1(x), k = sum y : { r(x, y), y > 1 }.""",
                                   {"e0": {(0, 1), (1, 2), (2, 0), (3, 4), (4, 5)}, "e1": {(0,), (3,), (5,)}})
 
 
+# Found by this test: Catalyst's constraint inference failed on the Union of this stratum's
+# base rules with the recursive rounds ("key not found" in Union.rewriteConstraints); the
+# resident evaluator turns constraint propagation off
+UNION_CONSTRAINTS = program_of("""\
+.decl e0(c0: number)
+.decl r0_0(c0: number, c1: number)
+r0_0(a0, a0) :- e0(0), e0(0), e0(_), a0 = min l0_0 : { e0(l0_0), e0(l0_0) }.
+r0_0(x, z) :- r0_0(x, y), r0_0(y, z).
+r0_0(x, x) :- e0(x), r0_0(_, _).
+r0_0(0, 0).""", {"e0": {(i,) for i in range(6)}})
+
+
 def _generated(generated: GeneratedProgram):
     engine = Engine.from_source(generated.text)
     for name, rows in generated.edb.items():
@@ -141,6 +153,7 @@ def _generated(generated: GeneratedProgram):
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated=programs(max_groups=2))
 @example(generated=NEGATION_AND_COUNT)
+@example(generated=UNION_CONSTRAINTS)
 def test_random_programs_resident_equal_in_process(generated: GeneratedProgram, spark):
     engine = _generated(generated)
     if any(c.reason for c in resident.choices(engine)):

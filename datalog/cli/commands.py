@@ -81,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
                      help="evaluate in this process (default) or on Spark: resident (every relation a "
                           "DataFrame) when every stratum can be, else the distributed evaluator")
+    _add_join_option(run)
     add_spark_options(run)
     add_path_option(run)
     add_preprocessor_options(run)
@@ -102,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                                                       "(implies --maintenance)")
     exp.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
                      help="spark: also say per stratum whether it runs Spark-resident or why not")
+    _add_join_option(exp)
     add_path_option(exp)
     add_preprocessor_options(exp)
     exp.set_defaults(func=_explain)
@@ -123,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_join_option(parser) -> None:
+    parser.add_argument("--spark-join", choices=["auto", "binary", "wcoj"], default="auto",
+                        help="with --engine spark, how a rule's atoms are joined: Spark's binary joins, "
+                             "worst-case optimally (HyperCube shuffle, leapfrog triejoin per cell), or auto: "
+                             "a cyclic body whose largest pairwise join is estimated at over 100x its inputs "
+                             "goes worst-case optimally (default)")
+
+
 def _run(args) -> int:
     started = time.perf_counter()
     numbers.set_width(args.number_width)
@@ -136,7 +146,7 @@ def _run(args) -> int:
         from datalog.spark import resident      # (here: pyspark costs every other command 0.1 s to import)
         blocked = [c for c in resident.choices(engine) if c.reason is not None]
         if not blocked:                          # every relation stays a DataFrame, sources to sinks
-            _, lines = resident.run_resident(engine, args.output_dir, progress)
+            _, lines = resident.run_resident(engine, args.output_dir, progress, join=args.spark_join)
             for line in lines:
                 print(line)
             clear_progress_line()
@@ -190,7 +200,7 @@ def _explain(args) -> int:
         print(engine.explain())
         if args.engine == "spark":
             from datalog.spark import deltas, resident
-            print("\n".join(resident.explain_lines(engine)))
+            print("\n".join(resident.explain_lines(engine, args.spark_join)))
             if all(c.reason is None for c in resident.choices(engine)):
                 print("\n".join(deltas.explain_lines(engine)))
         return 0

@@ -92,7 +92,7 @@ class Maintainer(Resident):
 
     def __init__(self, engine, spark, old: dict, static: dict, directory: Directory, checkpoint_every: int = 25,
                  progress=None):
-        super().__init__(engine, spark, checkpoint_every, progress)
+        super().__init__(engine, spark, checkpoint_every, progress, join="binary")   # counts: see _build
         self.old, self.static, self.directory = old, static, directory
         self.new: dict[str, Stored] = dict(old)
         self.changes: dict[str, Changed] = {}

@@ -29,6 +29,11 @@ relation's rows (except while writing a file output, one bounded chunk at a time
   Spark's double sum does not) are not translated;
 * the head: its terms as expressions, cast to the relation's types, ``distinct``.
 
+Or the atoms are joined worst-case optimally (:mod:`datalog.spark.wcoj`: a HyperCube shuffle,
+then leapfrog triejoin per cell in ``mapInArrow``) and the rest of the rule applied to the
+bindings as above: ``join="auto"`` (``--spark-join``) takes it for a cyclic body whose largest
+pairwise join is estimated at over ``wcoj.RATIO`` times its inputs.
+
 **A recursive stratum** runs semi-naive rounds: each rule once per recursive atom, that atom
 reading the previous round's new tuples (``recent``), the others the full relations; ``recent``
 of the next round = the union of the derivations minus the known tuples (``subtract``: EXCEPT
@@ -63,6 +68,7 @@ from datalog.language import ast, numbers
 from datalog.language.errors import DatalogError, DivisionByZero, NumberOutOfRange, TypeMismatch
 from datalog.sources import files
 from datalog.spark import tables as spark_io
+from datalog.spark import wcoj
 from datalog.spark.session import first_line, guard
 
 try:                                            # the optional extra
@@ -107,18 +113,33 @@ def choices(engine) -> list[Choice]:
     return out
 
 
-def explain_lines(engine) -> list[str]:
-    """What ``explain --engine spark`` adds: the evaluator of each stratum and of the program."""
+def explain_lines(engine, join: str = "auto") -> list[str]:
+    """What ``explain --engine spark`` adds: the evaluator of each stratum and of the program,
+    and the rules whose bodies are joined worst-case optimally."""
     picked = choices(engine)
     lines = ["on Spark (--engine spark):"]
-    for c in picked:
+    for c, stratum in zip(picked, engine.checked.strata):
         how = "resident (DataFrames, Spark's joins)" if c.reason is None else f"not resident: {c.reason}"
         lines.append(f"  stratum {c.number} ({', '.join(c.relations)}): {how}")
+        if c.reason is None:
+            how = "joined worst-case optimally (HyperCube shuffle, triejoin per cell)" + (
+                "" if join == "wcoj" else f" if its largest pairwise join is estimated above {wcoj.RATIO}x "
+                                          f"its inputs, else by Spark's joins")
+            lines += [f"    {clause}  {how}" for clause in stratum.clauses
+                      if _joins_worst_case_optimally(clause, stratum, join)]
     blocked = [c for c in picked if c.reason is not None]
     lines.append("  program: " + ("resident" if not blocked else
                                   f"falls back to the distributed evaluator (relations on the driver) "
                                   f"because of stratum {', '.join(str(c.number) for c in blocked)}"))
     return lines
+
+
+def _joins_worst_case_optimally(clause, stratum, join: str) -> bool:
+    """Whether the rule's atoms go through :func:`wcoj.hypercube_join` (as ``Resident._body``
+    decides: a rule of a recursive stratum reading the stratum is joined from its delta)."""
+    atoms = [lit for lit in clause.body if isinstance(lit, ast.Atom)]
+    delta = stratum.recursive and _reads(clause, set(stratum.relations))
+    return wcoj.candidate(join, [_atom_variables(a) for a in atoms], delta)
 
 
 def _check_stratum(engine, stratum) -> None:
@@ -384,9 +405,12 @@ class Resident:
     spark: object
     checkpoint_every: int = 25
     progress: Progress | None = None
+    join: str = "auto"                  # how bodies are joined (wcoj.JOINS)
+    cells: int | None = None            # HyperCube cells (None: spark.sql.shuffle.partitions, at least 4)
     frames: dict = field(default_factory=dict)
     sizes: dict = field(default_factory=dict)
     rounds: dict = field(default_factory=dict)      # recursive stratum number -> semi-naive rounds
+    joins: list = field(default_factory=list)       # (atoms, HyperCube?, estimate, inputs) per choice by estimate
 
     # ------------------------------------------------------------ frames
     def empty(self, name: str):
@@ -460,6 +484,10 @@ class Resident:
     # ------------------------------------------------------------ evaluation
     def run(self) -> None:
         self.spark.conf.set("spark.sql.ansi.enabled", "true")       # long overflow is an error
+        # Catalyst's constraint inference over a Union of a self-joined checkpoint can fail
+        # ("key not found" in Union.rewriteConstraints, found by the random-program test); the
+        # constraints it infers are no use to these plans
+        self.spark.conf.set("spark.sql.constraintPropagation.enabled", "false")
         blocked = [c for c in choices(self.engine) if c.reason is not None]
         if blocked:
             raise NotResident(f"stratum {blocked[0].number}: {blocked[0].reason}")
@@ -576,6 +604,9 @@ class Resident:
         # atoms sharing variables with what is joined
         atoms.sort(key=lambda a: (delta_of(a) is None, delta_of(a).size if delta_of(a) is not None else 0))
         todo = list(atoms)
+        if frame is None and self._worst_case_optimal(atoms, delta_of):
+            frame, todo = self._hypercube(atoms, types, delta_of), []
+            bound |= {n for a in atoms for n in _atom_variables(a)}
         while todo:
             pick = next((a for a in todo if frame is None or _variables(a) & bound), todo[0])
             todo.remove(pick)
@@ -601,6 +632,34 @@ class Resident:
                 if step.var is not None:
                     bound.add(step.var)
         return frame
+
+    def _worst_case_optimal(self, atoms, delta_of) -> bool:
+        """Whether the atoms are joined by :func:`wcoj.hypercube_join` (:func:`wcoj.chosen`);
+        a choice by estimate is told to ``progress`` and kept in ``joins``."""
+        names = [_atom_variables(a) for a in atoms]
+        if not wcoj.candidate(self.join, names, any(delta_of(a) is not None for a in atoms)):
+            return False
+        parts = [self._atom(a, delta_of(a)) for a in atoms]
+        estimate = lambda: wcoj.pairwise_estimate([(frame, [_col(n) for n in found]) for frame, found in parts])
+        inputs = sum(self.sizes.get(a.relation, 0) for a in atoms)
+        picked, value = wcoj.chosen(self.join, inputs, estimate)
+        if value is not None:
+            body = ", ".join(map(str, atoms))
+            self.joins.append((body, picked, value, inputs))
+            if self.progress:
+                self.progress(f"  {body}: {'HyperCube + triejoin' if picked else 'Spark joins'} "
+                              f"(largest pairwise join ~{value} rows, inputs {inputs})")
+        return picked
+
+    def _hypercube(self, atoms, types: dict, delta_of):
+        """The atoms' bindings joined worst-case optimally (:mod:`datalog.spark.wcoj`)."""
+        parts = []
+        for atom in atoms:
+            frame, names = self._atom(atom, delta_of(atom))
+            parts.append((frame, [_col(n) for n in sorted(names)]))
+        columns = {_col(n): _spark_type(types[n]) for a in atoms for n in _atom_variables(a)}
+        cells = self.cells or max(4, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+        return wcoj.hypercube_join(parts, columns, cells)
 
     def _atom(self, atom: ast.Atom, delta: _Known | None):
         """The atom's rows filtered by its constants and repeated variables, one column per variable."""
@@ -749,6 +808,10 @@ class SortedRows:
             yield from chunk
 
 
+def _atom_variables(atom: ast.Atom) -> list[str]:
+    return list(dict.fromkeys(a.name for a in atom.args if isinstance(a, ast.Variable)))
+
+
 def _union(frames):
     out = frames[0]
     for other in frames[1:]:
@@ -773,10 +836,10 @@ def _engine_error(exc: Exception) -> DatalogError:
 
 
 def run_resident(engine, out_dir: str | None = None, progress: Progress | None = None,
-                 checkpoint_every: int = 25) -> tuple[Resident, list[str]]:
+                 checkpoint_every: int = 25, join: str = "auto") -> tuple[Resident, list[str]]:
     """Evaluate ``engine``'s program resident on its Spark session and write its outputs;
     the evaluator (its frames) and the ``.printsize`` lines."""
-    resident = Resident(engine, engine.spark_session(), checkpoint_every, progress)
+    resident = Resident(engine, engine.spark_session(), checkpoint_every, progress, join)
     resident.run()
     return resident, resident.write_outputs(out_dir)
 

@@ -101,7 +101,7 @@ def create(path, text: str, engine_of: EngineOf, source: str = "<input>", out_di
     if engine.spark_directives("output"):
         engine.check_spark_sinks(out_dir)
     session = engine.spark_session()
-    session.conf.set("spark.sql.ansi.enabled", "true")
+    _configure(session)
     building = path.parent / f".{path.name}.datalog-init-{uuid.uuid4().hex[:8]}"
     try:
         body = _build(engine, session, building, text, source, progress)
@@ -118,8 +118,17 @@ def create(path, text: str, engine_of: EngineOf, source: str = "<input>", out_di
     return body
 
 
+def _configure(session) -> None:
+    """As resident evaluation sets them (:meth:`Resident.run`): ANSI (a long overflow is an
+    error) and no constraint propagation (it fails on unions of self-joined checkpoints)."""
+    session.conf.set("spark.sql.ansi.enabled", "true")
+    session.conf.set("spark.sql.constraintPropagation.enabled", "false")
+
+
 def _build(engine, session, where: Path, text: str, source: str, progress) -> dict:
-    evaluator = Resident(engine, session, progress=progress)
+    # Spark's binary joins: one row per assignment of the body, as the delta rules count them
+    # (the worst-case optimal join of datalog.spark.wcoj joins sets)
+    evaluator = Resident(engine, session, progress=progress, join="binary")
     sources = {d.relation for d in engine.spark_directives("input")}
 
     def staged(directive):                      # the rows the snapshot v0 holds, read back
@@ -204,7 +213,7 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     engine = engine_of(body["program"], body["source"])
     report = RefreshReport(commit_before=body["seq"])
     session = engine.spark_session()
-    session.conf.set("spark.sql.ansi.enabled", "true")
+    _configure(session)
     started = time.perf_counter()
     _collect_garbage(path, body)
     if engine.spark_directives("output"):
