@@ -25,8 +25,12 @@ FORMAT = "datalog-spark-resident/1"
 
 
 def is_resident(path: str | Path) -> bool:
-    """Whether ``path`` is a Spark-resident workspace (it has a manifest)."""
-    return (Path(path) / NAME).is_file()
+    """Whether ``path`` is a Spark-resident workspace (it has a manifest). An unreadable
+    directory is not one here: opening it as a workspace reports why (``workspace_io``)."""
+    try:
+        return (Path(path) / NAME).is_file()
+    except OSError:
+        return False
 
 
 def _canonical(body: dict) -> bytes:
