@@ -224,8 +224,10 @@ def _explain(args) -> int:
         engine = Engine.from_file(args.program, parse_options=parse_options(args))
         print(engine.explain())
         if args.engine == "spark":
-            from datalog.spark import resident
+            from datalog.spark import deltas, resident
             print("\n".join(resident.explain_lines(engine, args.spark_join)))
+            if all(c.reason is None for c in resident.choices(engine)):
+                print("\n".join(deltas.explain_lines(engine)))
         return 0
     strategy = args.maintenance or "incremental"
     engine = Engine.from_file(args.program, args.fact_dir, maintenance=strategy, allow_paths=args.allow_paths,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from datalog.engine.updates import read_updates
 from datalog.language import ast
-from datalog.language.errors import MissingInput
+from datalog.language.errors import BadCommand, MissingInput, Unsupported
 from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_outputs
 from datalog.cli.options import add_budget_option, add_path_option, add_spark_options, progress_bar, spark_options
@@ -34,6 +34,9 @@ def add_commands(sub) -> None:
     init.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
     init.add_argument("-D", "--output-dir", default=".",
                       help="directory that local Spark sink paths are relative to (default .)")
+    init.add_argument("--engine", choices=["lftj", "spark"], default="lftj",
+                      help="lftj: the workspace lives in this process (default); spark: its relations are "
+                           "Parquet tables that Spark evaluates and refresh maintains (Spark-resident)")
     add_spark_options(init)
     add_budget_option(init)
     add_path_option(init)
@@ -45,6 +48,9 @@ def add_commands(sub) -> None:
                          help="directory that local Spark source paths are relative to (default .)")
     refresh.add_argument("-D", "--output-dir", default=".",
                          help="directory that local Spark sink paths are relative to (default .)")
+    refresh.add_argument("--engine", choices=["lftj", "spark"], default=None,
+                         help="the kind of workspace (default: the kind init made; spark: Spark-resident, "
+                              "maintained inside Spark)")
     add_spark_options(refresh)
     add_budget_option(refresh)
     add_path_option(refresh)
@@ -98,8 +104,36 @@ def _read_text(path: str, what: str) -> str:
         raise MissingInput(f"cannot read {what} file {path}: {exc}") from None
 
 
+def _resident(path: str) -> bool:
+    from datalog.spark.manifest import is_resident      # (no pyspark there)
+    return is_resident(path)
+
+
+def _in_process(path: str, command: str) -> None:
+    """Refuse a command that only an in-process workspace has (unsupported)."""
+    if _resident(path):
+        raise Unsupported(f"{path} is a Spark-resident workspace (datalog init --engine spark): "
+                          f"`datalog {command}` works only on in-process workspaces; refresh and status work on it")
+
+
+def _engine_of(args):
+    """The engine of a program text with the command's -F, --master/--conf and --allow-paths."""
+    from datalog.engine.engine import Engine
+    options = spark_options(args)
+    return lambda text, source: Engine.from_source(text, args.fact_dir, name=source, spark=options,
+                                                   allow_paths=args.allow_paths)
+
+
 def _init(args) -> int:
     text = _read_text(args.program, "program")
+    if args.engine == "spark":
+        from datalog.spark import resident_workspace
+        with progress_bar() as progress:
+            body = resident_workspace.create(args.workspace, text, _engine_of(args), source=args.program,
+                                             out_dir=args.output_dir, progress=progress)
+        sizes = {n: v["rows"] for n, v in body["relations"].items()}
+        print(f"initialized {args.workspace} (Spark-resident): {len(sizes)} relations, {sum(sizes.values())} tuples")
+        return 0
     with _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
                              spark=spark_options(args), allow_paths=args.allow_paths,
                              memory_budget=args.memory_budget) as ws:
@@ -109,6 +143,20 @@ def _init(args) -> int:
 
 
 def _refresh(args) -> int:
+    resident = _resident(args.workspace)
+    if args.engine is not None and (args.engine == "spark") != resident:
+        kind = "Spark-resident" if resident else "an in-process workspace"
+        raise BadCommand(f"{args.workspace} is {kind}: refresh it without --engine (or with --engine "
+                         f"{'spark' if resident else 'lftj'}); `datalog init --engine spark` makes a Spark-resident one")
+    if resident:
+        if args.changes:
+            raise BadCommand("--changes is not available for a Spark-resident workspace (its deltas stay in Spark)")
+        from datalog.spark import resident_workspace
+        with progress_bar() as progress:
+            report = resident_workspace.refresh(args.workspace, _engine_of(args), args.output_dir, progress)
+        for line in resident_workspace.describe(report):
+            print(line)
+        return 0
     from datalog.refresh import describe, refresh
     with _workspace().open(args.workspace, spark=spark_options(args), allow_paths=args.allow_paths,
                            memory_budget=args.memory_budget) as ws:
@@ -121,6 +169,7 @@ def _refresh(args) -> int:
 
 
 def _update(args) -> int:
+    _in_process(args.workspace, "update")
     with _workspace().open(args.workspace, memory_budget=args.memory_budget) as ws:
         batches = read_updates(ws.engine, args.updates)      # the whole file is checked first
         with changes.ChangeFiles(ws.engine, args.changes, args.changes_format) as files:
@@ -130,6 +179,7 @@ def _update(args) -> int:
 
 
 def _query(args) -> int:
+    _in_process(args.workspace, "query")
     with _workspace().open(args.workspace, readonly=True) as ws:
         text = args.query.strip()
         if text.startswith("?-"):
@@ -144,6 +194,7 @@ def _query(args) -> int:
 def _export(args) -> int:
     """The stored program's ``.output`` files (its filenames held to ``-D`` unless ``--allow-paths``),
     or every relation's, all or none."""
+    _in_process(args.workspace, "export")
     with _workspace().open(args.workspace, readonly=True, allow_paths=args.allow_paths) as ws:
         engine = ws.engine
         if engine.checked.directives("output"):
@@ -156,6 +207,8 @@ def _export(args) -> int:
 
 
 def _status(args) -> int:
+    if _resident(args.workspace):
+        return _resident_status(args.workspace)
     with _workspace().open(args.workspace, readonly=True) as ws:
         info = ws.status()
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(info["time"]))
@@ -163,6 +216,7 @@ def _status(args) -> int:
     print("program: " + ", ".join(f"{name} ({source})" for name, source in info["blocks"]))
     print(f"last commit: {info['last_commit']} at {when}")
     print(f"on disk: {info['disk_bytes']} bytes")
+    print("kind: in-process (relations in this process; refresh maintains them with LFTJ sensitivity indices)")
     print(f"writer: {'process ' + str(info['writer']) if info['writer'] else 'none'}")
     print("maintainer: " + ("stored (a writer restores it)" if info["maintainer"] else
                             "not stored (a writer builds it at its first commit)"))
@@ -174,8 +228,23 @@ def _status(args) -> int:
     return 0
 
 
+def _resident_status(path: str) -> int:
+    from datalog.spark import manifest
+    body = manifest.read(path)
+    from datalog.engine.engine import Engine
+    idb = Engine.from_source(body["program"], name=body["source"]).idb
+    print(f"workspace {path}")
+    print("kind: Spark-resident (relations are Parquet tables; refresh maintains them inside Spark)")
+    print(f"last commit: {body['seq']}")
+    print(f"Spark sinks hold commit: {body['outputs']}")
+    for name, info in sorted(body["relations"].items()):
+        print(f"{name}\t{info['rows']}\t{'idb' if name in idb else 'edb'}")
+    return 0
+
+
 def _verify(args) -> int:
     """Every difference on a line of its own; exit 0 when there is none, 1 otherwise."""
+    _in_process(args.workspace, "verify")
     with _workspace().open(args.workspace, readonly=True) as ws:
         differences = ws.verify()
         sizes = ws.status()["sizes"]
@@ -191,6 +260,7 @@ def _verify(args) -> int:
 
 
 def _addblock(args) -> int:
+    _in_process(args.workspace, "addblock")
     text = _read_text(args.block, "block")
     name = args.name or Path(args.block).stem
     with _workspace().open(args.workspace, allow_paths=args.allow_paths) as ws:
@@ -200,6 +270,7 @@ def _addblock(args) -> int:
 
 
 def _removeblock(args) -> int:
+    _in_process(args.workspace, "removeblock")
     with _workspace().open(args.workspace) as ws:
         delta = ws.removeblock(args.name)
     _print_changes(f"removed block {args.name}", delta)
@@ -207,6 +278,7 @@ def _removeblock(args) -> int:
 
 
 def _compact(args) -> int:
+    _in_process(args.workspace, "compact")
     with _workspace().open(args.workspace) as ws:
         ws.compact()
         print(f"compacted {args.workspace}: snapshot at commit {ws.seq}, {ws.snapshot_bytes} bytes")

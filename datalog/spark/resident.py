@@ -451,8 +451,7 @@ class Resident:
         for directive in spark_ins:
             name = directive.relation
             info = engine.schema[name]
-            frame = spark_io.source_frame(self.spark, directive, info.types, column_names(info), engine.facts_dir,
-                                          engine.allow_paths)
+            frame = self.source(directive)
             frame = frame.toDF(*[f"c{i}" for i in range(info.arity)])
             self._check_source(directive, frame, info.types)
             parts.setdefault(name, []).append(frame)
@@ -461,6 +460,12 @@ class Resident:
             for other in frames[1:]:
                 union = union.unionByName(other)
             self._keep(name, self._typed(name, union).distinct())
+
+    def source(self, directive):
+        """A Spark source's rows (a resident workspace reads its staged snapshot instead)."""
+        info = self.engine.schema[directive.relation]
+        return spark_io.source_frame(self.spark, directive, info.types, column_names(info), self.engine.facts_dir,
+                                     self.engine.allow_paths)
 
     def _parallel(self, name: str, rows):
         info = self.engine.schema[name]
@@ -532,6 +537,13 @@ class Resident:
             else:
                 self.frames[name], self.sizes[name] = self.empty(name), 0
             recent[name] = _Known(self.frames[name], self.sizes[name])
+        self._rounds(number, stratum, recursive, recent)
+
+    def _rounds(self, number: int, stratum, recursive, recent: dict, added: dict | None = None) -> None:
+        """Semi-naive rounds of the ``recursive`` rules from ``recent`` (the tuples of each
+        relation of the stratum not yet joined, already in ``self.frames``) to the fixpoint;
+        ``added``: if given, gets each relation's new tuples of every round (name -> frames)."""
+        members = set(stratum.relations)
         rounds = 0
         while any(k.size for k in recent.values()):
             rounds += 1
@@ -556,6 +568,8 @@ class Resident:
                 new[name] = _Known(fresh, fresh.count())          # materializes the checkpoint
             for name, known in new.items():
                 if known.size:
+                    if added is not None:
+                        added.setdefault(name, []).append(known.frame)
                     full = self.frames[name].unionByName(known.frame)
                     size = self.sizes[name] + known.size
                     if rounds % self.checkpoint_every == 0:
@@ -579,14 +593,16 @@ class Resident:
                            lambda atom: deltas.get(indexed.get(id(atom))))
         info = self.engine.schema[clause.head.relation]
         return frame.select(*[self._expr(arg, types).cast(_spark_type(t)).alias(f"c{i}")
-                              for i, (arg, t) in enumerate(zip(clause.head.args, info.types))])
+                              for i, (arg, t) in enumerate(zip(clause.head.args, info.types))],
+                            *[c for c in frame.columns if c.startswith("__")])
 
     def _body(self, steps, types, frame, bound: set, singles: set, delta_of):
         atoms = [s.literal for s in steps if s.kind == "atom"]
         if frame is None and not atoms:
             frame = self.spark.range(1).select()
-        # the delta atom first, then atoms sharing variables with what is joined
-        atoms.sort(key=lambda a: delta_of(a) is None)
+        # the delta atom first (of several given, the smallest: a delta rule's change), then
+        # atoms sharing variables with what is joined
+        atoms.sort(key=lambda a: (delta_of(a) is None, delta_of(a).size if delta_of(a) is not None else 0))
         todo = list(atoms)
         if frame is None and self._worst_case_optimal(atoms, delta_of):
             frame, todo = self._hypercube(atoms, types, delta_of), []
@@ -660,7 +676,8 @@ class Resident:
                     source = source.where(F.col(f"c{i}") == F.col(first[arg.name]))
                 else:
                     first[arg.name] = f"c{i}"
-        frame = source.select(*[F.col(c).alias(_col(n)) for n, c in first.items()])
+        frame = source.select(*[F.col(c).alias(_col(n)) for n, c in first.items()],
+                              *[c for c in source.columns if c.startswith("__")])   # a delta's sign (deltas.py)
         if size <= BROADCAST_ROWS:
             frame = F.broadcast(frame)
         return frame, set(first)

@@ -285,6 +285,19 @@ def append_sink(spark, directive: ast.Directive, rows, names: list[str], types: 
         guard(lambda: frame.write.mode("append").format(fmt).save(path), f"appending to {path}")
 
 
+def append_frame(spark, directive: ast.Directive, frame: "DataFrame", out_dir: str | Path = ".",
+                 allow_paths: bool = False) -> None:
+    """Add ``frame``'s rows to the sink (``mode=merge`` with only insertions), from Spark."""
+    check_spark_directive(directive)
+    table = directive.param("table")
+    path = None if table is not None else located(spark, directive, out_dir, allow_paths)[0]
+    fmt = (directive.param("format") or "parquet").lower()
+    if table is not None:
+        guard(lambda: frame.write.mode("append").saveAsTable(table), f"appending to table {table}")
+    else:
+        guard(lambda: frame.write.mode("append").format(fmt).save(path), f"appending to {path}")
+
+
 def _replace_table(spark, table: str, frame: "DataFrame") -> None:
     staged = f"{table}__datalog_new"
     guard(lambda: spark.sql(f"DROP TABLE IF EXISTS {staged}"), f"dropping {staged}")
@@ -316,5 +329,5 @@ def uri(where: Path) -> str:
     return Path(where).resolve().as_uri()
 
 
-__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "quote", "uri",
+__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
            "located", "local_name", "check_sink_paths"]

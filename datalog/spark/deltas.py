@@ -1,0 +1,439 @@
+"""Delta rules with support counts, evaluated in Spark: the maintenance step of a Spark-resident
+workspace (:mod:`datalog.spark.resident_workspace`).
+
+Every stored relation is a DataFrame of its tuples (``c0, c1, ...``) with ``__n``, the tuple's
+**support count**: for a relation of a non-recursive stratum, the number of its derivations --
+1 for being a program fact or an input row, plus, per rule, the number of assignments of the
+rule's body (a wildcard counted as a variable of its own) that derive it, the body's relations
+read as *sets*. For a relation of a recursive stratum (where derivations can be cyclic) and for
+a Spark source, ``__n`` is 1. A relation's **delta** is the change of its *presence*: its tuples
+with ``__d`` +1 (inserted) or -1 (retracted).
+
+**A non-recursive rule** ``h :- F1, ..., Fn`` (each ``Fi`` a positive atom or a negation, read as
+an indicator 1/0, a negation as ``1 - [the atom holds]``) has the count delta, exactly::
+
+    Δ count(h) = Σ_i  F1' × ... × F(i-1)'  ×  ΔFi  ×  F(i+1) × ... × Fn
+
+(primes: the new version; the product telescopes), a term only for each ``Fi`` whose relation
+changed. For a positive atom ``ΔFi`` is its relation's delta (``__d`` carried through the joins of
+:meth:`Resident.rule`); for a negation it is the *opposite* of the change of presence of the
+atom's projection on the variables bound there (``!r(x, _)`` changes when the first ``x``-row
+comes or the last one goes). Comparisons, bindings and the head are as in evaluation. The
+head's count delta is the sum of ``__d`` per head tuple over all terms of all its rules; the new
+count is the old plus it (a negative count would be a bug and is reported as one), and the
+relation's delta is where the count crosses zero. Deletions are exact: no over-deletion.
+
+**A rule with an aggregate** whose body (or aggregate) reads a changed relation is evaluated
+over the old and the new versions and its count delta is the difference (new ``+1``, old
+``-1``): recomputed, not restricted to the touched groups (weaker than the issue asks).
+
+**A recursive stratum** one of whose rules reads a changed relation is maintained by **DRed**
+(:meth:`Maintainer._dred`): over-delete (semi-naive rounds of the derivations through a
+retracted tuple, everything read old), re-derive the over-deleted tuples that keep a
+derivation, insert (the derivations through an inserted tuple), then semi-naive rounds
+(:meth:`Resident._rounds`, checkpointed) from those; its tuples' ``__n`` stays 1 (no counts
+through recursion). The re-derivation evaluates each rule once over the whole new state
+(then keeps the heads that were over-deleted): one round's cost, not proportional to the
+change. A recursive stratum with an aggregate in a rule is **recomputed** in Spark instead
+(semi-naive rounds over the new relations below it) and diffed with its old version.
+
+Nothing here brings a relation's rows to the driver: each new version and delta is written to
+Parquet by Spark and read back (which also cuts the plans' lineage), and the driver keeps counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from datalog.language import ast
+from datalog.language.errors import InternalError
+from datalog.spark.resident import BROADCAST_ROWS, Resident, _aggregates, _col, _Known, _reads, _union
+from datalog.spark.session import guard
+from datalog.spark.tables import uri
+
+try:                                            # the optional extra
+    from pyspark.sql import functions as F
+except ImportError:                             # pragma: no cover - depends on the installation
+    pass
+
+COUNT, SIGN = "__n", "__d"
+
+
+@dataclass
+class Stored:
+    """One relation's version: its rows with counts as read back from Parquet, and how many."""
+
+    rows: object              # DataFrame c0.., __n
+    size: int
+
+    def tuples(self):
+        return self.rows.drop(COUNT)
+
+
+@dataclass
+class Changed:
+    """One relation's change in a refresh: its new version and its delta (c0.., __d)."""
+
+    new: Stored
+    delta: object
+    inserted: int
+    retracted: int
+
+
+Directory = Callable[[str], Path]     # where a relation's new version is written
+
+
+class Maintainer(Resident):
+    """Brings the stored relations ``old`` (name -> Stored) to the program's new state, given
+    the deltas of the Spark sources, stratum by stratum; the new versions are written under
+    ``directory(name)``."""
+
+    def __init__(self, engine, spark, old: dict, static: dict, directory: Directory, checkpoint_every: int = 25,
+                 progress=None):
+        super().__init__(engine, spark, checkpoint_every, progress, join="binary")   # counts: see _build
+        self.old, self.static, self.directory = old, static, directory
+        self.new: dict[str, Stored] = dict(old)
+        self.changes: dict[str, Changed] = {}
+        self.negations: dict[int, str] = {}     # id(negated atom) -> old | new | delta, in a delta term
+        self.sign: int | None = None            # DRed: only the negations' changes of this sign
+        self.kinds: dict[str, str] = {}         # relation -> how its stratum was maintained
+        self.written: set[str] = set()          # relations with a new version (counts or rows changed)
+
+    # ------------------------------------------------------------ versions
+    def _sets(self, version: str) -> tuple[dict, dict]:
+        stored = self.old if version == "old" else self.new
+        return {n: s.tuples() for n, s in stored.items()}, {n: s.size for n, s in stored.items()}
+
+    def _use(self, version: str) -> None:
+        self.frames, self.sizes = self._sets(version)
+
+    def _version(self, name: str, version: str) -> _Known:
+        stored = (self.old if version == "old" else self.new).get(name)
+        if stored is None:
+            return _Known(self.empty(name), 0)
+        return _Known(stored.tuples(), stored.size)
+
+    # ------------------------------------------------------------ a refresh
+    def maintain(self, sources: dict) -> None:
+        """``sources``: relation -> its delta (c0.., __d) as read from the snapshot diff."""
+        for name, delta in sources.items():
+            self._apply(name, delta.select(*self._columns(name), SIGN), "source")
+        for number, stratum in enumerate(self.engine.checked.strata, 1):
+            rules = [c for c in stratum.clauses if c.body]
+            if not rules or not any(_reads(c, set(self.changes)) for c in rules):
+                continue
+            if stratum.recursive and any(_aggregates(c.body) for c in rules):
+                self._recompute(number, stratum, rules)
+            elif stratum.recursive:
+                self._dred(number, stratum, rules)
+            else:
+                for name in stratum.relations:
+                    self._plain(name, [c for c in rules if c.head.relation == name])
+
+    def _columns(self, name: str) -> list[str]:
+        return [f"c{i}" for i in range(self.engine.schema[name].arity)]
+
+    def _plain(self, name: str, rules) -> None:
+        """``name``'s count delta: the sum of its rules' delta terms."""
+        terms = [t for t in (self.rule_delta(c) for c in rules) if t is not None]
+        if terms:
+            counts = _union(terms).groupBy(*self._columns(name)).agg(F.sum(SIGN).alias(SIGN))
+            self._apply(name, counts.where(F.col(SIGN) != 0), "counted")
+
+    def rule_delta(self, clause):
+        """The count delta of ``clause``'s head (c0.., __d, a head tuple possibly repeated), None
+        when the rule reads no changed relation."""
+        if not _reads(clause, set(self.changes)):
+            return None
+        if _aggregates(clause.body):
+            self.kinds[clause.head.relation] = "aggregate rule recomputed"
+            return self.recomputed(clause)
+        factors = [k for k, lit in enumerate(clause.body) if isinstance(lit, (ast.Atom, ast.Negation))]
+        terms = [self._term(clause, factors, k) for k in factors if _relation(clause.body[k]) in self.changes]
+        return _union(terms)
+
+    def _term(self, clause, factors: list[int], k: int, delta: _Known | None = None,
+              versions: tuple[str, str] = ("new", "old"), sign: int | None = None):
+        """F1' ... F(k-1)'  ΔFk  F(k+1) ... Fn: the factors before ``k`` read ``versions[0]``
+        (new), after it ``versions[1]`` (old); factor ``k`` reads ``delta`` (default: its
+        relation's change), a negation's change only where it is ``sign`` if given."""
+        deltas: dict[int, _Known] = {}
+        self.negations, self.sign = {}, sign
+        for j in factors:
+            lit = clause.body[j]
+            version = versions[0] if j < k else versions[1]
+            if isinstance(lit, ast.Atom):
+                if j == k and delta is not None:
+                    deltas[j] = delta
+                elif j == k:
+                    change = self.changes[lit.relation]
+                    deltas[j] = _Known(change.delta, change.inserted + change.retracted)
+                else:
+                    deltas[j] = self._version(lit.relation, version)
+            else:
+                self.negations[id(lit.atom)] = "delta" if j == k else version
+        self._use("new")           # (nothing reads self.frames here but an aggregate, which never comes)
+        try:
+            return self.rule(clause, deltas)
+        finally:
+            self.negations, self.sign = {}, None
+
+    def recomputed(self, clause):
+        """The rule over the new versions (+1 a derivation) and the old (-1)."""
+        parts = []
+        for version, sign in (("new", 1), ("old", -1)):
+            self._use(version)
+            parts.append(self.rule(clause, {}).withColumn(SIGN, F.lit(sign)))
+        return _union(parts)
+
+    def _anti(self, frame, atom: ast.Atom, bound: set):
+        mode = self.negations.get(id(atom))
+        if mode == "delta":
+            return self._negated_delta(frame, atom, bound)
+        if mode is None:
+            return super()._anti(frame, atom, bound)
+        saved = self.frames, self.sizes
+        self._use(mode)
+        try:
+            return super()._anti(frame, atom, bound)
+        finally:
+            self.frames, self.sizes = saved
+
+    def _negated_delta(self, frame, atom: ast.Atom, bound: set):
+        """Join ``frame`` with the change of ``!atom``: -1 where the projection of the atom's
+        relation on the bound variables gained a tuple, +1 where it lost one."""
+        probe = ast.Atom(atom.relation, tuple(a if not (isinstance(a, ast.Variable) and a.name not in bound)
+                                              else ast.Wildcard() for a in atom.args))
+        change = self.changes[atom.relation]
+        touched, names = self._atom(probe, _Known(change.delta, change.inserted + change.retracted))
+        now, _ = self._atom(probe, self._version(atom.relation, "new"))
+        was, _ = self._atom(probe, self._version(atom.relation, "old"))
+        keys = [_col(n) for n in sorted(names)]
+        if not keys:                                    # !r(_, 1): all or nothing
+            def exists(part, marker):
+                return part.agg((F.count(F.lit(1)) > 0).cast("int").alias(marker))
+            flip = exists(now, "__now").crossJoin(exists(was, "__was"))
+            flip = flip.select((F.col("__was") - F.col("__now")).alias(SIGN)).where(F.col(SIGN) != 0)
+            if self.sign is not None:
+                flip = flip.where(F.col(SIGN) == self.sign)
+            return frame.crossJoin(flip)
+        touched = touched.select(*keys).distinct()
+        if change.inserted + change.retracted <= BROADCAST_ROWS:
+            touched = F.broadcast(touched)
+        marked = touched
+        for part, marker in ((now, "__now"), (was, "__was")):
+            hits = part.join(touched, keys, "left_semi").select(*keys).distinct().withColumn(marker, F.lit(1))
+            marked = marked.join(hits, keys, "left")
+        flip = marked.select(*keys, (F.coalesce(F.col("__was"), F.lit(0)) - F.coalesce(F.col("__now"), F.lit(0)))
+                             .alias(SIGN)).where(F.col(SIGN) != 0)
+        if self.sign is not None:
+            flip = flip.where(F.col(SIGN) == self.sign)
+        return frame.join(flip, keys, "inner")
+
+    def _recompute(self, number: int, stratum, rules) -> None:
+        """The stratum evaluated again over the new versions below it; its delta by difference."""
+        self._use("new")
+        for name in stratum.relations:              # its program facts and input files only
+            if name in self.static:
+                self.frames[name], self.sizes[name] = self.static[name].tuples(), self.static[name].size
+            else:
+                self.frames.pop(name, None)
+                self.sizes.pop(name, None)
+        self._recursive(number, stratum, rules)
+        for name in stratum.relations:
+            self.kinds[name] = "recursive stratum recomputed"
+            columns = self._columns(name)
+            new = self.frames[name].select(*columns).withColumn(SIGN, F.lit(1))
+            old = self._version(name, "old").frame.select(*columns).withColumn(SIGN, F.lit(-1))
+            counts = new.unionByName(old).groupBy(*columns).agg(F.sum(SIGN).alias(SIGN)).where(F.col(SIGN) != 0)
+            self._apply(name, counts, "recomputed")
+
+    def _dred(self, number: int, stratum, rules) -> None:
+        """Delete and re-derive (Gupta, Mumick, Subrahmanian 1993) on DataFrames: the tuples of
+        the stratum with a derivation through a retracted tuple, closed under the recursive
+        rules (over-deletion, everything read old); those of them still derivable without
+        them, and the derivations through an inserted tuple (every factor new, the stratum's
+        relations without the over-deleted tuples), are the first ``recent`` of semi-naive
+        rounds (:meth:`Resident._rounds`). The stratum's delta: what the rounds added that was
+        not there, and what was over-deleted and not added back."""
+        members = set(stratum.relations)
+        recursive = [c for c in rules if _reads(c, members)]
+        gone = self._over_delete(stratum, rules, recursive)
+        kept = {}
+        for name in stratum.relations:              # R' = R minus the over-deleted
+            old = self._version(name, "old")
+            rows = old.frame.join(gone[name].frame, self._columns(name), "left_anti") if gone[name].size else old.frame
+            kept[name] = rows.localCheckpoint(eager=True)
+            self.new[name] = Stored(kept[name].withColumn(COUNT, F.lit(1).cast("long")),
+                                    old.size - gone[name].size)
+        seeds = {name: [] for name in stratum.relations}
+        for clause in rules:                        # derivations through an inserted tuple
+            for k in self._changed_factors(clause):
+                seeds[clause.head.relation].append(self._signed_term(clause, k, 1, ("new", "new")))
+        self._use("new")
+        for clause in rules:                        # the over-deleted that are still derivable
+            name = clause.head.relation
+            if gone[name].size:
+                seeds[name].append(self.rule(clause, {}).join(gone[name].frame, self._columns(name), "left_semi"))
+        for name in stratum.relations:
+            if name in self.static and gone[name].size:
+                seeds[name].append(self.static[name].tuples().join(gone[name].frame, self._columns(name), "left_semi"))
+        self._use("new")
+        recent = {}
+        for name in stratum.relations:
+            fresh = self.empty(name)
+            if seeds[name]:
+                fresh = _union([f.select(*self._columns(name)) for f in seeds[name]]).distinct()
+                fresh = fresh.join(kept[name], self._columns(name), "left_anti")
+            fresh = fresh.localCheckpoint(eager=True)
+            recent[name] = _Known(fresh, fresh.count())
+            self.frames[name] = kept[name].unionByName(fresh)
+            self.sizes[name] = self.new[name].size + recent[name].size
+        added = {name: [recent[name].frame] for name in stratum.relations}
+        self._rounds(number, stratum, recursive, recent, added)
+        for name in stratum.relations:
+            self.kinds[name] = "DRed"
+            columns = self._columns(name)
+            back = _union(added[name]).select(*columns)
+            inserted = back.join(self._version(name, "old").frame, columns, "left_anti").withColumn(SIGN, F.lit(1))
+            deleted = gone[name].frame.join(back, columns, "left_anti").withColumn(SIGN, F.lit(-1))
+            self.new[name] = self.old[name]         # the new version unless _apply writes one
+            self._apply(name, inserted.unionByName(deleted), "recomputed")
+
+    def _changed_factors(self, clause) -> list[int]:
+        return [k for k, lit in enumerate(clause.body)
+                if isinstance(lit, (ast.Atom, ast.Negation)) and _relation(lit) in self.changes]
+
+    def _signed_term(self, clause, k: int, sign: int, versions: tuple[str, str]):
+        """The rule with factor ``k`` reading only its relation's change of ``sign`` (an atom:
+        its tuples inserted (+1) or retracted (-1); a negation: where it became true (+1) or
+        false (-1)), the others ``versions``."""
+        factors = [j for j, lit in enumerate(clause.body) if isinstance(lit, (ast.Atom, ast.Negation))]
+        lit = clause.body[k]
+        if isinstance(lit, ast.Negation):
+            return self._term(clause, factors, k, versions=versions, sign=sign).drop(SIGN)
+        change = self.changes[lit.relation]
+        delta = _Known(change.delta.where(F.col(SIGN) == sign),
+                       change.inserted if sign > 0 else change.retracted)
+        return self._term(clause, factors, k, delta, versions).drop(SIGN)
+
+    def _over_delete(self, stratum, rules, recursive) -> dict[str, _Known]:
+        """Per relation of the stratum, its tuples with a derivation (in the old state) through
+        a retracted tuple or a negation that became false, closed under the recursive rules."""
+        members = set(stratum.relations)
+        seeds = {name: [] for name in stratum.relations}
+        for clause in rules:
+            for k in self._changed_factors(clause):
+                seeds[clause.head.relation].append(self._signed_term(clause, k, -1, ("old", "old")))
+        gone = {name: _Known(self.empty(name), 0) for name in stratum.relations}
+        recent = dict(gone)
+        fresh_of = seeds
+        while True:
+            found = {}
+            for name in stratum.relations:
+                columns = self._columns(name)
+                if not fresh_of[name]:
+                    found[name] = _Known(self.empty(name), 0)
+                    continue
+                fresh = _union([f.select(*columns) for f in fresh_of[name]]).distinct()
+                fresh = fresh.join(self._version(name, "old").frame, columns, "left_semi")
+                if gone[name].size:
+                    fresh = fresh.join(gone[name].frame, columns, "left_anti")
+                fresh = fresh.localCheckpoint(eager=True)
+                found[name] = _Known(fresh, fresh.count())
+            if not any(k.size for k in found.values()):
+                return gone
+            for name, known in found.items():
+                if known.size:
+                    frame = gone[name].frame.unionByName(known.frame).localCheckpoint(eager=True)
+                    gone[name] = _Known(frame, gone[name].size + known.size)
+            recent = found
+            fresh_of = {name: [] for name in stratum.relations}
+            for clause in recursive:                # through a tuple over-deleted in the last round
+                factors = [j for j, lit in enumerate(clause.body) if isinstance(lit, (ast.Atom, ast.Negation))]
+                for k in factors:
+                    lit = clause.body[k]
+                    if isinstance(lit, ast.Atom) and lit.relation in members and recent[lit.relation].size:
+                        fresh_of[clause.head.relation].append(
+                            self._term(clause, factors, k, recent[lit.relation], ("old", "old")))
+
+    # ------------------------------------------------------------ applying a count delta
+    def _apply(self, name: str, counts, how: str) -> None:
+        """Add the count delta ``counts`` (c0.., __d) to ``name``'s stored counts: write its
+        delta (where a count crosses zero) and, if there is one, its new version."""
+        where = self.directory(name)
+        columns = self._columns(name)
+        old = self.old.get(name)
+        old_rows = old.rows if old is not None else self.empty(name).withColumn(COUNT, F.lit(0).cast("long"))
+        if how != "counted":                            # a source's or a recomputed stratum's presence
+            moved = counts.withColumn(COUNT, F.when(F.col(SIGN) > 0, 1).otherwise(0).cast("long"))
+        else:
+            joined = counts.join(old_rows, columns, "left")
+            before = F.coalesce(F.col(COUNT), F.lit(0))
+            moved = joined.select(*columns, (before + F.col(SIGN)).alias(COUNT),
+                                  (F.when((before == 0) & (before + F.col(SIGN) > 0), 1)
+                                   .when((before > 0) & (before + F.col(SIGN) <= 0), -1)
+                                   .otherwise(0)).alias(SIGN))
+        path = uri(where / "delta")
+        guard(lambda: moved.write.mode("overwrite").parquet(path), f"writing {where}")
+        written = self.spark.read.parquet(path)
+        summary = guard(lambda: written.agg(
+            F.count(F.when(F.col(SIGN) > 0, 1)).alias("ins"), F.count(F.when(F.col(SIGN) < 0, 1)).alias("ret"),
+            F.count(F.when(F.col(COUNT) < 0, 1)).alias("bad"), F.count(F.lit(1)).alias("all")).first(),
+            f"counting {name}")
+        if summary["bad"]:
+            raise InternalError(f"a support count of {name} went below zero in a refresh (a bug: the workspace "
+                                f"is left as before)")
+        if not summary["all"] or (how != "counted" and not (summary["ins"] or summary["ret"])):
+            return                                      # no count changed
+        rows = old_rows.join(written.select(*columns, F.col(COUNT).alias("__new")), columns, "full_outer")
+        rows = rows.select(*columns, F.coalesce(F.col("__new"), F.col(COUNT)).alias(COUNT)).where(F.col(COUNT) > 0)
+        path = uri(where / "rows")
+        guard(lambda: rows.write.mode("overwrite").parquet(path), f"writing {where}")
+        size = (old.size if old else 0) + summary["ins"] - summary["ret"]
+        self.new[name] = Stored(self.spark.read.parquet(path), size)
+        self.written.add(name)
+        if summary["ins"] or summary["ret"]:
+            delta = written.where(F.col(SIGN) != 0).select(*columns, SIGN)
+            self.changes[name] = Changed(self.new[name], delta, summary["ins"], summary["ret"])
+
+
+def _relation(literal) -> str:
+    return literal.relation if isinstance(literal, ast.Atom) else literal.atom.relation
+
+
+def count_rules(resident: Resident, name: str, static, rules):
+    """A relation's rows with their support counts from scratch (c0.., __n): 1 for a static row
+    plus one per derivation of each rule, over the relations in ``resident.frames``."""
+    columns = [f"c{i}" for i in range(resident.engine.schema[name].arity)]
+    parts = [resident.rule(c, {}) for c in rules]
+    if static is not None:
+        parts.insert(0, static.select(*columns))
+    if not parts:
+        return resident.empty(name).withColumn(COUNT, F.lit(0).cast("long")).where(F.lit(False))
+    return _union(parts).groupBy(*columns).agg(F.count(F.lit(1)).alias(COUNT))
+
+
+def explain_lines(engine) -> list[str]:
+    """What ``explain --engine spark`` says of a Spark-resident workspace's refresh, per stratum."""
+    lines = ["refresh of a Spark-resident workspace (datalog init --engine spark):"]
+    for number, stratum in enumerate(engine.checked.strata, 1):
+        rules = [c for c in stratum.clauses if c.body]
+        if not rules:
+            continue
+        if stratum.recursive and any(_aggregates(c.body) for c in rules):
+            how = "recomputed in Spark (semi-naive rounds) when a relation it reads changed (a rule has an aggregate)"
+        elif stratum.recursive:
+            how = "DRed in Spark: over-delete, re-derive, insert by semi-naive rounds (checkpointed)"
+        else:
+            how = "delta rules with support counts (exact deletions)"
+            with_aggregates = sum(1 for c in rules if _aggregates(c.body))
+            if with_aggregates:
+                how += f"; {with_aggregates} rule(s) with an aggregate recomputed over the old and new versions"
+        lines.append(f"  stratum {number} ({', '.join(stratum.relations)}): {how}")
+    return lines
+
+
+__all__ = ["explain_lines", "Maintainer", "Stored", "Changed", "count_rules", "COUNT", "SIGN"]

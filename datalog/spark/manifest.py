@@ -1,0 +1,63 @@
+"""The manifest of a Spark-resident workspace (``datalog init ws/ prog.dl --engine spark``):
+``ws/resident.json``, the one file that says which Parquet versions make up the workspace.
+
+Its content is JSON ``{"body": {...}, "sha256": <hex of the body's canonical JSON>}``; the body
+holds the program text, the commit number ``seq``, per relation the version directory holding
+its rows (``relations/<name>/<version>``) and its row count, per Spark source the chain of its
+snapshot versions (``spark/<name>/v0+v3...``, :mod:`datalog.spark.diff`), and ``outputs``, the
+commit the Spark sinks are known to hold. A refresh writes every new version into a directory no
+manifest names, then replaces the manifest atomically (write beside, fsync, ``os.replace``): the
+workspace is the old one or the new one, whatever the moment it is killed. Read with JSON only,
+never executed. No pyspark here: the CLI reads it to know which kind a workspace is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
+from datalog.sources import atomic
+
+NAME = "resident.json"
+FORMAT = "datalog-spark-resident/1"
+
+
+def is_resident(path: str | Path) -> bool:
+    """Whether ``path`` is a Spark-resident workspace (it has a manifest). An unreadable
+    directory is not one here: opening it as a workspace reports why (``workspace_io``)."""
+    try:
+        return (Path(path) / NAME).is_file()
+    except OSError:
+        return False
+
+
+def _canonical(body: dict) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+def write(path: str | Path, body: dict) -> None:
+    """Replace the manifest of the workspace at ``path`` by ``body``, atomically."""
+    text = json.dumps({"body": body, "sha256": hashlib.sha256(_canonical(body)).hexdigest()}, indent=1)
+    atomic.write(Path(path) / NAME, [text.encode()])
+
+
+def read(path: str | Path) -> dict:
+    """The manifest's body; ``workspace_corrupt`` when it is not JSON or fails its checksum,
+    ``workspace_version`` for another format."""
+    where = Path(path) / NAME
+    try:
+        document = json.loads(where.read_bytes())
+        body = document["body"]
+        good = hashlib.sha256(_canonical(body)).hexdigest() == document["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise WorkspaceCorrupt(f"{where} cannot be read as a Spark-resident workspace's manifest: {exc}") from None
+    if not good:
+        raise WorkspaceCorrupt(f"{where} fails its checksum (damaged or edited)")
+    if body.get("format") != FORMAT:
+        raise WorkspaceVersion(f"{where} has format {body.get('format')!r}; this engine reads {FORMAT}")
+    return body
+
+
+__all__ = ["NAME", "FORMAT", "is_resident", "read", "write"]
