@@ -379,17 +379,8 @@ def _instance_plan(ctx, clause: Clause, same: set[str]):
             literal = ast.Atom(literal.relation, tuple(args), literal.span)
             rewritten.append(literal)
         body.append(literal)
-    args = []
-    for i, term in enumerate(clause.head.args):
-        if not isinstance(term, (ast.Variable, ast.Constant)):
-            var = ast.Variable(f"_h{i}", clause.head.span)
-            extra.append(ast.Comparison("=", var, term, clause.head.span))
-            term = var
-        args.append(term)
-    head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
-    extra.append(ast.Atom(dred.DELTA, tuple(args), clause.head.span))
-    order = list(dict.fromkeys(a.name for a in args if isinstance(a, ast.Variable)))
-    planned = plan_clause(Clause(head, tuple(body) + tuple(extra), clause.rule), ctx.schema, pragma=order)
+    headed, order = dred.delta_headed(clause, tuple(body) + tuple(extra))
+    planned = plan_clause(headed, ctx.schema, pragma=order)
     plan = compile_plan(replace(planned, needed=planned.depth))
     return plan, [(a.relation, tuple(plan.slots[v.name] for v in a.args)) for a in rewritten]
 

@@ -231,6 +231,13 @@ def _rederive(ctx, clauses, overdeleted: Rows, tally) -> Rows:
 def _rederive_plan(ctx, clause: Clause) -> CompiledPlan:
     """``h(x, y + 1) :- body.`` becomes ``h(x, _h1) :- body, _h1 = y + 1, @delta(x, _h1).``
     with the variables of ``@delta`` first in the order: one seek per candidate."""
+    headed, order = delta_headed(clause, clause.body)
+    return compile_plan(plan_clause(headed, ctx.schema, pragma=order))
+
+
+def delta_headed(clause: Clause, body: tuple) -> tuple[Clause, list[str]]:
+    """The clause with ``body``, its head's expressions named (``_h1 = y + 1``) and ``@delta``
+    over the head's terms last; and the variables of ``@delta`` (first in a variable order)."""
     args, extra = [], []
     for i, term in enumerate(clause.head.args):
         if not isinstance(term, (ast.Variable, ast.Constant)):
@@ -239,9 +246,9 @@ def _rederive_plan(ctx, clause: Clause) -> CompiledPlan:
             term = var
         args.append(term)
     head = ast.Atom(clause.head.relation, tuple(args), clause.head.span)
-    body = clause.body + tuple(extra) + (ast.Atom(DELTA, tuple(args), clause.head.span),)
+    body = tuple(body) + tuple(extra) + (ast.Atom(DELTA, tuple(args), clause.head.span),)
     order = list(dict.fromkeys(a.name for a in args if isinstance(a, ast.Variable)))
-    return compile_plan(plan_clause(Clause(head, body, clause.rule), ctx.schema, pragma=order))
+    return Clause(head, body, clause.rule), order
 
 
 # ---------------------------------------------------------------- 4. insert

@@ -177,6 +177,10 @@ class SensitivityIndex:
         self.size += 1
         if self.free:
             return self._reuse(s, e, aid, node, owner, kind, region)
+        return self._append(s, e, aid, node, owner, kind, region)
+
+    def _append(self, s, e, aid, node, owner, kind, region) -> int:
+        """A new row at the end of the columns."""
         row = len(self.nodes)
         self.starts.append(s)
         self.ends.append(e)
@@ -201,16 +205,7 @@ class SensitivityIndex:
     def _row(self, alpha, start, end, node, owner, kind, region) -> int:
         """A row in no group (a stored one)."""
         (s, e), aid = self._interval(start, end), self.alpha_id(alpha)
-        row = len(self.nodes)
-        self.starts.append(s)
-        self.ends.append(e)
-        self.alphas.append(aid)
-        self.nodes.append(node)
-        self.owners.append(owner)
-        self.kinds.append(kind)
-        if kind == OTHER:
-            self.regions[row] = region
-        return row
+        return self._append(s, e, aid, node, owner, kind, region)
 
     def file(self) -> None:
         self._file()
