@@ -604,8 +604,9 @@ class Resident:
         # atoms sharing variables with what is joined
         atoms.sort(key=lambda a: (delta_of(a) is None, delta_of(a).size if delta_of(a) is not None else 0))
         todo = list(atoms)
-        if frame is None and self._worst_case_optimal(atoms, delta_of):
-            frame, todo = self._hypercube(atoms, types, delta_of), []
+        parts = self._worst_case_optimal(atoms, delta_of) if frame is None else None
+        if parts is not None:
+            frame, todo = self._hypercube(parts, atoms, types), []
             bound |= {n for a in atoms for n in _atom_variables(a)}
         while todo:
             pick = next((a for a in todo if frame is None or _variables(a) & bound), todo[0])
@@ -633,30 +634,30 @@ class Resident:
                     bound.add(step.var)
         return frame
 
-    def _worst_case_optimal(self, atoms, delta_of) -> bool:
-        """Whether the atoms are joined by :func:`wcoj.hypercube_join` (:func:`wcoj.chosen`);
-        a choice by estimate is told to ``progress`` and kept in ``joins``."""
+    def _worst_case_optimal(self, atoms, delta_of) -> list | None:
+        """The atoms' parts (DataFrame, its variable columns) when they are joined by
+        :func:`wcoj.hypercube_join` (:func:`wcoj.chosen`), else None; a choice by estimate is
+        told to ``progress`` and kept in ``joins``."""
         names = [_atom_variables(a) for a in atoms]
         if not wcoj.candidate(self.join, names, any(delta_of(a) is not None for a in atoms)):
-            return False
-        parts = [self._atom(a, delta_of(a)) for a in atoms]
-        estimate = lambda: wcoj.pairwise_estimate([(frame, [_col(n) for n in found]) for frame, found in parts])
+            return None
+        parts = []
+        for atom in atoms:
+            frame, found = self._atom(atom, delta_of(atom))
+            parts.append((frame, [_col(n) for n in sorted(found)]))
         inputs = sum(self.sizes.get(a.relation, 0) for a in atoms)
-        picked, value = wcoj.chosen(self.join, inputs, estimate)
+        picked, value = wcoj.chosen(self.join, inputs, lambda: wcoj.pairwise_estimate(parts))
         if value is not None:
             body = ", ".join(map(str, atoms))
             self.joins.append((body, picked, value, inputs))
             if self.progress:
                 self.progress(f"  {body}: {'HyperCube + triejoin' if picked else 'Spark joins'} "
                               f"(largest pairwise join ~{value} rows, inputs {inputs})")
-        return picked
+        return parts if picked else None
 
-    def _hypercube(self, atoms, types: dict, delta_of):
-        """The atoms' bindings joined worst-case optimally (:mod:`datalog.spark.wcoj`)."""
-        parts = []
-        for atom in atoms:
-            frame, names = self._atom(atom, delta_of(atom))
-            parts.append((frame, [_col(n) for n in sorted(names)]))
+    def _hypercube(self, parts: list, atoms, types: dict):
+        """The atoms' bindings joined worst-case optimally (:mod:`datalog.spark.wcoj`) from
+        their ``parts``."""
         columns = {_col(n): _spark_type(types[n]) for a in atoms for n in _atom_variables(a)}
         cells = self.cells or max(4, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
         return wcoj.hypercube_join(parts, columns, cells)
