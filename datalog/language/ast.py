@@ -578,33 +578,34 @@ def subterms(term):
 
 def variables(node) -> list[Variable]:
     """Every Variable under ``node`` (a term, literal or tuple), in source order."""
-    out: list[Variable] = []
-    _collect(node, out)
-    return out
+    return [n for n in walk(node) if isinstance(n, Variable)]
 
 
-def _collect(node, out: list[Variable]) -> None:
-    if isinstance(node, Variable):
-        out.append(node)
-    elif isinstance(node, tuple):
-        for child in node:
-            _collect(child, out)
-    elif isinstance(node, (BinaryOp,)):
-        _collect(node.left, out)
-        _collect(node.right, out)
-    elif isinstance(node, Negate):
-        _collect(node.operand, out)
-    elif isinstance(node, (Functor, Atom, RecordTerm, BranchTerm)):
-        _collect(node.args, out)
-    elif isinstance(node, Cast):
-        _collect(node.term, out)
-    elif isinstance(node, Aggregate):
-        _collect(node.target, out)
-        _collect(node.body, out)
+def walk(node):
+    """``node`` and everything under it, in source order: a tuple's or list's items, an atom's
+    arguments, a negation's atom, both sides of a comparison or operation, the arguments of a
+    functor, record or ADT branch, a cast's term, an aggregate's target and body, and the
+    literals of each alternative of a disjunction. (:func:`subterms` stops at aggregates.)"""
+    if node is None:
+        return
+    if isinstance(node, (tuple, list)):
+        for item in node:
+            yield from walk(item)
+        return
+    yield node
+    if isinstance(node, (Atom, Functor, RecordTerm, BranchTerm)):
+        yield from walk(node.args)
     elif isinstance(node, Negation):
-        _collect(node.atom, out)
-    elif isinstance(node, Comparison):
-        _collect(node.left, out)
-        _collect(node.right, out)
+        yield from walk(node.atom)
+    elif isinstance(node, (Comparison, BinaryOp)):
+        yield from walk(node.left)
+        yield from walk(node.right)
+    elif isinstance(node, Negate):
+        yield from walk(node.operand)
+    elif isinstance(node, Cast):
+        yield from walk(node.term)
+    elif isinstance(node, Aggregate):
+        yield from walk(node.target)
+        yield from walk(node.body)
     elif isinstance(node, Disjunction):
-        _collect(node.alternatives, out)
+        yield from walk(node.alternatives)

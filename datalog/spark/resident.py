@@ -166,29 +166,7 @@ def _variables(node) -> set[str]:
 
 
 def _aggregates(node):
-    return [n for n in _walk(node) if isinstance(n, ast.Aggregate)]
-
-
-def _walk(node):
-    if isinstance(node, (tuple, list)):
-        for item in node:
-            yield from _walk(item)
-        return
-    yield node
-    if isinstance(node, ast.Atom):
-        yield from _walk(node.args)
-    elif isinstance(node, ast.Negation):
-        yield from _walk(node.atom)
-    elif isinstance(node, ast.Comparison):
-        yield from _walk((node.left, node.right))
-    elif isinstance(node, ast.BinaryOp):
-        yield from _walk((node.left, node.right))
-    elif isinstance(node, ast.Negate):
-        yield from _walk(node.operand)
-    elif isinstance(node, ast.Functor):
-        yield from _walk(node.args)
-    elif isinstance(node, ast.Aggregate):
-        yield from _walk((node.target, node.body) if node.target is not None else node.body)
+    return [n for n in ast.walk(node) if isinstance(n, ast.Aggregate)]
 
 
 def _constant_type(value) -> str:
@@ -312,7 +290,7 @@ def _term_type(term, types: dict) -> str:
 
 def _computable(term, bound) -> bool:
     return not _aggregates(term) and _variables(term) <= bound and not any(
-        isinstance(n, ast.Wildcard) for n in _walk(term))
+        isinstance(n, ast.Wildcard) for n in ast.walk(term))
 
 
 def _ready(schema, lit, bound: set, types: dict, singles: set, visible: set) -> Step | None:
@@ -351,7 +329,7 @@ def _ready(schema, lit, bound: set, types: dict, singles: set, visible: set) -> 
             if isinstance(var, ast.Variable) and var.name not in bound and _computable(expr, bound):
                 types[var.name] = _term_type(expr, types)
                 return Step("bind", lit, var.name, expr)
-    if any(not isinstance(n, (ast.Variable, ast.Constant, ast.BinaryOp, ast.Negate)) for n in _walk((lit.left, lit.right))):
+    if any(not isinstance(n, (ast.Variable, ast.Constant, ast.BinaryOp, ast.Negate)) for n in ast.walk((lit.left, lit.right))):
         raise NotResident(f"the comparison {lit}")
     return None
 
@@ -821,7 +799,7 @@ def _union(frames):
 
 
 def _reads(clause, members: set) -> bool:
-    return any(isinstance(n, ast.Atom) and n.relation in members for n in _walk(clause.body))
+    return any(isinstance(n, ast.Atom) and n.relation in members for n in ast.walk(clause.body))
 
 
 def _engine_error(exc: Exception) -> DatalogError:

@@ -64,32 +64,8 @@ def _materialised_uses(statements) -> set[str]:
     used = set()
     for stmt in statements:
         if isinstance(stmt, (ast.Rule, ast.Subsumption)):
-            used |= {a.relation for a in _atoms(stmt.body)}
+            used |= {a.relation for a in ast.walk(stmt.body) if isinstance(a, ast.Atom)}
     return used
-
-
-def _atoms(node):
-    if isinstance(node, ast.Atom):
-        yield node
-        for arg in node.args:
-            yield from _atoms(arg)
-    elif isinstance(node, tuple):
-        for child in node:
-            yield from _atoms(child)
-    elif isinstance(node, ast.Negation):
-        yield node.atom
-    elif isinstance(node, ast.Disjunction):
-        yield from _atoms(node.alternatives)
-    elif isinstance(node, ast.Comparison):
-        yield from _atoms((node.left, node.right))
-    elif isinstance(node, (ast.BinaryOp,)):
-        yield from _atoms((node.left, node.right))
-    elif isinstance(node, ast.Negate):
-        yield from _atoms(node.operand)
-    elif isinstance(node, ast.Functor):
-        yield from _atoms(node.args)
-    elif isinstance(node, ast.Aggregate):
-        yield from _atoms(node.body)
 
 
 def _check_io(program: ast.Program, names) -> None:
@@ -101,7 +77,8 @@ def _check_io(program: ast.Program, names) -> None:
 
 def _check_acyclic(definitions, names) -> None:
     """No inline relation may depend on itself through inline relations (it would not end)."""
-    reads = {name: {a.relation for r in rules for a in _atoms(r.body) if a.relation in names}
+    reads = {name: {a.relation for r in rules for a in ast.walk(r.body)
+                    if isinstance(a, ast.Atom) and a.relation in names}
              for name, rules in definitions.items()}
     for start in names:
         todo, seen = list(reads[start]), set()
