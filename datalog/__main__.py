@@ -1,5 +1,3 @@
-import sys
+from datalog.cli import entry
 
-from datalog.cli.commands import main
-
-sys.exit(main())
+entry()

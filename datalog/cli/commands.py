@@ -26,6 +26,11 @@ from datalog.cli.options import (add_budget_option, add_path_option, add_preproc
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
 from datalog.cli.tables import stats_table
 
+# The console script sets FAST_EXIT (datalog.cli.entry): `run` then spares its engine here so
+# the process ends without freeing what it evaluated (datalog.cli.entry says why).
+FAST_EXIT = False
+SPARED: list = []
+
 STRATEGIES = ["incremental", "recompute"]
 JOINS = ["hash", "leapfrog", "probe"]          # probe: the old name of hash
 
@@ -190,6 +195,8 @@ def _run(args) -> int:
         from datalog.cli.explain_interface import Interface
         sys.stdout.flush()
         Interface(engine).run()
+    if FAST_EXIT:
+        SPARED.append(engine)
     return status
 
 
