@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from datalog.language import ast
-from datalog.language.variables import aggregate_outer_variables, pattern_variables
+from datalog.language.variables import aggregate_outer_variables, assignment_target, pattern_variables, \
+    unpacked_variables
 from datalog.language.rewrites import Clause, dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.backend import choose_backend, pragma_backend
 from datalog.planning.order import pragma_order, variable_order
@@ -134,9 +135,12 @@ def _close(known: set[str], assigns, body) -> None:
 def semijoin_atoms(body: tuple) -> list[ast.Atom]:
     """Records (issue 18): the atoms whose variables a pattern in another atom binds -- ``q(x)``
     in ``p([x, _]), q(x)`` -- tested as lookups once the pattern is matched rather than joined
-    (a join level over q under every p tuple made the rule a product: 30 s at 1,000 rows each)."""
+    (a join level over q under every p tuple made the rule a product: 30 s at 1,000 rows each).
+    Also through the equalities that follow from the pattern: ``p([a, _]), [a] = [x], y = x + 1,
+    q(x, y)`` (what inlining a relation with record arguments writes: Soufflé's inline_nqueens)."""
     unpacked = {n for lit in body if isinstance(lit, ast.Atom) for arg in lit.args
                 if isinstance(arg, ast.STRUCTURED) for n in pattern_variables(arg)}
+    _follow_equalities(unpacked, body)
     out = []
     for lit in body:
         if isinstance(lit, ast.Atom) and all(isinstance(a, _PLAIN) for a in lit.args):
@@ -144,6 +148,21 @@ def semijoin_atoms(body: tuple) -> list[ast.Atom]:
             if names and names <= unpacked:
                 out.append(lit)
     return out
+
+
+def _follow_equalities(known: set[str], body: tuple) -> None:
+    """Add to ``known`` what the body's equalities bind from it: the fields of a pattern matched
+    against a known value, the variable assigned a known value."""
+    equalities = [lit for lit in body if isinstance(lit, ast.Comparison) and lit.op == "="]
+    grown = True
+    while grown:
+        before = len(known)
+        for lit in equalities:
+            known.update(unpacked_variables(lit, known, body))
+            target = assignment_target(lit, known, body)
+            if target is not None:
+                known.add(target)
+        grown = len(known) != before
 
 
 _PLAIN = (ast.Variable, ast.Wildcard, ast.Constant)
