@@ -40,6 +40,15 @@ def test_explain_interface_transcript(tmp_path):
     golden("family.out", done.stdout)
 
 
+def test_explain_interface_layout_of_floats_equalities_and_negations(tmp_path):
+    """Soufflé's layout: a fact's floats as %f, an equality over variables atoms bound shown as a
+    test (2 = 2), an assignment not shown, a negation under explainnegation as !muted()."""
+    done = datalog("run", "tests/provenance/measures.dl", "-D", tmp_path,
+                   stdin=(CASES / "measures.in").read_text(encoding="utf-8"))
+    assert done.returncode == 0 and done.stderr == ""
+    golden("measures.out", done.stdout)
+
+
 def test_t_explain_opens_the_interface_without_the_pragma(tmp_path):
     done = datalog("run", *ANDERSEN, "-D", tmp_path, "-t", "explain",
                    stdin='explain heapPointsTo("build@113", "put@13")\nmeasure alias\nexit\n')

@@ -12,17 +12,17 @@ is a curses screen). ``query`` is not supported.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
-
-import re
+from dataclasses import replace
 
 from datalog.language import ast
 from datalog.language.ast import Comparison, Negation, Variable, Wildcard
 from datalog.language.errors import DatalogError, Unsupported
 from datalog.provenance import Proof, fact_text
 from datalog.provenance.instances import Instances
-from datalog.provenance.proof import utf8_width
+from datalog.provenance.proof import utf8_width, value_text
 
 HELP = """
 ----------
@@ -223,7 +223,7 @@ class Interface:
 
     def tree(self, fact) -> None:
         relation, row = fact
-        proof = self.engine.explainer().why(relation, row, self.depth - 1)
+        proof = _with_souffle_floats(self.engine.explainer().why(relation, row, self.depth - 1))
         self.write(proof.to_text(self._cut_label, utf8_width), proof)
 
     def _cut_label(self, node) -> str:
@@ -316,7 +316,8 @@ def _negation_tree(evaluator, clause, head_text: str, binding: dict, number: int
             text = f"{_shown(evaluator, literal.left, binding)} {literal.op} {_shown(evaluator, literal.right, binding)}"
         else:
             atom = literal.atom if isinstance(literal, Negation) else literal
-            text = ("!" if isinstance(literal, Negation) else "") + \
+            # Soufflé prints a negation here without its arguments: !neg()
+            text = f"!{atom.relation}()" if isinstance(literal, Negation) else \
                 f"{atom.relation}({', '.join(_shown(evaluator, a, binding) for a in atom.args)})"
         children.append(Proof("constraint", f"{text} {'✓' if holds else 'x'}"))
     name, _, inner = head_text.strip().partition("(")
@@ -324,6 +325,19 @@ def _negation_tree(evaluator, clause, head_text: str, binding: dict, number: int
     head = name.strip() + "(" + ",".join(tokens) + ")"
     tree = Proof("rule", head, rule_number=number, premises=children)
     return tree.to_text(width=utf8_width)
+
+
+def _with_souffle_floats(node):
+    """The proof with each fact's floats as Soufflé's explain prints them (``%f``: ``1.100000``;
+    the engine's own text keeps every digit)."""
+    text = node.text
+    if node.row is not None and any(isinstance(v, float) for v in node.row):
+        text = f"{node.relation}({', '.join(_souffle_value(v) for v in node.row)})"
+    return replace(node, text=text, premises=[_with_souffle_floats(p) for p in node.premises])
+
+
+def _souffle_value(value) -> str:
+    return f"{value:f}" if isinstance(value, float) else value_text(value)
 
 
 def _shown(evaluator, term, binding) -> str:

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.language.ast import Aggregate, Atom, BranchTerm, Comparison, Negation, RecordTerm, Variable, Wildcard
+from datalog.language.ast import Aggregate, Atom, BranchTerm, Comparison, Negation, RecordTerm, Variable, Wildcard, \
+    variables
 from datalog.language.errors import DatalogError, InternalError
 from datalog.language.naive.aggregates import NoValue
 from datalog.language.naive.nodes import dnf
@@ -156,9 +157,11 @@ class Explainer:
                 premises.append(self.why(literal.relation, evaluator.atom_row(literal, inst.binding), below))
             elif isinstance(literal, Negation):
                 premises.append(Proof("absent", "!" + _atom_text(evaluator, literal.atom, inst.binding)))
-            elif isinstance(literal, Comparison) and (literal.op != "=" or _has_aggregate(literal)):
+            elif isinstance(literal, Comparison) and (literal.op != "=" or _has_aggregate(literal) or
+                                                      not _assigns(literal, inst.clause.body)):
                 constraints.append(self._comparison(evaluator, literal, inst.binding, below))
-                # (``v = expr`` is the binding's, not shown: Soufflé shows no assignment)
+                # (``v = expr`` binding v is the binding's, not shown: Soufflé shows no assignment;
+                # ``x + 1 = y`` over variables of atoms is a test, shown as ``1 = 1``)
         binding = {k: v for k, v in inst.binding.items() if not k.startswith(_HIDDEN)}
         return Proof("rule", text, relation, row, h, str(evaluator.source_clause), inst.number,
                      _where(inst.clause.rule.span), binding, premises + constraints)
@@ -336,6 +339,13 @@ class WhyNot:
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+def _assigns(literal: Comparison, body: tuple) -> bool:
+    """Whether an equality binds a variable no positive atom of the body binds (``y = x + 1``,
+    ``q = [a, b]``), rather than testing values the atoms bound."""
+    from_atoms = {v.name for lit in body if isinstance(lit, Atom) for v in variables(lit)}
+    return any(v.name not in from_atoms for v in variables((literal.left, literal.right)))
 
 
 def _has_aggregate(literal: Comparison) -> bool:
