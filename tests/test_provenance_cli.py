@@ -42,7 +42,8 @@ def test_explain_interface_transcript(tmp_path):
 
 def test_explain_interface_layout_of_floats_equalities_and_negations(tmp_path):
     """Soufflé's layout: a fact's floats as %f, an equality over variables atoms bound shown as a
-    test (2 = 2), an assignment not shown, a negation under explainnegation as !muted()."""
+    test (2 = 2), an assignment not shown, a negation under explainnegation as !muted(); query's
+    answers one a line (`;` asks for the next, anything else stops), true. / false., an error."""
     done = datalog("run", "tests/provenance/measures.dl", "-D", tmp_path,
                    stdin=(CASES / "measures.in").read_text(encoding="utf-8"))
     assert done.returncode == 0 and done.stderr == ""

@@ -19,7 +19,8 @@ from dataclasses import replace
 
 from datalog.language import ast
 from datalog.language.ast import Comparison, Negation, Variable, Wildcard
-from datalog.language.errors import DatalogError, Unsupported
+from datalog.language.errors import DatalogError
+from datalog.language.parser import parse_query
 from datalog.provenance import Proof, fact_text
 from datalog.provenance.instances import Instances
 from datalog.provenance.proof import utf8_width, value_text
@@ -204,10 +205,32 @@ class Interface:
             self.error("Usage: format <json|proof>\n")
 
     def _query(self, rest: str) -> None:
-        message = "the explain interface's query command (use datalog query or the REPL)"
-        if not self.interactive:            # a transcript would differ from Soufflé's: stop, coded
-            raise Unsupported(message)
-        self.error(f"unsupported: {message}\n")
+        """``query path("a", x), path(x, "b")``: the answers one at a time, as Soufflé gives them
+        (``x = B0``; a line ``;`` asks for the next; the last ends with ``.``); ``true.`` or
+        ``false.`` for a query without variables."""
+        if not rest:
+            self.error("Usage: query <relation1>(<element1>, <element2>, ...), <relation2>(...), ...\n")
+            return
+        try:
+            names, rows = self.engine.ask(parse_query(f"?- {rest}."))
+        except DatalogError as err:
+            self.error(err.render() + "\n")
+            return
+        if not names:
+            self.write("true." if rows else "false.")
+            return
+        if not rows:
+            self.write("false.")
+            return
+        rows = sorted(rows, key=_souffle_order(self.engine))
+        for i, row in enumerate(rows):
+            answer = ", ".join(f"{n} = {_answer_value(v)}" for n, v in zip(names, row))
+            if i == len(rows) - 1:
+                self.write(answer + ".")
+            else:
+                self.write(answer)
+                if self.read().strip() != ";":
+                    return
 
     # ---- trees
     def _fact(self, text: str):
@@ -338,6 +361,28 @@ def _with_souffle_floats(node):
 
 def _souffle_value(value) -> str:
     return f"{value:f}" if isinstance(value, float) else value_text(value)
+
+
+def _answer_value(value) -> str:
+    """A value of a query answer as Soufflé prints it: symbols bare, floats as %g."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _souffle_order(engine):
+    """The sort key of answer rows in Soufflé's order: a symbol by its number in Soufflé's symbol
+    table, which numbers symbols as they first occur (here: in the program's text, then the rest
+    by their text); numbers by value."""
+    ranks: dict[str, int] = {}
+    for statement in engine.program.statements:
+        if isinstance(statement, ast.Rule):
+            for node in ast.walk((statement.heads, statement.body)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    ranks.setdefault(node.value, len(ranks))
+
+    def key(row):
+        return tuple((0, ranks[v], "") if isinstance(v, str) and v in ranks else
+                     (1, 0, v) if isinstance(v, str) else (0, v, "") for v in row)
+    return key
 
 
 def _shown(evaluator, term, binding) -> str:
