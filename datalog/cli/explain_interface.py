@@ -40,6 +40,8 @@ output <filename>: Write output into a file, or provide empty filename to
     disable output
 format <json|proof>: switch format between json and proof-trees
 measure <relation name>: the size and time of the proofs of a tenth of its tuples
+query <relation>(<element1>, x, ...), ...: true. or false., or the answers for the
+    variables one at a time (; for the next)
 exit: Exits this interface
 
 """
