@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from datalog.language import ast
-from datalog.language.variables import aggregate_outer_variables, assignment_target, pattern_variables, \
-    unpacked_variables
+from datalog.language.variables import aggregate_outer_variables, pattern_variables
 from datalog.language.rewrites import Clause, dnf, lift_atom_expressions, name_wildcards
 from datalog.planning.backend import choose_backend, pragma_backend
 from datalog.planning.order import pragma_order, variable_order
@@ -152,17 +151,22 @@ def semijoin_atoms(body: tuple) -> list[ast.Atom]:
 
 def _follow_equalities(known: set[str], body: tuple) -> None:
     """Add to ``known`` what the body's equalities bind from it: the fields of a pattern matched
-    against a known value, the variable assigned a known value."""
+    against a value computed from known variables, the variable assigned such a value. (From
+    known variables only: ``u(v), v = 3`` stays a join, its plan as before.)"""
     equalities = [lit for lit in body if isinstance(lit, ast.Comparison) and lit.op == "="]
-    grown = True
+    grown = bool(known)
     while grown:
         before = len(known)
         for lit in equalities:
-            known.update(unpacked_variables(lit, known, body))
-            target = assignment_target(lit, known, body)
-            if target is not None:
-                known.add(target)
+            for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                names = {v.name for v in ast.variables(other)}
+                if names and names <= known and not _has_aggregate_term(other):
+                    known.update(pattern_variables(side))
         grown = len(known) != before
+
+
+def _has_aggregate_term(term) -> bool:
+    return any(isinstance(node, ast.Aggregate) for node in ast.walk(term))
 
 
 _PLAIN = (ast.Variable, ast.Wildcard, ast.Constant)
