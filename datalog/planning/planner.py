@@ -160,13 +160,14 @@ def _follow_equalities(known: set[str], body: tuple) -> None:
         for lit in equalities:
             for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
                 names = {v.name for v in ast.variables(other)}
-                if names and names <= known and not _has_aggregate_term(other):
+                if names and names <= known and _computed(other):
                     known.update(pattern_variables(side))
         grown = len(known) != before
 
 
-def _has_aggregate_term(term) -> bool:
-    return any(isinstance(node, ast.Aggregate) for node in ast.walk(term))
+def _computed(term) -> bool:
+    """Whether a term is a value to compute (``$B(_, z)`` is a pattern, an aggregate is planned)."""
+    return not any(isinstance(node, (ast.Aggregate, ast.Wildcard)) for node in ast.walk(term))
 
 
 _PLAIN = (ast.Variable, ast.Wildcard, ast.Constant)
