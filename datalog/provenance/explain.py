@@ -53,8 +53,9 @@ class Explainer:
     rules derive; ``base``: relation -> the program's facts of it (typed as stored); ``source``:
     (relation, row) -> where an EDB fact came from, or None."""
 
-    def __init__(self, clauses, db: dict, idb: set[str], base: dict[str, set], source=None):
+    def __init__(self, clauses, db: dict, idb: set[str], base: dict[str, set], source=None, kept=None):
         self.db, self.idb, self.base, self.source = db, idb, base, source or (lambda rel, row: None)
+        self.kept = kept          # the kept heights (--provenance, :mod:`heights`), else None: a search
         self.rules: dict[str, list[tuple[Instances, int]]] = {}
         counts: dict[str, int] = {}
         for clause in clauses:
@@ -120,6 +121,8 @@ class Explainer:
         """The least height of a proof of ``fact`` (which the relation holds)."""
         if self.is_base(*fact):
             return 0
+        if self.kept is not None:
+            return self._kept_height(fact)
         h = self.lower.get(fact, 1)
         while not self.derivable(fact, h):
             h += 1
@@ -129,12 +132,34 @@ class Explainer:
         self.lower[fact] = self.upper[fact] = h
         return h
 
+    def _kept_height(self, fact) -> int:
+        h = self.kept.of(*fact)
+        if h is None:
+            raise InternalError(f"{fact_text(*fact)} is stored but has no kept height: the relations are "
+                                f"not those of the program")
+        return h
+
     def witness(self, fact, h: int) -> Instance:
-        """A rule instance of ``fact`` whose premises all have proofs below ``h``."""
+        """A rule instance of ``fact`` whose premises all have proofs below ``h``: with kept
+        heights the first instance met whose derived premises are all kept lower (read lazily,
+        one binding at a time), else one the search finds."""
+        if self.kept is not None:
+            return self._kept_witness(fact, h)
         for inst in self.instances(fact):
             if all(self.derivable(p, h - 1) for p in inst.derived):
                 return inst
         raise InternalError(f"no instance of height {h} for {fact_text(*fact)}")
+
+    def _kept_witness(self, fact, h: int) -> Instance:
+        relation, row = fact
+        for evaluator, number in self.rules.get(relation, ()):
+            atoms = [lit for lit in evaluator.clause.body if isinstance(lit, Atom)]
+            for binding in evaluator.of(row):
+                premises = [(lit.relation, evaluator.atom_row(lit, binding)) for lit in atoms]
+                if all(self._kept_height(p) < h for p in premises if not self.is_base(*p)):
+                    derived = [p for p in premises if not self.is_base(*p)]
+                    return Instance(evaluator.clause, number, binding, premises, derived)
+        raise InternalError(f"no instance of height {h} for {fact_text(*fact)}: the kept heights are wrong")
 
     # ---------------------------------------------------------------- why
     def why(self, relation: str, row: tuple, depth: int | None = None) -> Proof:
