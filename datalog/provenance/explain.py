@@ -79,21 +79,41 @@ class Explainer:
         """An EDB fact, or a fact the program states, of a relation that holds it."""
         return self.holds(relation, row) and (relation not in self.idb or row in self.base.get(relation, ()))
 
-    def instances(self, fact) -> list[Instance]:
-        """Every rule instance whose head is ``fact``, over the current relations (kept while
-        this explainer answers one question)."""
+    def instances(self, fact):
+        """Every rule instance whose head is ``fact``, over the current relations, read lazily:
+        found one at a time as a caller asks for the next (a search that succeeds at the first
+        instance reads no more), kept while this explainer answers questions. Nested walks of
+        the same fact's instances (the search meets a fact again lower down) share what is read."""
         found = self._instances.get(fact)
         if found is None:
-            relation, row = fact
-            found = []
-            for evaluator, number in self.rules.get(relation, ()):
-                for binding in evaluator.of(row):
-                    premises = [(lit.relation, evaluator.atom_row(lit, binding))
-                                for lit in evaluator.clause.body if isinstance(lit, Atom)]
-                    derived = [p for p in premises if not self.is_base(*p)]
-                    found.append(Instance(evaluator.clause, number, binding, premises, derived))
-            self._instances[fact] = found
-        return found
+            found = self._instances[fact] = ([], self._enumerate(fact))
+        seen, more = found
+        i = 0
+        while True:
+            if i < len(seen):
+                yield seen[i]
+                i += 1
+                continue
+            if more is None:
+                return
+            inst = next(more, None)
+            if inst is None:
+                self._instances[fact] = (seen, None)
+                more = None
+                continue
+            seen.append(inst)
+
+    def _enumerate(self, fact):
+        relation, row = fact
+        idb, base = self.idb, self.base
+        for evaluator, number in self.rules.get(relation, ()):
+            rows = evaluator.premise_rows
+            for binding in evaluator.of(row):
+                premises = rows(binding)
+                # a premise matched a stored row: it is derived unless its relation is EDB or the
+                # program states it
+                derived = [p for p in premises if p[0] in idb and p[1] not in base.get(p[0], ())]
+                yield Instance(evaluator.clause, number, binding, premises, derived)
 
     # ---------------------------------------------------------------- heights
     def derivable(self, fact, h: int) -> bool:
@@ -153,11 +173,10 @@ class Explainer:
     def _kept_witness(self, fact, h: int) -> Instance:
         relation, row = fact
         for evaluator, number in self.rules.get(relation, ()):
-            atoms = [lit for lit in evaluator.clause.body if isinstance(lit, Atom)]
             for binding in evaluator.of(row):
-                premises = [(lit.relation, evaluator.atom_row(lit, binding)) for lit in atoms]
-                if all(self._kept_height(p) < h for p in premises if not self.is_base(*p)):
-                    derived = [p for p in premises if not self.is_base(*p)]
+                premises = evaluator.premise_rows(binding)
+                derived = [p for p in premises if not self.is_base(*p)]
+                if all(self._kept_height(p) < h for p in derived):
                     return Instance(evaluator.clause, number, binding, premises, derived)
         raise InternalError(f"no instance of height {h} for {fact_text(*fact)}: the kept heights are wrong")
 
