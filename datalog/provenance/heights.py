@@ -19,8 +19,11 @@ nothing to a height). A fact first reached at level k has least height k: an ins
 < k would have put it in an earlier level.
 
 After a commit, the heights of the relations it changed and of every relation downstream of
-them are stale; :class:`Heights` recomputes those (the others are released into ``known`` at
-their kept levels) on the first question after the commit: see :meth:`Heights.refresh`.
+them are stale. On the first question after it, :meth:`Heights.refresh` repairs them where the
+commits can have changed them (:mod:`repair`: the facts forward of what they touched, settled by
+Knuth's algorithm), or, when that declines (negation or aggregates over what changed, too many
+suspects), recomputes the stale relations by the level pass (the other relations' facts are
+released into ``known`` at their kept levels).
 
 >>> from datalog.engine.engine import Engine
 >>> e = Engine.from_source("e(1,2). e(2,3). e(3,4). p(x,y) :- e(x,y). p(x,z) :- p(x,y), e(y,z).",
@@ -38,6 +41,10 @@ from datalog.evaluation.evaluate import Derivation
 from datalog.language.errors import InternalError
 from datalog.language.strata import dependencies
 from datalog.planning.plan import Lookup
+from datalog.provenance.repair import repair
+
+
+REPAIR_LIMIT = 100_000      # facts touched since the last question past which the heights are recomputed
 
 
 class Heights:
@@ -51,16 +58,27 @@ class Heights:
         self.heights: dict[str, dict[tuple, int]] = {}
         self.dirty: set[str] = set(self.idb)
         self.downstream = _downstream(self.clauses)
-        self.recomputed = 0            # passes made (tests and the benchmark read it)
+        self.touched: dict[str, set] | None = None     # facts the commits since the last refresh
+        self.retracted: dict[str, set] = {}             # touched, and those they retracted (None: unknown)
+        self.recomputed = 0            # level passes made (tests and the benchmark read them)
+        self.repaired = 0              # repairs made (:mod:`repair`)
 
-    def changed(self, relations) -> None:
-        """A commit changed ``relations``: their heights and those downstream are stale."""
-        for name in relations:
+    def changed(self, delta: dict) -> None:
+        """A commit changed the relations of ``delta`` (relation -> Change): their heights and
+        those downstream are stale; the facts it touched are noted for :func:`repair.repair`."""
+        if not self.dirty:
+            self.touched, self.retracted = {}, {}
+        for name, change in delta.items():
             self.dirty |= self.downstream.get(name, set()) & self.idb
+            if self.touched is not None:
+                self.touched.setdefault(name, set()).update(change.inserted, change.retracted)
+                self.retracted.setdefault(name, set()).update(change.retracted)
+        if self.touched is not None and sum(map(len, self.touched.values())) > REPAIR_LIMIT:
+            self.touched, self.retracted = None, {}      # too many to follow: recompute
 
     def invalidate(self) -> None:
         """Everything is stale (the program or the relations were replaced)."""
-        self.dirty = set(self.idb)
+        self.dirty, self.touched, self.retracted = set(self.idb), None, {}
 
     def of(self, relation: str, row: tuple) -> int | None:
         """The least height of a fact the relation holds (None: not held)."""
@@ -76,7 +94,14 @@ class Heights:
         """Recompute the heights of the stale relations (a semi-naive pass over their levels)."""
         if not self.dirty:
             return
-        stale, self.dirty = self.dirty, set()
+        touched, retracted = self.touched, self.retracted
+        stale, self.dirty, self.touched, self.retracted = self.dirty, set(), None, {}
+        if touched and self.heights:
+            repaired = repair(self, touched, retracted)
+            if repaired is not None:
+                self.heights = repaired
+                self.repaired += 1
+                return
         try:
             fixed = {n: h for n, h in self.heights.items() if n not in stale}
             self.heights = {**fixed, **_levels(self, stale, fixed)}
