@@ -33,7 +33,7 @@ from datalog.provenance.explain import _named_wildcards
 from datalog.provenance.instances import Instances
 
 
-def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: float = 0.25):
+def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: float = 0.02):
     """The new heights (relation -> {row: height}) after commits that touched these facts, or
     None when a recomputation is needed (see the module docstring)."""
     guarded = _guarded(kept)
