@@ -35,7 +35,8 @@ from datalog.provenance.instances import Instances
 
 def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: float = 0.02):
     """The new heights (relation -> {row: height}) after commits that touched these facts, or
-    None when a recomputation is needed (see the module docstring)."""
+    None when the stale relations must be recomputed (see the module docstring; their kept
+    heights may then be part-way repaired)."""
     guarded = _guarded(kept)
     if guarded & set(touched):
         return None
@@ -43,8 +44,8 @@ def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: floa
     suspects = _suspects(kept, touched, retracted, guarded, limit)
     if suspects is None:
         return None
-    heights = {n: dict(h) for n, h in kept.heights.items()}
-    for name, rows in suspects.items():
+    heights = kept.heights        # changed in place: on a decline below, the stale relations
+    for name, rows in suspects.items():                 # (the suspects' among them) are recomputed
         mine = heights.setdefault(name, {})
         for row in rows:
             mine.pop(row, None)
