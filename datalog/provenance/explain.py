@@ -11,8 +11,10 @@ nothing else: ``derivable(f, h)`` asks whether some instance of a rule for ``f``
 positive body facts derivable within ``h - 1``; ``height(f)`` is the least ``h`` for which the
 answer is yes. Two bounds per fact make the search cheap: ``lower[f]`` (no proof lower than it:
 learnt from a failed ``derivable``) and ``upper[f]`` (a proof of that height was found).
-Everything is forgotten after the question is answered, so every answer is read off the current
-relations; evaluation and maintenance do nothing for it.
+What one question learns is kept for the next until anything changes, so every answer is read off
+the current relations; evaluation and maintenance do nothing for it. With kept heights
+(``kept``: :mod:`datalog.provenance.heights`, ``--provenance``) no search is made: a fact's height
+is looked up, and its witness is the first rule instance whose derived premises are kept lower.
 
 Why not: for each clause of the fact's relation, its body is matched under the head's binding
 literal by literal in source order (a literal waits until it can be evaluated); the literal at

@@ -49,7 +49,7 @@ REPAIR_LIMIT = 100_000      # facts touched since the last question past which t
 
 class Heights:
     """relation -> {row: least height} of the IDB relations of ``db`` as evaluated; stale
-    relations (``dirty``) are recomputed on the next :meth:`of` or :meth:`refresh`."""
+    relations (``dirty``) are brought up to date on the next :meth:`of` or :meth:`refresh`."""
 
     def __init__(self, clauses, plans: dict, db: dict, base: dict[str, set], intersect: str = "hash"):
         self.clauses = [c for c in clauses if c.body]
@@ -91,7 +91,8 @@ class Heights:
         return self.heights[relation].get(row)
 
     def refresh(self) -> None:
-        """Recompute the heights of the stale relations (a semi-naive pass over their levels)."""
+        """Bring the stale relations' heights up to date: a repair of what the commits reached
+        (:func:`repair.repair`), else a semi-naive pass over their levels."""
         if not self.dirty:
             return
         touched, retracted = self.touched, self.retracted
