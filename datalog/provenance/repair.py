@@ -72,8 +72,8 @@ def _guarded(kept) -> set[str]:
 def _suspects(kept, touched, retracted, guarded, limit) -> dict[str, set] | None:
     db, idb = kept.db, kept.idb
     gone = {n: Relation(n, db[n].arity, rows) for n, rows in retracted.items() if rows}
-    suspects: dict[str, set] = {n: set(rows) & _held_or(db[n], gone.get(n)) for n, rows in touched.items()
-                                if n in idb}
+    suspects: dict[str, set] = {n: {row for row in rows if row in db[n].tuples or row in retracted.get(n, ())}
+                                for n, rows in touched.items() if n in idb}
     frontier = {n: set(rows) for n, rows in touched.items() if rows}
     count = sum(len(r) for r in suspects.values())
     plans = [(c.head.relation, kept.plans[c.index]) for c in kept.clauses]
@@ -104,10 +104,6 @@ def _suspects(kept, touched, retracted, guarded, limit) -> dict[str, set] | None
         if count > limit:
             return None
     return suspects
-
-
-def _held_or(relation, gone) -> set:
-    return relation.tuples if gone is None else relation.tuples | gone.tuples
 
 
 def _combinations(plan, a: int, recent: Relation, gone: dict):
