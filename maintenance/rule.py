@@ -31,7 +31,6 @@ from lftj.recording import Recording
 from lftj.triejoin import JoinPlan, Triejoin
 from maintenance.budget import MemoryBudget
 from maintenance.levels import AtomLevels, LookupPath, lookup_path
-from maintenance.sensitivity import end_of, start_of
 from maintenance.trace import TraceNode
 
 FULL = (None, None)
@@ -263,7 +262,7 @@ class RuleMaintainer:
         """Forget the trace of region (node, [lo, hi]): its entries and the subtrees below it;
         the head tuples of its leaves go to ``old``."""
         registry = self.registry
-        for handle in node.entries_within(start_of(lo), end_of(hi), registry.region_start, registry.region_end):
+        for handle in registry.within(node, lo, hi):
             registry.remove(handle)
         for key, child in node.children_in(lo, hi):
             if isinstance(child, TraceNode):

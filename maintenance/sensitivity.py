@@ -198,8 +198,16 @@ class SensitivityIndex:
         self.nodes[row], self.owners[row], self.kinds[row] = node, owner, kind
         if kind == OTHER:
             self.regions[row] = region
-        if row < self.filed:
-            self._insert(row)
+        if row < self.filed:                            # (_insert, with the alpha id at hand)
+            group = self.trees.get(aid)
+            if group is None:
+                self.trees[aid] = array("I", (row,))
+            elif type(group) is array:
+                group.append(row)
+                if len(group) > SMALL:
+                    self.trees[aid] = _grouped(group)
+            else:
+                group.add(row)
         return row
 
     def _row(self, alpha, start, end, node, owner, kind, region) -> int:
