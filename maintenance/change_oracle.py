@@ -97,10 +97,11 @@ class Registry:
         else:
             self.record(rule, index, alpha, start, end, node, OTHER, (lo, hi))
 
-    def record(self, rule, index, alpha, start, end, node, kind: int = SAME, region=None) -> int:
+    def record(self, rule, index, alpha, start, end, node, kind: int = SAME, region=None, aid=None) -> int:
         """A sensitivity entry of ``rule`` in ``index`` whose region is ``node`` with the entry's
-        own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER)."""
-        handle = index.number << 32 | index.add(alpha, start, end, node, rule.number, kind, region)
+        own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER); ``aid``: ``alpha``'s
+        id in ``index`` when the caller knows it."""
+        handle = index.number << 32 | index.add(alpha, start, end, node, rule.number, kind, region, aid)
         lo = start if kind == SAME else None if kind == WHOLE else region[0]
         self._place(node, handle, NEG if lo is None else (0, lo))
         rule.intervals += 1
@@ -112,8 +113,9 @@ class Registry:
         """``handle`` into ``node.entries`` (sorted by region start; ``key`` is its own), right
         after the entry recorded last at the node's depth when it belongs there: a leapfrog records
         in key order, so a build appends and a revisited region inserts its entries one after
-        another where its old ones were -- one comparison each instead of a bisection by a key
-        read from the columns. Any removal or restore forgets the positions (``_hints``)."""
+        another where its old ones were -- compared with the two keys around the place, kept from
+        the last time, instead of a bisection by keys read from the columns. Any removal or restore
+        forgets the places (``_hints``: depth -> node, position, its key, the next one's or None)."""
         entries, hints, depth = node.entries, self._hints, node.depth
         hint = hints.get(depth)
         if not entries:
@@ -121,14 +123,15 @@ class Registry:
                 node.entries = array("Q", (handle,))
             else:
                 entries.append(handle)
-            pos = 0
-        elif hint is not None and hint[0] is node and key >= hint[2] and (
-                (pos := hint[1] + 1) == len(entries) or key < self.region_start(entries[pos])):
+            hints[depth] = (node, 0, key, None)
+        elif hint is not None and hint[0] is node and key >= hint[2] and (hint[3] is None or key < hint[3]):
+            pos = hint[1] + 1
             entries.insert(pos, handle)
+            hints[depth] = (node, pos, key, hint[3])
         else:
             pos = bisect_right(entries, key, key=self.region_start)
             entries.insert(pos, handle)
-        hints[depth] = (node, pos, key)
+            hints[depth] = (node, pos, key, self.region_start(entries[pos + 1]) if pos + 1 < len(entries) else None)
 
     def _unrecord(self, handle: int) -> None:
         self._hints.clear()

@@ -161,7 +161,11 @@ class RuleMaintainer:
                  None if atoms[a].dropped[j - atoms[a].consts] else registry.index((atoms[a].relation, atoms[a].order, j)))
                 for a, j in members]
 
+        ids: dict = {}               # participant -> its alpha's id at ``at`` (the alpha is the node's)
+        at = None
+
         def record(i, start, end):
+            nonlocal at
             a, j, alpha, index = kept[i]
             self.operations += 1
             if (not self.operations & every or self.operations == 1 and registry.journal is None) \
@@ -170,7 +174,14 @@ class RuleMaintainer:
             if self.log is not None:
                 self.log.append((tuple(b[:d]), a, j, start, end))
             if index is not None:
-                registry.record(self, index, alpha(b), start, end, self.node)
+                node = self.node
+                if node is not at:
+                    ids.clear()
+                    at = node
+                aid = ids.get(i)
+                if aid is None:
+                    aid = ids[i] = index.alpha_id(alpha(b))
+                registry.record(self, index, None, start, end, node, aid=aid)
         return record
 
     # ------------------------------------------------------------ the trace: the join's output trie

@@ -162,18 +162,20 @@ class SensitivityIndex:
         return aid
 
     # ------------------------------------------------------------ rows
-    def add(self, alpha: tuple, start, end, node, owner: int, kind: int = SAME, region=None) -> int:
-        """A new live row; ``region``: (lo, hi) of an OTHER one. A row appended past ``filed`` is
-        filed in its group with the others at the next query (:meth:`_file`, in bulk: recording
-        a trace appends millions before any query); a reused row at once."""
+    def add(self, alpha: tuple, start, end, node, owner: int, kind: int = SAME, region=None, aid=None) -> int:
+        """A new live row; ``region``: (lo, hi) of an OTHER one; ``aid``: ``alpha``'s id, if the
+        caller has it. A row appended past ``filed`` is filed in its group with the others at the
+        next query (:meth:`_file`, in bulk: recording a trace appends millions before any query); a
+        reused row at once."""
         if self.integral and (start is None or type(start) is int and LOW < start < HIGH) and (
                 end is None or type(end) is int and LOW < end < HIGH):
             s, e = (LOW if start is None else start), (HIGH if end is None else end)
         else:
             s, e = self._interval(start, end)
-        aid = self.alpha_ids.get(alpha)
         if aid is None:
-            aid = self.alpha_id(alpha)
+            aid = self.alpha_ids.get(alpha)
+            if aid is None:
+                aid = self.alpha_id(alpha)
         self.size += 1
         if self.free:
             return self._reuse(s, e, aid, node, owner, kind, region)
