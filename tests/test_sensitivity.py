@@ -6,6 +6,8 @@ generic encoding switch; and stored groups read when first matched."""
 
 from __future__ import annotations
 
+from array import array
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,6 +147,7 @@ def _check(registry: Registry, twin: list, nodes: list, rules: list) -> None:
         want = [(e["alpha"], "-inf" if e["start"] is None else e["start"], "+inf" if e["end"] is None else e["end"])
                 for e in mine]
         assert index.intervals() == sorted(want, key=_interval_key)
+        assert all(list(g) == sorted(g) for g in index.trees.values() if type(g) is array)   # (found by bisection)
         assert len(index) == len(mine)
     for node in nodes:
         got = sorted(repr((type(registry.numbered[h >> 32]).__name__, registry.entry(h)[:3], registry.entry(h).region[1:]))
@@ -259,6 +262,7 @@ def test_index_over_stored_groups_matches_a_list_of_intervals(stored, ops, small
         assert len(set(disk.reads)) == len(disk.reads) and set(disk.reads) <= matched
         want = [(e[0], "-inf" if e[1] is None else e[1], "+inf" if e[2] is None else e[2]) for e in twin if e[3]]
         assert index.intervals() == sorted(want, key=_interval_key)
+        assert all(list(g) == sorted(g) for g in index.trees.values() if type(g) is array)   # (found by bisection)
     finally:
         sensitivity.SMALL, stabbing.PENDING = old
 
