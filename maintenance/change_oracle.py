@@ -23,7 +23,7 @@ from maintenance.sensitivity import HIGH, LOW, NEG, OTHER, POS, SAME, WHOLE, Sen
 from maintenance.trace import TraceNode
 
 ROW = (1 << 32) - 1          # a handle's row bits; the bits above are its index's number
-SCAN = 16                    # a node with at most this many entries is scanned from its first by ``within``
+SCAN = 16                   # a node with at most this many entries is scanned from its first by ``within``
 
 
 class Registry:
@@ -91,7 +91,7 @@ class Registry:
     def _add(self, rule, index, alpha, start, end, region) -> None:
         node, lo, hi = region
         if type(lo) is type(start) and type(hi) is type(end) and lo == start and hi == end:
-            self.record(rule, index, alpha, start, end, node)
+            self.record_same(rule, index, index.alpha_id(alpha), start, end, node)
         elif lo is None and hi is None:
             self.record(rule, index, alpha, start, end, node, WHOLE)
         else:
@@ -101,11 +101,37 @@ class Registry:
         """A sensitivity entry of ``rule`` in ``index`` whose region is ``node`` with the entry's
         own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER); ``aid``: ``alpha``'s
         id in ``index`` when the caller knows it."""
-        handle = index.number << 32 | index.add(alpha, start, end, node, rule.number, kind, region, aid)
+        row = index.add(alpha, start, end, node, rule.number, kind, region, aid)
+        if self._journal is not None:
+            index.file_now(row)
+        handle = index.number << 32 | row
         lo = start if kind == SAME else None if kind == WHOLE else region[0]
         self._place(node, handle, NEG if lo is None else (0, lo))
         rule.intervals += 1
         if self._journal is not None:
+            self._journal.record(lambda: self._unrecord(handle))
+        return handle
+
+    def record_same(self, rule, index, aid: int, start, end, node) -> int:
+        """``record`` of an entry whose region is its own interval at ``node`` (what a leapfrog
+        records), ``aid`` its alpha's id: recording's hot path. A row of integer keys appended
+        to the columns here (no row to reuse: a first recording), else ``record``."""
+        if index.free or not (index.integral and (start is None or type(start) is int and LOW < start < HIGH)
+                              and (end is None or type(end) is int and LOW < end < HIGH)):
+            return self.record(rule, index, None, start, end, node, aid=aid)
+        row = len(index.nodes)                  # (SensitivityIndex.add and _append, inlined)
+        index.starts.append(LOW if start is None else start)
+        index.ends.append(HIGH if end is None else end)
+        index.alphas.append(aid)
+        index.nodes.append(node)
+        index.owners.append(rule.number)
+        index.kinds.append(SAME)
+        index.size += 1
+        handle = index.number << 32 | row
+        self._place(node, handle, NEG if start is None else (0, start))
+        rule.intervals += 1
+        if self._journal is not None:
+            index.file_now(row)
             self._journal.record(lambda: self._unrecord(handle))
         return handle
 

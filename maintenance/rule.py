@@ -181,7 +181,7 @@ class RuleMaintainer:
                 aid = ids.get(i)
                 if aid is None:
                     aid = ids[i] = index.alpha_id(alpha(b))
-                registry.record(self, index, None, start, end, node, aid=aid)
+                registry.record_same(self, index, aid, start, end, node)
         return record
 
     # ------------------------------------------------------------ the trace: the join's output trie

@@ -215,6 +215,13 @@ class SensitivityIndex:
                 group.add(row)
         return row
 
+    def file_now(self, row: int) -> None:
+        """The row just appended into its group at once when no other waits (a transaction's row:
+        filing it at the next query would cost a sort and a grouping for a handful of rows)."""
+        if row == self.filed:
+            self.filed = row + 1
+            self._insert(row)
+
     def _row(self, alpha, start, end, node, owner, kind, region) -> int:
         """A row in no group (a stored one)."""
         (s, e), aid = self._interval(start, end), self.alpha_id(alpha)
