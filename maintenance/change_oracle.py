@@ -210,7 +210,8 @@ class Registry:
             return []
         start, end = start_of(lo), end_of(hi)
         first = bisect_left(entries, start, key=self.region_start) if len(entries) > SCAN else 0
-        small = (lo is None or type(lo) is int and LOW < lo < HIGH) and (hi is None or type(hi) is int and LOW < hi < HIGH)
+        small = (lo is None or type(lo) is int and LOW < lo < HIGH) and (
+            hi is None or type(hi) is int and LOW < hi < HIGH)
         low, high = (LOW if lo is None else lo, HIGH if hi is None else hi) if small else (None, None)
         numbered, out = self.numbered, []
         for k in range(first, len(entries)):
