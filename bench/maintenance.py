@@ -20,6 +20,12 @@ memory that holds the EDB relations' tuples (tuple objects + sets, before
 run() builds any trie index); --memory rss (default: resident set size, peak
 from getrusage) or --memory tracemalloc (exact Python allocations, slower).
 
+Counting twin (join3, triangles: the non-recursive workloads): bench/counting.py, first-order
+delta rules with support counts (what a user might pick instead), in its own worker subprocess
+after ours: built from the same initial EDB (build s, memory growth as for ours), then the same
+updates replayed in the same order (median latency of Counting.apply per kind); at sizes
+<= --check-max its final head relation is compared with Engine.run() on the final EDB.
+
 Correctness: at sizes <= --check-max every commit is replayed on an engine
 with maintenance="recompute" over the same initial EDB; each commit's delta
 and, at the end, every relation must agree, else the run fails (exit 1).
@@ -79,6 +85,10 @@ path(x, z) :- path(x, y), edge(y, z).
 """
 
 TC_BLOCK_NODES, TC_BLOCK_EDGES = 100, 150
+
+# the counting twin's rule per non-recursive workload: (head, variables), [(relation, variables)]
+COUNTING = {"join3": (("q", "ad"), [("r", "ab"), ("s", "bc"), ("t", "cd")]),
+            "triangles": (("tri", "xyz"), [("edge", "xy"), ("edge", "yz"), ("edge", "zx")])}
 
 
 class Spec:
@@ -299,8 +309,11 @@ def worker(job: dict) -> None:
 
         commits: list[tuple[dict, dict, dict]] = []      # (inserts, retracts, delta) for the check
         check = job["check"]
+        updates: list = []                               # (kind, inserts, retracts): the counting twin replays them
 
-        def commit(inserts, retracts):
+        def commit(inserts, retracts, kind=None):
+            if kind and job["workload"] in COUNTING:
+                updates.append((kind, inserts, retracts))
             t0 = time.perf_counter()
             delta = engine.commit(inserts=inserts, retracts=retracts)
             dt = time.perf_counter() - t0
@@ -324,8 +337,8 @@ def worker(job: dict) -> None:
         for i in range(job["reps"]):
             if profiler:
                 profiler.enable()
-            lat["insert"].append(commit(group([pick_new(set())]), {}))
-            lat["retract"].append(commit({}, group([pick_old(set())])))
+            lat["insert"].append(commit(group([pick_new(set())]), {}, "insert"))
+            lat["retract"].append(commit({}, group([pick_old(set())]), "retract"))
             if profiler:
                 profiler.disable()
             save(latency=lat)
@@ -333,11 +346,14 @@ def worker(job: dict) -> None:
             taken: set = set()
             ins = group(pick_new(taken) for _ in range(BATCH // 2))
             ret = group(pick_old(taken) for _ in range(BATCH - BATCH // 2))
-            lat["batch"].append(commit(ins, ret))
+            lat["batch"].append(commit(ins, ret, "batch"))
             save(latency=lat)
         med = {k: statistics.median(v) * 1e3 for k, v in lat.items()}
         log(f"{tag} median ms: insert {med['insert']:.3f}, retract {med['retract']:.3f}, "
             f"batch{BATCH} {med['batch']:.2f}")
+        if updates:
+            save(updates=[[kind, {r: [list(row) for row in rows] for r, rows in ins.items()},
+                           {r: [list(row) for row in rows] for r, rows in ret.items()}] for kind, ins, ret in updates])
         if profiler:
             write_profile(profiler, Path(job["profile"]), tag)
         save(peak_rss=peak_rss_bytes())
@@ -359,6 +375,59 @@ def worker(job: dict) -> None:
         save(status="ok", peak_rss=peak_rss_bytes())
     except MemoryError:
         save(status="out of memory", peak_rss=peak_rss_bytes())
+        log(f"{tag} out of memory (limit {job['mem_gb']:g} GiB)")
+
+
+def counting_worker(job: dict) -> None:
+    """The counting twin on the workload's initial EDB, then ours' updates (``job["updates"]``, read
+    from ours' result) replayed in order; results into ``job["out"]``."""
+    from bench.counting import Counting
+
+    out_path = Path(job["out"])
+    res: dict = {"workload": job["workload"], "size": job["size"], "status": "running"}
+
+    def save(**kw):
+        res.update(kw)
+        tmp = out_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(res, indent=1))
+        tmp.replace(out_path)
+
+    limit = int(job["mem_gb"] * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    tag = f"[{job['workload']} {job['size']} counting]"
+    try:
+        spec = MAKERS[job["workload"]](job["size"], job["seed"])
+        head, body = COUNTING[job["workload"]]
+        meter = Meter(job["memory"])
+        meter.start()
+        t = time.perf_counter()
+        twin = Counting(head, body, spec.edb)
+        build = time.perf_counter() - t
+        state_bytes, state_peak = meter.stop()
+        save(build=build, state_bytes=state_bytes, state_peak=state_peak, heads=len(twin.count))
+        log(f"{tag} build {build:.2f}s, {len(twin.count)} head tuples, +{state_bytes / 2**20:.0f} MB")
+        lat: dict = {"insert": [], "retract": [], "batch": []}
+        for kind, ins, ret in json.loads(Path(job["updates"]).read_text())["updates"]:
+            ins = {r: [tuple(row) for row in rows] for r, rows in ins.items()}
+            ret = {r: [tuple(row) for row in rows] for r, rows in ret.items()}
+            t = time.perf_counter()
+            twin.apply(ins, ret)
+            lat[kind].append(time.perf_counter() - t)
+        save(latency=lat)
+        med = {k: statistics.median(v) * 1e3 for k, v in lat.items() if v}
+        log(f"{tag} median ms: " + ", ".join(f"{k} {v:.3f}" for k, v in med.items()))
+        if job["check"]:
+            from datalog.engine.engine import Engine
+            engine = Engine.from_source(spec.program)
+            for rel, rows in twin.rows_of.items():
+                engine.insert(rel, sorted(rows))
+            engine.run()
+            ok = engine.db[head[0]].tuples == twin.rows()
+            save(check="ok" if ok else f"MISMATCH: counting twin's {head[0]} differs from Engine.run()")
+            log(f"{tag} check {'ok' if ok else 'MISMATCH'}")
+        save(status="ok")
+    except MemoryError:
+        save(status="out of memory")
         log(f"{tag} out of memory (limit {job['mem_gb']:g} GiB)")
 
 
@@ -424,6 +493,8 @@ def add_arguments(p) -> None:
     p.add_argument("--reuse", action="store_true",
                    help="do not run a workload x size whose result is already saved under "
                         "<out>/maintenance/ (finished or not); report it as saved")
+    p.add_argument("--no-counting", action="store_true",
+                   help="do not run the counting twin (delta rules with support counts) beside join3 and triangles")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "out",
                    help="directory for results and the report (default bench/out)")
@@ -443,6 +514,8 @@ def run(args) -> int:
     for name in names:
         for size in sizes:
             results[(name, size)] = run_job(args, root, name, size)
+            if name in COUNTING and not args.no_counting:
+                results[(name, size)]["counting"] = run_counting(args, root, name, size)
     return report(args, names, sizes, results, time.perf_counter() - started)
 
 
@@ -496,6 +569,28 @@ def run_job(args, root: Path, name: str, size: int) -> dict:
     return res
 
 
+def run_counting(args, root: Path, name: str, size: int) -> dict:
+    """The counting twin's worker over the updates ours' worker saved (none saved: not run)."""
+    ours, out = root / f"{name}-{size}.json", root / f"{name}-{size}-counting.json"
+    if not ours.exists() or "updates" not in json.loads(ours.read_text()):
+        return {"status": "not run (no updates saved)"}
+    out.unlink(missing_ok=True)
+    job = {"workload": name, "size": size, "seed": args.seed, "mem_gb": args.mem_gb, "memory": args.memory,
+           "check": 0 < size <= args.check_max, "updates": str(ours), "out": str(out)}
+    proc = subprocess.Popen([sys.executable, "-m", "bench.maintenance", "--counting", json.dumps(job)],
+                            cwd=REPO, start_new_session=True)
+    try:
+        rc = proc.wait(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return {"status": "timeout"}
+    res = json.loads(out.read_text()) if out.exists() else {}
+    if res.get("status") in (None, "running"):
+        res["status"] = f"crashed (exit {rc})"
+    return res
+
+
 def ms(seconds) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.3g}" if seconds < 1 else f"{seconds * 1e3:,.0f}"
 
@@ -521,6 +616,36 @@ def summary(res: dict) -> dict:
 
 def mb(x) -> str:
     return "-" if x is None else f"{x / 2**20:,.1f}"
+
+
+def counting_table(names, sizes, results, failures: list) -> tuple[list, list]:
+    """Ours beside the counting twin, per non-recursive workload and size."""
+    headers = ["workload", "EDB", "ours build s", "ours MB", "ours ins ms", "ours ret ms", f"ours batch{BATCH}",
+               "count build s", "count MB", "count/EDB", "count ins ms", "count ret ms", f"count batch{BATCH}",
+               "status"]
+    rows = []
+    for name in names:
+        for size in sizes:
+            res = results[(name, size)]
+            twin = res.get("counting")
+            if twin is None:
+                continue
+            ours, lat = summary(res), twin.get("latency") or {}
+            status = twin.get("status", "-")
+            if twin.get("check") not in (None, "ok"):
+                status = "WRONG"
+                failures.append(f"{name} {size} counting twin: {twin['check']}")
+            elif twin.get("check") == "ok":
+                status += ", checked"
+            state = twin.get("state_bytes")
+            rows.append([name, f"{res.get('edb', size):,}",
+                         "-" if res.get("build") is None else f"{res['build']:.2f}", mb(res.get("index_bytes")),
+                         ms(ours["insert"]), ms(ours["retract"]), ms(ours["batch"]),
+                         "-" if twin.get("build") is None else f"{twin['build']:.2f}", mb(state),
+                         f"{state / res['edb_bytes']:.1f}x" if state is not None and res.get("edb_bytes") else "-",
+                         ms(median(lat.get("insert") or [])), ms(median(lat.get("retract") or [])),
+                         ms(median(lat.get("batch") or [])), status])
+    return headers, rows
 
 
 def report(args, names, sizes, results, total: float) -> int:
@@ -603,6 +728,10 @@ def report(args, names, sizes, results, total: float) -> int:
         "with maintenance=recompute.",
     ]
     print(table.text(headers, rows, right))
+    twin_headers, twin_rows = counting_table(names, sizes, results, failures)
+    if twin_rows:
+        print("counting twin (bench/counting.py: delta rules with support counts), same updates:")
+        print(table.text(twin_headers, twin_rows, set(range(1, len(twin_headers) - 1))))
     print(prov)
     if dirty:
         print("  uncommitted engine files: " + ", ".join(l.split(maxsplit=1)[-1] for l in dirty.splitlines()))
@@ -623,6 +752,9 @@ def report(args, names, sizes, results, total: float) -> int:
           *([f"uncommitted engine files: {', '.join(l[3:] for l in dirty.splitlines())}", ""] if dirty else []),
           f"seed {args.seed}, reps {args.reps}, timeout {args.timeout:g}s, memory via {args.memory}", "",
           table.markdown(headers, rows, right), ""]
+    if twin_rows:
+        md += ["Counting twin (bench/counting.py: delta rules with support counts), the same updates:", "",
+               table.markdown(twin_headers, twin_rows, set(range(1, len(twin_headers) - 1))), ""]
     md += [f"{i}. {f}" for i, f in enumerate(footnotes, 1)]
     md += [""] + [f"- {x}" for x in notes + growth + targets + failures]
     name = "maintenance"
@@ -640,6 +772,8 @@ def report(args, names, sizes, results, total: float) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--worker":
         worker(json.loads(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--counting":
+        counting_worker(json.loads(sys.argv[2]))
     else:
         p = argparse.ArgumentParser(prog="python -m bench.maintenance", description=__doc__)
         add_arguments(p)

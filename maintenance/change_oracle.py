@@ -15,12 +15,15 @@ through the current transaction's journal.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 
-from maintenance.sensitivity import LOW, NEG, OTHER, SAME, WHOLE, SensitivityIndex, end_of, start_of
+from maintenance.sensitivity import HIGH, LOW, NEG, OTHER, POS, SAME, WHOLE, SensitivityIndex, end_of, start_of
 from maintenance.trace import TraceNode
 
 ROW = (1 << 32) - 1          # a handle's row bits; the bits above are its index's number
+SCAN = 16                   # a node with at most this many entries is scanned from its first by ``within``
 
 
 class Registry:
@@ -37,7 +40,7 @@ class Registry:
         self._journal = None
         self.retired: list[int] = []               # handles removed since the last release
         self.budget = None                         # a MemoryBudget the rules check as they record
-        self._last, self._last_key = None, None    # the node ``record`` last added to, its last region start
+        self._hints: dict[int, tuple] = {}         # depth -> (node, position, region start) of its last record
 
     @property
     def journal(self):
@@ -88,30 +91,76 @@ class Registry:
     def _add(self, rule, index, alpha, start, end, region) -> None:
         node, lo, hi = region
         if type(lo) is type(start) and type(hi) is type(end) and lo == start and hi == end:
-            self.record(rule, index, alpha, start, end, node)
+            self.record_same(rule, index, index.alpha_id(alpha), start, end, node)
         elif lo is None and hi is None:
             self.record(rule, index, alpha, start, end, node, WHOLE)
         else:
             self.record(rule, index, alpha, start, end, node, OTHER, (lo, hi))
 
-    def record(self, rule, index, alpha, start, end, node, kind: int = SAME, region=None) -> int:
+    def record(self, rule, index, alpha, start, end, node, kind: int = SAME, region=None, aid=None) -> int:
         """A sensitivity entry of ``rule`` in ``index`` whose region is ``node`` with the entry's
-        own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER)."""
-        handle = index.number << 32 | index.add(alpha, start, end, node, rule.number, kind, region)
+        own interval (SAME), the whole node (WHOLE) or ``region`` (OTHER); ``aid``: ``alpha``'s
+        id in ``index`` when the caller knows it."""
+        row = index.add(alpha, start, end, node, rule.number, kind, region, aid)
+        if self._journal is not None:
+            index.file_now(row)
+        handle = index.number << 32 | row
         lo = start if kind == SAME else None if kind == WHOLE else region[0]
-        key = NEG if lo is None else (0, lo)
-        if node is self._last and key >= self._last_key:       # (recording: nearly always)
-            node.entries.append(handle)
-        else:
-            node.add_entry(handle, self.region_start)
-        self._last, self._last_key = node, key if node.entries[-1] == handle else self.region_start(node.entries[-1])
+        self._place(node, handle, NEG if lo is None else (0, lo))
         rule.intervals += 1
         if self._journal is not None:
             self._journal.record(lambda: self._unrecord(handle))
         return handle
 
+    def record_same(self, rule, index, aid: int, start, end, node) -> int:
+        """``record`` of an entry whose region is its own interval at ``node`` (what a leapfrog
+        records), ``aid`` its alpha's id: recording's hot path. A row of integer keys appended
+        to the columns here (no row to reuse: a first recording), else ``record``."""
+        if index.free or not (index.integral and (start is None or type(start) is int and LOW < start < HIGH)
+                              and (end is None or type(end) is int and LOW < end < HIGH)):
+            return self.record(rule, index, None, start, end, node, aid=aid)
+        row = len(index.nodes)                  # (SensitivityIndex.add and _append, inlined)
+        index.starts.append(LOW if start is None else start)
+        index.ends.append(HIGH if end is None else end)
+        index.alphas.append(aid)
+        index.nodes.append(node)
+        index.owners.append(rule.number)
+        index.kinds.append(SAME)
+        index.size += 1
+        handle = index.number << 32 | row
+        self._place(node, handle, NEG if start is None else (0, start))
+        rule.intervals += 1
+        if self._journal is not None:
+            index.file_now(row)
+            self._journal.record(lambda: self._unrecord(handle))
+        return handle
+
+    def _place(self, node: TraceNode, handle: int, key: tuple) -> None:
+        """``handle`` into ``node.entries`` (sorted by region start; ``key`` is its own), right
+        after the entry recorded last at the node's depth when it belongs there: a leapfrog records
+        in key order, so a build appends and a revisited region inserts its entries one after
+        another where its old ones were -- compared with the two keys around the place, kept from
+        the last time, instead of a bisection by keys read from the columns. Any removal or restore
+        forgets the places (``_hints``: depth -> node, position, its key, the next one's or None)."""
+        entries, hints, depth = node.entries, self._hints, node.depth
+        hint = hints.get(depth)
+        if not entries:
+            if entries is None:
+                node.entries = array("Q", (handle,))
+            else:
+                entries.append(handle)
+            hints[depth] = (node, 0, key, None)
+        elif hint is not None and hint[0] is node and key >= hint[2] and (hint[3] is None or key < hint[3]):
+            pos = hint[1] + 1
+            entries.insert(pos, handle)
+            hints[depth] = (node, pos, key, hint[3])
+        else:
+            pos = bisect_right(entries, key, key=self.region_start)
+            entries.insert(pos, handle)
+            hints[depth] = (node, pos, key, self.region_start(entries[pos + 1]) if pos + 1 < len(entries) else None)
+
     def _unrecord(self, handle: int) -> None:
-        self._last = None
+        self._hints.clear()
         index = self.numbered[handle >> 32]
         row = handle & ROW
         node = index.remove(row)
@@ -130,7 +179,7 @@ class Registry:
             self._journal.record(lambda: self._rerecord(handle, node))
 
     def _rerecord(self, handle: int, node) -> None:
-        self._last = None
+        self._hints.clear()
         index = self.numbered[handle >> 32]
         row = handle & ROW
         index.restore(row, node)
@@ -145,18 +194,55 @@ class Registry:
         return index.region_start(row)
 
     def region_end(self, handle: int) -> tuple:
-        return end_of(self.numbered[handle >> 32].region(handle & ROW)[1])
+        index, row = self.numbered[handle >> 32], handle & ROW
+        if index.integral and not index.kinds[row] & 0x3F:          # SAME, integers: the common case
+            end = index.ends[row]
+            return POS if end == HIGH else (0, end, 1)
+        return end_of(index.region(row)[1])
+
+    def within(self, node: TraceNode, lo, hi) -> list:
+        """The handles of ``node``'s entries whose region lies inside ``[lo, hi]`` (None:
+        unbounded), in order: from the first whose region starts at ``lo`` on (a bisection where
+        the node has many entries, else a scan from the first), while they start inside. A
+        leapfrog's entry of integer keys is compared in its columns' encoding, without tuples."""
+        entries = node.entries
+        if not entries:
+            return []
+        start, end = start_of(lo), end_of(hi)
+        first = bisect_left(entries, start, key=self.region_start) if len(entries) > SCAN else 0
+        small = (lo is None or type(lo) is int and LOW < lo < HIGH) and (
+            hi is None or type(hi) is int and LOW < hi < HIGH)
+        low, high = (LOW if lo is None else lo, HIGH if hi is None else hi) if small else (None, None)
+        numbered, out = self.numbered, []
+        for k in range(first, len(entries)):
+            handle = entries[k]
+            index, row = numbered[handle >> 32], handle & ROW
+            if small and index.integral and not index.kinds[row] & 0x3F:   # SAME, integers
+                begin = index.starts[row]
+                if begin < low:
+                    continue
+                if begin > high:
+                    break
+                if index.ends[row] <= high:
+                    out.append(handle)
+                continue
+            begin = self.region_start(handle)
+            if begin < start:
+                continue
+            if begin >= end:
+                break
+            if self.region_end(handle) <= end:
+                out.append(handle)
+        return out
 
     def entry(self, handle: int):
         """The entry of ``handle`` as values (tests, explain)."""
         return self.numbered[handle >> 32].entry(handle & ROW)
 
     def set_child(self, node: TraceNode, key, child) -> None:
-        old = node.child(key)
-        had = old is not None
-        node.set_child(key, child)
-        if self.journal is not None:
-            self.journal.record(lambda: node.set_child(key, old) if had else node.pop_child(key))
+        old = node.put(key, child)
+        if self._journal is not None:
+            self._journal.record(lambda: node.pop_child(key) if old is None else node.put(key, old))
 
     def del_child(self, node: TraceNode, key) -> None:
         old = node.pop_child(key)

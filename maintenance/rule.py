@@ -31,7 +31,6 @@ from lftj.recording import Recording
 from lftj.triejoin import JoinPlan, Triejoin
 from maintenance.budget import MemoryBudget
 from maintenance.levels import AtomLevels, LookupPath, lookup_path
-from maintenance.sensitivity import end_of, start_of
 from maintenance.trace import TraceNode
 
 FULL = (None, None)
@@ -162,7 +161,11 @@ class RuleMaintainer:
                  None if atoms[a].dropped[j - atoms[a].consts] else registry.index((atoms[a].relation, atoms[a].order, j)))
                 for a, j in members]
 
+        ids: dict = {}               # participant -> its alpha's id at ``at`` (the alpha is the node's)
+        at = None
+
         def record(i, start, end):
+            nonlocal at
             a, j, alpha, index = kept[i]
             self.operations += 1
             if (not self.operations & every or self.operations == 1 and registry.journal is None) \
@@ -171,7 +174,14 @@ class RuleMaintainer:
             if self.log is not None:
                 self.log.append((tuple(b[:d]), a, j, start, end))
             if index is not None:
-                registry.record(self, index, alpha(b), start, end, self.node)
+                node = self.node
+                if node is not at:
+                    ids.clear()
+                    at = node
+                aid = ids.get(i)
+                if aid is None:
+                    aid = ids[i] = index.alpha_id(alpha(b))
+                registry.record_same(self, index, aid, start, end, node)
         return record
 
     # ------------------------------------------------------------ the trace: the join's output trie
@@ -263,7 +273,7 @@ class RuleMaintainer:
         """Forget the trace of region (node, [lo, hi]): its entries and the subtrees below it;
         the head tuples of its leaves go to ``old``."""
         registry = self.registry
-        for handle in node.entries_within(start_of(lo), end_of(hi), registry.region_start, registry.region_end):
+        for handle in registry.within(node, lo, hi):
             registry.remove(handle)
         for key, child in node.children_in(lo, hi):
             if isinstance(child, TraceNode):

@@ -22,7 +22,9 @@ the object per entry this replaces, with its region and alpha tuples, took 208. 
 after its transaction (``release``) is reused by the next ``add``.
 
 Rows under one ``alpha`` are few in most traces (a trie node's keys met by one leapfrog), so a
-group starts as an ``array('I')`` of rows scanned in full; past :data:`SMALL` rows it becomes a
+group starts as an ``array('I')`` of rows scanned in full by a match, kept ascending: a removed
+row is found by bisection (``array.remove`` makes an int object per element it passes, 3.5 us
+for 40 rows, where a list of entries compared identities); past :data:`SMALL` rows it becomes a
 :class:`maintenance.stabbing.StabbingGroup` (static interval trees built in bulk, see there).
 
 A workspace's stored maintainer leaves the rows on disk (``keep_stored``): a group is read when
@@ -42,6 +44,7 @@ group is read; a removed one is left out then.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left, insort
 from itertools import groupby
 from typing import NamedTuple
 
@@ -162,18 +165,20 @@ class SensitivityIndex:
         return aid
 
     # ------------------------------------------------------------ rows
-    def add(self, alpha: tuple, start, end, node, owner: int, kind: int = SAME, region=None) -> int:
-        """A new live row; ``region``: (lo, hi) of an OTHER one. A row appended past ``filed`` is
-        filed in its group with the others at the next query (:meth:`_file`, in bulk: recording
-        a trace appends millions before any query); a reused row at once."""
+    def add(self, alpha: tuple, start, end, node, owner: int, kind: int = SAME, region=None, aid=None) -> int:
+        """A new live row; ``region``: (lo, hi) of an OTHER one; ``aid``: ``alpha``'s id, if the
+        caller has it. A row appended past ``filed`` is filed in its group with the others at the
+        next query (:meth:`_file`, in bulk: recording a trace appends millions before any query); a
+        reused row at once."""
         if self.integral and (start is None or type(start) is int and LOW < start < HIGH) and (
                 end is None or type(end) is int and LOW < end < HIGH):
             s, e = (LOW if start is None else start), (HIGH if end is None else end)
         else:
             s, e = self._interval(start, end)
-        aid = self.alpha_ids.get(alpha)
         if aid is None:
-            aid = self.alpha_id(alpha)
+            aid = self.alpha_ids.get(alpha)
+            if aid is None:
+                aid = self.alpha_id(alpha)
         self.size += 1
         if self.free:
             return self._reuse(s, e, aid, node, owner, kind, region)
@@ -198,9 +203,24 @@ class SensitivityIndex:
         self.nodes[row], self.owners[row], self.kinds[row] = node, owner, kind
         if kind == OTHER:
             self.regions[row] = region
-        if row < self.filed:
-            self._insert(row)
+        if row < self.filed:                            # (_insert, with the alpha id at hand)
+            group = self.trees.get(aid)
+            if group is None:
+                self.trees[aid] = array("I", (row,))
+            elif type(group) is array:
+                insort(group, row)
+                if len(group) > SMALL:
+                    self.trees[aid] = _grouped(group)
+            else:
+                group.add(row)
         return row
+
+    def file_now(self, row: int) -> None:
+        """The row just appended into its group at once when no other waits (a transaction's row:
+        filing it at the next query would cost a sort and a grouping for a handful of rows)."""
+        if row == self.filed:
+            self.filed = row + 1
+            self._insert(row)
 
     def _row(self, alpha, start, end, node, owner, kind, region) -> int:
         """A row in no group (a stored one)."""
@@ -224,7 +244,12 @@ class SensitivityIndex:
             if group is None:
                 group = trees[aid] = array("I", run)
             elif type(group) is array:
-                group.extend(run)
+                run = array("I", run)
+                if group and run and run[0] < group[-1]:      # (rows appended since are all past
+                    run.extend(group)                         # the filed ones: not expected)
+                    group = trees[aid] = array("I", sorted(run))
+                else:
+                    group.extend(run)
             else:
                 group.extend(array("I", run))
                 continue
@@ -238,7 +263,7 @@ class SensitivityIndex:
         if group is None:
             self.trees[aid] = array("I", (row,))
         elif type(group) is array:
-            group.append(row)
+            insort(group, row)
             if len(group) > SMALL:
                 self.trees[aid] = _grouped(group)
         else:
@@ -253,7 +278,7 @@ class SensitivityIndex:
             aid = self.alphas[row]
             group = self.trees[aid]
             if type(group) is array:
-                group.remove(row)
+                del group[bisect_left(group, row)]
             else:
                 group.remove(row, self)
             if not group:

@@ -25,6 +25,8 @@ from bisect import bisect_left, bisect_right, insort
 
 from lftj.lazy import loading
 
+SCAN = 64        # a node with at most this many entries finds one to remove by scanning
+
 
 class TraceNode:
     """Children and entries are plain lists and dicts kept sorted by bisection: the trace
@@ -79,12 +81,19 @@ class TraceNode:
 
     def remove_entry(self, handle: int, region_start) -> None:
         entries = self.entries
+        if len(entries) <= SCAN:                  # (most nodes: a scan in C beats a bisection by key)
+            del entries[entries.index(handle)]
+            return
         i = bisect_left(entries, region_start(handle), key=region_start)
         while entries[i] != handle:
             i += 1
         del entries[i]
 
     def set_child(self, key, value) -> None:
+        self.put(key, value)
+
+    def put(self, key, value):
+        """Set the child under ``key``; returns the one it replaced (None: there was none)."""
         keys = self.keys
         if keys is None:
             self.keys, self.kids = [key], [value]
@@ -94,10 +103,11 @@ class TraceNode:
         else:
             i = bisect_left(keys, key)
             if i < len(keys) and keys[i] == key:
-                self.kids[i] = value
-            else:
-                keys.insert(i, key)
-                self.kids.insert(i, value)
+                old, self.kids[i] = self.kids[i], value
+                return old
+            keys.insert(i, key)
+            self.kids.insert(i, value)
+        return None
 
     def pop_child(self, key):
         i = bisect_left(self.keys, key)
@@ -112,16 +122,6 @@ class TraceNode:
         i = 0 if lo is None else bisect_left(keys, lo)
         j = len(keys) if hi is None else bisect_right(keys, hi)
         return list(zip(keys[i:j], self.kids[i:j]))
-
-    def entries_within(self, start, end, region_start, region_end) -> list:
-        """Entries whose region lies inside the encoded range [start, end) (``region_end``: the
-        end of a handle's region, as ``end_of``)."""
-        if not self.entries:
-            return []
-        entries = self.entries
-        i = bisect_left(entries, start, key=region_start)
-        j = bisect_left(entries, end, key=region_start)
-        return [h for h in entries[i:j] if region_end(h) <= end]
 
     def size(self) -> int:
         """Nodes and leaves in this subtree (for stats)."""

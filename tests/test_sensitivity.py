@@ -6,6 +6,8 @@ generic encoding switch; and stored groups read when first matched."""
 
 from __future__ import annotations
 
+from array import array
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +29,7 @@ def _ops(keys):
                   st.one_of(st.none(), keys)),
         st.tuples(st.just("remove"), st.integers(0, 10_000)),
         st.tuples(st.just("match"), st.integers(0, 2), st.integers(0, 2), keys),
+        st.tuples(st.just("within"), st.integers(0, 2), ends, ends),
         st.tuples(st.just("commit")),
         st.tuples(st.just("rollback")),
     ), max_size=250)
@@ -34,6 +37,12 @@ def _ops(keys):
 
 def _holds(start, end, key) -> bool:
     return (start is None or start <= key) and (end is None or key <= end)
+
+
+def _inside(region, lo, hi) -> bool:
+    """The region ``(start, end)`` lies inside ``[lo, hi]`` (None: unbounded)."""
+    start, end = region
+    return (lo is None or start is not None and lo <= start) and (hi is None or end is not None and end <= hi)
 
 
 def _ordered(start, end):
@@ -103,6 +112,9 @@ def test_columnar_index_matches_a_list_of_intervals(case, small, pending):
                     e["alive"] = False
                 assert {id(r): sorted((id(n), lo, hi) for n, lo, hi in regions) for r, regions in got.items()} \
                     == {r: sorted(v) for r, v in want.items()}
+            elif op[0] == "within":
+                _, at, lo, hi = op
+                _check_within(registry, twin, nodes[at], *_ordered(lo, hi))
             elif op[0] == "commit":
                 journal, saved = Journal(), {id(e): e["alive"] for e in twin}
                 registry.journal = journal           # (releases the rows removed before)
@@ -135,6 +147,7 @@ def _check(registry: Registry, twin: list, nodes: list, rules: list) -> None:
         want = [(e["alpha"], "-inf" if e["start"] is None else e["start"], "+inf" if e["end"] is None else e["end"])
                 for e in mine]
         assert index.intervals() == sorted(want, key=_interval_key)
+        assert all(list(g) == sorted(g) for g in index.trees.values() if type(g) is array)   # (found by bisection)
         assert len(index) == len(mine)
     for node in nodes:
         got = sorted(repr((type(registry.numbered[h >> 32]).__name__, registry.entry(h)[:3], registry.entry(h).region[1:]))
@@ -145,8 +158,20 @@ def _check(registry: Registry, twin: list, nodes: list, rules: list) -> None:
         starts = [registry.region_start(h) for h in node.entries or ()]
         assert starts == sorted(starts)                  # a node's entries by region start
         assert all(registry.entry(h).region[0] is node for h in node.entries or ())
+        regions = sorted({e["region"] for e in live if e["node"] is node}, key=repr)[:4] + [(None, None)]
+        for lo, hi in regions:                           # (what RuleMaintainer.drop reads)
+            _check_within(registry, twin, node, lo, hi)
     for rule in rules:
         assert rule.intervals == sum(1 for e in live if e["rule"] is rule)
+
+
+def _check_within(registry: Registry, twin: list, node, lo, hi) -> None:
+    """``within``: the node's live entries whose region lies inside [lo, hi] (a revisited
+    region's old entries: RuleMaintainer.drop), in the node's order."""
+    got = [registry.entry(h) for h in registry.within(node, lo, hi)]
+    want = [e for e in twin if e["alive"] and e["node"] is node and _inside(e["region"], lo, hi)]
+    assert sorted(repr((g.alpha, g.start, g.end, g.region[1:])) for g in got) \
+        == sorted(repr((e["alpha"], e["start"], e["end"], e["region"])) for e in want)
 
 
 def _interval_key(interval):
@@ -237,6 +262,7 @@ def test_index_over_stored_groups_matches_a_list_of_intervals(stored, ops, small
         assert len(set(disk.reads)) == len(disk.reads) and set(disk.reads) <= matched
         want = [(e[0], "-inf" if e[1] is None else e[1], "+inf" if e[2] is None else e[2]) for e in twin if e[3]]
         assert index.intervals() == sorted(want, key=_interval_key)
+        assert all(list(g) == sorted(g) for g in index.trees.values() if type(g) is array)   # (found by bisection)
     finally:
         sensitivity.SMALL, stabbing.PENDING = old
 
