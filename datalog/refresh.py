@@ -48,7 +48,7 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     local ``path=`` of a source is held to ``facts_dir`` (``-F``), of a sink to ``out_dir``
     (``-D``), unless the workspace was opened with ``allow_paths`` (the user's command line,
     never the stored program: :mod:`datalog.spark.tables`)."""
-    from datalog.spark import diff as spark_diff, tables as spark_io
+    from datalog.spark import diff as spark_diff, feeds, tables as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
@@ -62,6 +62,11 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     changes, chains = {}, {}
     for directive in engine.spark_directives("input"):
         name = directive.relation
+        if feeds.kind(directive):
+            changes[name], chains[name] = _read_changes(ws, spark, directive, version, report, facts_dir, progress)
+            started = report.phase("read changes", started)
+            checkpoint("diff")
+            continue
         frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name),
                                       facts_dir, engine.allow_paths)
         chain = ws.sources.get(name, "v0").split("+")
@@ -95,6 +100,26 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     report.phase("write back", started)
     _drop_old_snapshots(ws)
     return report
+
+
+def _read_changes(ws: Workspace, spark, directive, version: str, report: RefreshReport, facts_dir,
+                  progress) -> tuple[tuple[list, list], str]:
+    """A source that carries its changes (:mod:`datalog.spark.feeds`): ((inserted, retracted)
+    -- only changes of presence in the relation --, the source's new chain)."""
+    from datalog.spark import feeds, tables as spark_io
+    engine, name = ws.engine, directive.relation
+    chain = ws.sources.get(name, "v0").split("+")
+    source = feeds.Source(spark, directive, engine.column_names(name), list(engine.schema[name].types), facts_dir,
+                          engine.allow_paths)
+    found = feeds.refresh(source, [source_snapshot(ws.path, name, v) for v in chain],
+                          source_snapshot(ws.path, name, version))
+    events = spark_io.rows_of(found.events, progress, f"reading {name}") if found.events is not None else []
+    relation = engine.db[name]
+    prepare(relation)
+    inserted = [r[:-1] for r in events if r[-1] and r[:-1] not in relation]
+    retracted = [r[:-1] for r in events if not r[-1] and r[:-1] in relation]
+    report.sources.append(SourceReport(name, found.rows, len(inserted), len(retracted), read=found.read))
+    return (inserted, retracted), found.chain
 
 
 def _repair_outputs(ws: Workspace, report: RefreshReport, out_dir: str) -> None:
