@@ -113,7 +113,7 @@ def _read_changes(ws: Workspace, spark, directive, version: str, report: Refresh
                           engine.allow_paths)
     found = feeds.refresh(source, [source_snapshot(ws.path, name, v) for v in chain],
                           source_snapshot(ws.path, name, version))
-    events = spark_io.rows_of(found.events, progress, f"reading {name}") if found.events is not None else []
+    events = spark_io.rows_of(found.events, progress, f"reading {name}", f"the changes of {name}") if found.events is not None else []
     relation = engine.db[name]
     prepare(relation)
     inserted = [r[:-1] for r in events if r[-1] and r[:-1] not in relation]

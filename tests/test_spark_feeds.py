@@ -303,3 +303,55 @@ def test_a_delta_path_leading_out_of_the_fact_directory_is_refused(spark, tmp_pa
     with pytest.raises(DatalogError) as info:
         Engine.from_source(text, tmp_path).run()
     assert info.value.code == "input_path"
+
+
+# ---------------------------------------------------------------- scale knobs
+
+def test_scale_knobs_become_spark_settings():
+    from datalog.cli.commands import _parser
+    from datalog.cli.options import spark_options
+    args = _parser().parse_args(["refresh", "ws", "--partitions", "8", "--executor-memory", "8g", "--driver-memory",
+                                 "4G", "--driver-max-rows", "1000", "--conf", "spark.sql.shuffle.partitions=3",
+                                 "--conf", "spark.x=y"])
+    conf = spark_options(args)["conf"]
+    assert conf == {"spark.sql.shuffle.partitions": "8", "spark.default.parallelism": "8", "spark.x": "y",
+                    "spark.executor.memory": "8g", "spark.driver.memory": "4g", "spark.datalog.driverMaxRows": "1000"}
+    for bad in (["--partitions", "0"], ["--driver-memory", "lots"], ["--driver-max-rows", "-3"]):
+        with pytest.raises(SystemExit):
+            _parser().parse_args(["run", "p.dl", *bad])
+
+
+def test_a_relation_too_large_for_the_driver_is_a_coded_error_naming_it(spark, tmp_path, capsys):
+    _append(spark, tmp_path / "edges", [(i, i + 1) for i in range(50)])
+    text = '.decl edge(src: number, dst: number)\n.input edge(IO=spark, path="edges")\n' + RULES
+    spark.conf.set("spark.datalog.driverMaxRows", "49")
+    try:
+        with pytest.raises(DatalogError) as info:
+            Engine.from_source(text, tmp_path).run()
+    finally:
+        spark.conf.unset("spark.datalog.driverMaxRows")
+    assert info.value.code == "driver_too_large"
+    assert "source edge" in info.value.message and "--driver-max-rows" in info.value.message
+    spark.conf.set("spark.datalog.driverMaxRows", "50")          # exactly the limit: read
+    try:
+        engine = Engine.from_source(text, tmp_path)
+        engine.run()
+    finally:
+        spark.conf.unset("spark.datalog.driverMaxRows")
+    assert len(engine.rows("edge")) == 50
+
+
+def test_cli_refresh_prints_the_rows_read(spark, tmp_path):
+    import os
+    import subprocess
+    import sys
+    _append(spark, tmp_path / "edges", [(i, i + 1) for i in range(100)])
+    (tmp_path / "p.dl").write_text(APPEND)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    run = [sys.executable, "-m", "datalog"]
+    subprocess.run([*run, "init", "ws", "p.dl", "--partitions", "3"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    _append(spark, tmp_path / "edges", [(500, 501), (501, 502)])
+    out = subprocess.run([*run, "refresh", "ws"], cwd=tmp_path, env=env, check=True, capture_output=True,
+                         text=True).stdout
+    assert "source edge: 2 rows read (of 102: only what changed), +2 -0" in out

@@ -73,7 +73,8 @@ def _read_spark_inputs(checked, directives, spark, stage, progress, facts_dir, a
     for directive, frame in frames:
         if stage is not None:
             frame = stage(directive, frame)
-        loaded.append((directive.relation, spark_io.rows_of(frame, progress, f"loading {directive.relation}")))
+        loaded.append((directive.relation, spark_io.rows_of(frame, progress, f"loading {directive.relation}",
+                                                                  f"source {directive.relation}")))
     return loaded
 
 

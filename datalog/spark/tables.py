@@ -35,7 +35,8 @@ from urllib.parse import unquote, urlsplit
 
 from datalog.language import ast
 from datalog.language.checks import SPARK_FORMATS, check_spark_directive
-from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputPath, TypeMismatch, Unsupported
+from datalog.language.errors import (BadCommand, BadFactFile, DriverTooLarge, InputPath, MissingInput, OutputPath,
+                                     TypeMismatch, Unsupported)
 from datalog.language.types import AUTO
 from datalog.sources import paths
 from datalog.spark.session import first_line, guard
@@ -279,9 +280,19 @@ def _spark_type(type_: str):
         type_, T.StringType())
 
 
-def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "") -> list[tuple]:
-    """Every row of ``frame`` as Python tuples, through Arrow record batches."""
-    table = frame.toArrow()
+def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "",
+            relation: str | None = None) -> list[tuple]:
+    """Every row of ``frame`` as Python tuples, through Arrow record batches. At most
+    :func:`driver_max_rows` rows come to the driver: past them (one more is fetched to know),
+    ``driver_too_large`` names ``relation`` (else ``label``) and the setting to raise."""
+    limit = driver_max_rows(frame.sparkSession)
+    table = frame.limit(limit + 1).toArrow()
+    if table.num_rows > limit:
+        what = relation or label or "a relation"
+        raise DriverTooLarge(f"{what} has more than {limit:,} rows, and this step brings them to Spark's driver "
+                             f"(the in-process engine holds them): raise --driver-max-rows (now {limit:,}; the "
+                             f"Spark setting {DRIVER_MAX_ROWS}) and --driver-memory, or keep the relations in Spark: "
+                             f"`datalog run --engine spark`, `datalog init --engine spark`")
     rows: list[tuple] = []
     done, total = 0, table.num_rows
     for batch in table.to_batches(max_chunksize=200_000):
@@ -292,6 +303,20 @@ def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "
             filled = 30 * done // total
             progress(f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} rows")
     return rows
+
+
+DRIVER_MAX_ROWS = "spark.datalog.driverMaxRows"
+DEFAULT_DRIVER_MAX_ROWS = 20_000_000     # ~1.5 GB of Python tuples of two ints; Spark's driver has 2g by default
+
+
+def driver_max_rows(spark) -> int:
+    """The most rows one relation may bring to the driver (``--driver-max-rows``, the Spark
+    setting ``spark.datalog.driverMaxRows``)."""
+    value = spark.conf.get(DRIVER_MAX_ROWS, None)
+    try:
+        return int(value) if value is not None else DEFAULT_DRIVER_MAX_ROWS
+    except ValueError:
+        raise BadCommand(f"{DRIVER_MAX_ROWS}={value!r} is not a number of rows") from None
 
 
 def _python_values(column) -> list:
@@ -408,5 +433,5 @@ def uri(where: Path) -> str:
     return Path(where).resolve().as_uri()
 
 
-__all__ = ["source_frame", "typed", "delta_source", "read_files", "files_root", "listing", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
+__all__ = ["driver_max_rows", "DRIVER_MAX_ROWS", "source_frame", "typed", "delta_source", "read_files", "files_root", "listing", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
            "located", "local_name", "check_sink_paths"]
