@@ -22,6 +22,11 @@ a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, 
    cannot delete in place); then ``spark/outputs`` records the commit the sinks hold;
 4. removes the versions the new chains do not name.
 
+A source that carries its own changes (``append_only=true``, ``partitioned=true``, ``IO=delta,
+cdf=true``: :mod:`datalog.spark.feeds`) is not diffed in step 1: the refresh reads only what it
+says changed (**read changes**), writes it as the chain's next version with the new watermark,
+and keeps the changes of presence in the relation.
+
 No difference: no transaction, no engine work, nothing written (a staged copy is dropped).
 
 **Killed or failed at any point** the next refresh converges: before step 2 commits, the

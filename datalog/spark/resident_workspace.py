@@ -18,7 +18,9 @@ and renames the directory it built into place: a killed init leaves no workspace
 **refresh**: (1) *repair*: sinks that may not hold the last commit are rewritten from the
 stored relations; (2) *diff*: each Spark source against its snapshot chain, inside Spark
 (:func:`datalog.spark.diff.delta_events`, or a new full version every ``CHAIN`` versions), the
-changes staying in Spark; (3) *maintain*: delta rules with counts stratum by stratum, DRed for
+changes staying in Spark -- a source that carries its own changes is read for them instead
+(:mod:`datalog.spark.feeds`, the events joined with the stored relation so that only changes of
+presence remain); (3) *maintain*: delta rules with counts stratum by stratum, DRed for
 recursive ones
 (:class:`datalog.spark.deltas.Maintainer`), each changed relation's new version and delta
 written into ``relations/<r>/v<N+1>``; (4) *commit*: the manifest replaced atomically; (5)

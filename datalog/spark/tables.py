@@ -141,8 +141,11 @@ def read_files(spark, directive: ast.Directive, root: str, files: list[str], fmt
     reader = spark.read.format(fmt).option("basePath", root)
     if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
+    paths = [root.rstrip("/") + "/" + f for f in files]
     try:
-        return reader.load([root.rstrip("/") + "/" + f for f in files])
+        if len(paths) > 1:          # the first file's schema for all: no schema discovery job over the others
+            reader = reader.schema(reader.load(paths[0]).schema)
+        return reader.load(paths)
     except AnalysisException as exc:
         raise MissingInput(f"Spark cannot read the files of {root} for {directive.relation}: {first_line(exc)}",
                            directive.span) from None
