@@ -148,6 +148,17 @@ def test_a_failed_refresh_leaves_the_watermark_and_the_next_reads_again(spark, t
     _check(kind, {(1, 2), (2, 3), (3, 1), (4, 4)})
 
 
+def test_append_only_managed_table_reads_only_its_new_files(spark, tmp_path):
+    spark.sql("CREATE DATABASE IF NOT EXISTS db_feeds")
+    spark.sql("DROP TABLE IF EXISTS db_feeds.events")
+    spark.createDataFrame([(1, 2), (2, 3)], "src long, dst long").write.saveAsTable("db_feeds.events")
+    text = '.decl edge(src: number, dst: number)\n.input edge(IO=spark, table="db_feeds.events", append_only=true)\n'
+    kind = InProcess(tmp_path, text + RULES)
+    spark.createDataFrame([(3, 1)], "src long, dst long").coalesce(1).write.mode("append").saveAsTable("db_feeds.events")
+    assert _read(kind.refresh()) == 1
+    _check(kind, {(1, 2), (2, 3), (3, 1)})
+
+
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=5), min_size=1, max_size=3))
 def test_random_appends_equal_from_scratch(spark, tmp_path_factory, batches):
