@@ -337,7 +337,9 @@ def _patterns(spark, work: Path, args) -> str:
                 opened = 0.0
                 report = resident_workspace.refresh(where / "ws", engine_of, out_dir=where)
                 started = time.perf_counter()
-                resident_workspace.create(where / "again", program, engine_of, out_dir=where)
+                # the full reload reads the table as a plain snapshot source (no watermark kept)
+                resident_workspace.create(where / "again", PATTERN_PROGRAM.format(dir=where, flag=""), engine_of,
+                                          out_dir=where)
                 full = time.perf_counter() - started
             phases = _phases(report.seconds)
             source = {x.relation: x for x in report.sources}["edge"]

@@ -176,7 +176,10 @@ def files_root(spark, directive: ast.Directive, facts_dir, allow_paths: bool) ->
 def listing(spark, root: str) -> dict[str, tuple[int, int]]:
     """Every data file under ``root`` (recursively; names Spark skips, ``_*`` and ``.*``, left
     out): its path relative to ``root`` -> (size, modification time in ms), from the
-    filesystem's metadata only."""
+    filesystem's metadata only. A local directory is listed by this process (through Hadoop
+    each file's three facts cost a round trip to the JVM: 1.6 s for 200 files)."""
+    if root.lower().startswith("file:"):
+        return _local_listing(Path(unquote(urlsplit(root).path)))
     jvm = spark._jvm
     base = jvm.org.apache.hadoop.fs.Path(root)
     fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
@@ -192,6 +195,18 @@ def listing(spark, root: str) -> dict[str, tuple[int, int]]:
         if any(p.startswith(("_", ".")) for p in relative.split("/")):
             continue
         found[relative] = (int(status.getLen()), int(status.getModificationTime()))
+    return found
+
+
+def _local_listing(base: Path) -> dict[str, tuple[int, int]]:
+    found = {}
+    for directory, folders, names in os.walk(base):
+        folders[:] = [f for f in folders if not f.startswith(("_", "."))]
+        for name in names:
+            if not name.startswith(("_", ".")):
+                where = Path(directory) / name
+                info = where.stat()
+                found[where.relative_to(base).as_posix()] = (info.st_size, info.st_mtime_ns // 1_000_000)
     return found
 
 
