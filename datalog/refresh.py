@@ -96,7 +96,11 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
         return report
     for name in changes:
         prepare(engine.db[name])       # read from the workspace now, so that maintain follows the delta
+    _presence_only(engine, changes, report)
     started = report.phase("load", started)
+    if not any(ins or dels for ins, dels in changes.values()):
+        _drop_old_snapshots(ws)        # what a change-carrying source said changed was there already
+        return report
     delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
                               chains, before_log=lambda: checkpoint("transaction"))
     report.commit = ws.seq
@@ -119,12 +123,22 @@ def _read_changes(ws: Workspace, spark, directive, version: str, report: Refresh
     found = feeds.refresh(source, [source_snapshot(ws.path, name, v) for v in chain],
                           source_snapshot(ws.path, name, version))
     events = spark_io.rows_of(found.events, progress, f"reading {name}", f"the changes of {name}") if found.events is not None else []
-    relation = engine.db[name]
-    prepare(relation)
-    inserted = [r[:-1] for r in events if r[-1] and r[:-1] not in relation]
-    retracted = [r[:-1] for r in events if not r[-1] and r[:-1] in relation]
+    inserted, retracted = [r[:-1] for r in events if r[-1]], [r[:-1] for r in events if not r[-1]]
     report.sources.append(SourceReport(name, found.rows, len(inserted), len(retracted), read=found.read))
     return (inserted, retracted), found.chain
+
+
+def _presence_only(engine, changes: dict, report: RefreshReport) -> None:
+    """What a change-carrying source said changed, kept only where the relation's presence
+    changes (an appended row may be there already); the sources' counts follow."""
+    for source in report.sources:
+        if source.read is None or source.relation not in changes:
+            continue
+        relation = engine.db[source.relation]
+        inserted, retracted = changes[source.relation]
+        changes[source.relation] = ([r for r in inserted if r not in relation],
+                                    [r for r in retracted if r in relation])
+        source.inserted, source.retracted = (len(c) for c in changes[source.relation])
 
 
 def _repair_outputs(ws: Workspace, report: RefreshReport, out_dir: str) -> None:

@@ -151,7 +151,8 @@ def _stage_partitioned(source: Source, where: Path) -> tuple["DataFrame", int]:
     save(where, {"kind": "partitioned", "files": _plain(files), "next": len(index),
                  "parts": {p: [where.name, index[p], counts.get(index[p], 0)] for p in parts},
                  "rows": sum(counts.values())})
-    frame = _union([_part_rows(source.spark, where, index[p]) for p in sorted(parts)], source)
+    kept = where / "parts"
+    frame = (source.spark.read.parquet(_local_uri(kept)).drop(PART) if kept.exists() else _union([], source))
     return frame, sum(counts.values())
 
 
@@ -323,8 +324,13 @@ def _write_parts(source: Source, root: str, fmt: str, files: dict[str, list[str]
 
 def _part_rows(spark, version: Path, number: int):
     where = version / "parts" / f"{PART}={number}"
-    # a file: URI would quote "=" as %3D, which Hadoop then takes literally
-    return spark.read.parquet("file://" + str(where.resolve())) if where.exists() else None
+    return spark.read.parquet(_local_uri(where)) if where.exists() else None
+
+
+def _local_uri(where: Path) -> str:
+    """A local directory as Spark reads it: a file: URI would quote "=" as %3D, which Hadoop
+    then takes literally."""
+    return "file://" + str(where.resolve())
 
 
 def _union(frames: list, source: Source) -> "DataFrame":
