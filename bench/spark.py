@@ -26,6 +26,20 @@ Arrow, evaluates from scratch and overwrites the outputs. Targets from the issue
 maintain phase proportional to the delta (10x delta ~ 10x time) and refresh >= 10x faster than
 full.
 
+Change patterns (--patterns, issue 19 part 3). An edge table of --pattern-rows rows in 100
+Hive-style partitions (``part=k``) feeds the same two rules; --pattern-share of its rows change
+in one of three ways, each refreshed by an in-process and a Spark-resident workspace:
+
+  uniform    rows deleted and inserted all over the table (every file rewritten): a snapshot
+             source, diffed (datalog.spark.diff)
+  partition  the same number of rows changed inside one partition of the 100: a
+             ``partitioned=true`` source, which reads that partition only
+  append     the same number of rows appended as new files: an ``append_only=true`` source
+
+against ``full``: a fresh engine (in-process) or a fresh resident init reading the whole table,
+evaluating and writing the outputs. Phases: read changes (diff, or read what the source says
+changed), maintain (load, maintenance, commit), write back.
+
 Distributed. Triangles over --triangle-edges random edges: ``datalog run --engine spark``
 (datalog.spark.distributed, local[2]) against the in-process engine, same results required.
 """
@@ -72,6 +86,11 @@ def add_arguments(p) -> None:
                         "resident init (a full reload and re-evaluation on Spark)")
     p.add_argument("--resident-only", action="store_true", help="with --resident: skip the in-process workspace")
     p.add_argument("--memory", default="8g", help="Spark driver memory; default 8g")
+    p.add_argument("--patterns", action="store_true", help="the three change patterns (uniform, one partition, "
+                                                           "append-only) against a full reload")
+    p.add_argument("--patterns-only", action="store_true", help="only the change patterns")
+    p.add_argument("--pattern-rows", type=int, default=1_000_000, help="rows of the patterns' table; default 1M")
+    p.add_argument("--pattern-share", type=float, default=0.001, help="share of its rows changed; default 0.001")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
 
 
@@ -82,7 +101,12 @@ def run(args) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     lines = [f"# bench spark: {provenance.line(provenance.state())}"]
     try:
-        if not args.resident_only:
+        if args.patterns or args.patterns_only:
+            lines.append(_patterns(spark, work, args))
+        if args.patterns_only:
+            args.resident = args.resident_only = False
+            args.triangle_edges = 0
+        if not args.resident_only and not args.patterns_only:
             rows = _refresh_rows(spark, work, args)
             lines.append(table.text(["phase", *[r[0] for r in rows]], _transpose(rows),
                                     right=set(range(1, len(rows) + 1))))
@@ -220,6 +244,114 @@ def _resident_rows(spark, work: Path, args) -> list:
     resident_workspace.create(where / "again", program, engine_of, out_dir=where)   # sinks overwritten
     out.append(("full (init)", {"total": f"{time.perf_counter() - started:.2f}", "rows changed": "all"}))
     return out
+
+
+# ---------------------------------------------------------------- change patterns
+
+PATTERN_PROGRAM = """
+.decl edge(src: number, dst: number, part: number)
+.input edge(IO=spark, path="{dir}/edges"{flag})
+.decl vip(n: number)
+.input vip(IO=spark, path="{dir}/vip")
+.decl vip_edge(x: number, y: number)
+.output vip_edge(IO=spark, path="{dir}/vip_edge", mode=merge)
+.decl reach2(x: number, z: number)
+.output reach2(IO=spark, path="{dir}/reach2", mode=merge)
+vip_edge(x, y) :- edge(x, y, _), vip(x).
+reach2(x, z) :- vip_edge(x, y), edge(y, z, _).
+"""
+PATTERNS = {"uniform": "", "partition": ", partitioned=true", "append": ", append_only=true"}
+PARTS = 100
+
+
+def _with_part(frame):
+    from pyspark.sql import functions as F
+    return frame.withColumn("part", F.pmod(F.xxhash64("src", "dst", F.lit(3)), F.lit(PARTS)))
+
+
+def _change(spark, where: Path, pattern: str, changed: int) -> None:
+    """``changed`` rows of the table at ``where`` changed as ``pattern`` says (half deleted,
+    half inserted; appended: all inserted)."""
+    from pyspark.sql import functions as F
+    fresh = _with_part(_edges(spark, changed, 99)).withColumn("src", F.col("src") + 10 ** 9)
+    if pattern == "append":
+        fresh.coalesce(1).write.mode("append").partitionBy("part").parquet(str(where))
+        return
+    current = spark.read.parquet(str(where))
+    if pattern == "uniform":
+        kept = current.where(F.pmod(F.xxhash64("src", "dst", F.lit(7)), F.lit(current.count())) >= changed // 2)
+        new = kept.unionByName(fresh.limit(changed // 2)).localCheckpoint()
+        staged = where.with_name(where.name + ".next")
+        new.write.mode("overwrite").partitionBy("part").parquet(str(staged))
+        shutil.rmtree(where)
+        os.replace(staged, where)
+        return
+    part = current.where("part = 0").drop("part").localCheckpoint()
+    rows = part.count()
+    kept = part.where(F.pmod(F.xxhash64("src", "dst", F.lit(7)), F.lit(rows)) >= changed // 2)
+    new = kept.unionByName(fresh.drop("part").limit(changed // 2)).localCheckpoint()
+    staged = where.with_name("part0.next")
+    new.coalesce(1).write.mode("overwrite").parquet(str(staged))
+    shutil.rmtree(where / "part=0")
+    os.replace(staged, where / "part=0")
+
+
+def _phases(seconds: dict) -> dict:
+    read = sum(seconds.get(k, 0) for k in ("diff+transfer", "stage", "diff", "read changes"))
+    maintain = sum(seconds.get(k, 0) for k in ("load", "maintain", "commit"))
+    back = seconds.get("write back", 0)
+    return {"read changes": read, "maintain": maintain, "write back": back, "total": sum(seconds.values())}
+
+
+def _patterns(spark, work: Path, args) -> str:
+    from pyspark.sql import functions as F
+    from datalog.engine.engine import Engine
+    from datalog.refresh import refresh
+    from datalog.spark import resident_workspace
+    from datalog.workspace.workspace import Workspace
+    changed = max(int(args.pattern_rows * args.pattern_share), 2)
+    lines = []
+    for pattern, flag in PATTERNS.items():
+        for kind in ("in-process", "resident"):
+            where = work / f"{pattern}-{kind}"
+            where.mkdir()
+            _with_part(_edges(spark, args.pattern_rows, 0)).write.partitionBy("part").parquet(str(where / "edges"))
+            spark.range(args.vips).select(F.col("id").alias("n")).write.parquet(str(where / "vip"))
+            program = PATTERN_PROGRAM.format(dir=where, flag=flag)
+
+            def engine_of(text, source, where=where):
+                return Engine.from_source(text, where, name=source)
+            if kind == "in-process":
+                Workspace.create(where / "ws", program, facts_dir=where, out_dir=where).close()
+            else:
+                resident_workspace.create(where / "ws", program, engine_of, out_dir=where)
+            _change(spark, where / "edges", pattern, changed)
+            gc.collect()
+            if kind == "in-process":
+                opened = time.perf_counter()
+                with Workspace.open(where / "ws") as ws:
+                    opened = time.perf_counter() - opened
+                    report = refresh(ws, facts_dir=str(where), out_dir=str(where))
+                full = _full(spark, program, where)
+            else:
+                opened = 0.0
+                report = resident_workspace.refresh(where / "ws", engine_of, out_dir=where)
+                started = time.perf_counter()
+                # the full reload reads the table as a plain snapshot source (no watermark kept)
+                resident_workspace.create(where / "again", PATTERN_PROGRAM.format(dir=where, flag=""), engine_of,
+                                          out_dir=where)
+                full = time.perf_counter() - started
+            phases = _phases(report.seconds)
+            source = {x.relation: x for x in report.sources}["edge"]
+            total = phases["total"] + opened
+            lines.append([pattern, kind, f"+{source.inserted:,} -{source.retracted:,}", f"{source.rows_read:,}",
+                          f"{phases['read changes']:.2f}", f"{phases['maintain']:.2f}", f"{phases['write back']:.2f}",
+                          f"{opened:.2f}", f"{total:.2f}", f"{full:.2f}", f"{full / total:.1f}x"])
+            shutil.rmtree(where, ignore_errors=True)
+    return (f"change patterns: {args.pattern_rows:,} rows in {PARTS} partitions, {changed:,} rows changed "
+            f"({args.pattern_share:g}); seconds\n"
+            + table.text(["pattern", "workspace", "changed", "rows read", "read changes", "maintain", "write back",
+                          "open", "refresh", "full reload", "speed-up"], lines, right=set(range(2, 11))))
 
 
 # ---------------------------------------------------------------- distributed

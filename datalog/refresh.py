@@ -22,6 +22,11 @@ a chain of version directories ``ws/spark/r/vN`` (named by the workspace's log, 
    cannot delete in place); then ``spark/outputs`` records the commit the sinks hold;
 4. removes the versions the new chains do not name.
 
+A source that carries its own changes (``append_only=true``, ``partitioned=true``, ``IO=delta,
+cdf=true``: :mod:`datalog.spark.feeds`) is not diffed in step 1: the refresh reads only what it
+says changed (**read changes**), writes it as the chain's next version with the new watermark,
+and keeps the changes of presence in the relation.
+
 No difference: no transaction, no engine work, nothing written (a staged copy is dropped).
 
 **Killed or failed at any point** the next refresh converges: before step 2 commits, the
@@ -48,7 +53,7 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     local ``path=`` of a source is held to ``facts_dir`` (``-F``), of a sink to ``out_dir``
     (``-D``), unless the workspace was opened with ``allow_paths`` (the user's command line,
     never the stored program: :mod:`datalog.spark.tables`)."""
-    from datalog.spark import diff as spark_diff, tables as spark_io
+    from datalog.spark import diff as spark_diff, feeds, tables as spark_io
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
@@ -62,6 +67,11 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     changes, chains = {}, {}
     for directive in engine.spark_directives("input"):
         name = directive.relation
+        if feeds.kind(directive):
+            changes[name], chains[name] = _read_changes(ws, spark, directive, version, report, facts_dir, progress)
+            started = report.phase("read changes", started)
+            checkpoint("diff")
+            continue
         frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name),
                                       facts_dir, engine.allow_paths)
         chain = ws.sources.get(name, "v0").split("+")
@@ -86,7 +96,11 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
         return report
     for name in changes:
         prepare(engine.db[name])       # read from the workspace now, so that maintain follows the delta
+    _presence_only(engine, changes, report)
     started = report.phase("load", started)
+    if not any(ins or dels for ins, dels in changes.values()):
+        _drop_old_snapshots(ws)        # what a change-carrying source said changed was there already
+        return report
     delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
                               chains, before_log=lambda: checkpoint("transaction"))
     report.commit = ws.seq
@@ -95,6 +109,36 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     report.phase("write back", started)
     _drop_old_snapshots(ws)
     return report
+
+
+def _read_changes(ws: Workspace, spark, directive, version: str, report: RefreshReport, facts_dir,
+                  progress) -> tuple[tuple[list, list], str]:
+    """A source that carries its changes (:mod:`datalog.spark.feeds`): ((inserted, retracted)
+    -- only changes of presence in the relation --, the source's new chain)."""
+    from datalog.spark import feeds, tables as spark_io
+    engine, name = ws.engine, directive.relation
+    chain = ws.sources.get(name, "v0").split("+")
+    source = feeds.Source(spark, directive, engine.column_names(name), list(engine.schema[name].types), facts_dir,
+                          engine.allow_paths)
+    found = feeds.refresh(source, [source_snapshot(ws.path, name, v) for v in chain],
+                          source_snapshot(ws.path, name, version))
+    events = spark_io.rows_of(found.events, progress, f"reading {name}", f"the changes of {name}") if found.events is not None else []
+    inserted, retracted = [r[:-1] for r in events if r[-1]], [r[:-1] for r in events if not r[-1]]
+    report.sources.append(SourceReport(name, found.rows, len(inserted), len(retracted), read=found.read))
+    return (inserted, retracted), found.chain
+
+
+def _presence_only(engine, changes: dict, report: RefreshReport) -> None:
+    """What a change-carrying source said changed, kept only where the relation's presence
+    changes (an appended row may be there already); the sources' counts follow."""
+    for source in report.sources:
+        if source.read is None or source.relation not in changes:
+            continue
+        relation = engine.db[source.relation]
+        inserted, retracted = changes[source.relation]
+        changes[source.relation] = ([r for r in inserted if r not in relation],
+                                    [r for r in retracted if r in relation])
+        source.inserted, source.retracted = (len(c) for c in changes[source.relation])
 
 
 def _repair_outputs(ws: Workspace, report: RefreshReport, out_dir: str) -> None:

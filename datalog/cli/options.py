@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 
 from datalog.engine.progress import ProgressBar
@@ -13,11 +14,46 @@ from datalog.language.parser import ParseOptions
 
 
 def add_spark_options(parser) -> None:
-    """``--master`` and ``--conf KEY=VALUE`` on a command that may start Spark."""
+    """``--master``, ``--conf KEY=VALUE`` and the scale knobs on a command that may start Spark."""
     parser.add_argument("--master", help="Spark master URL (default: local[2] inside this process, "
                                          "or $SPARK_MASTER)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting, e.g. --conf spark.driver.memory=8g (repeatable)")
+                        help="a Spark setting, e.g. --conf spark.sql.adaptive.enabled=true (repeatable; the "
+                             "options below win over it)")
+    parser.add_argument("--partitions", type=_positive, metavar="N",
+                        help="Spark's shuffle partitions and default parallelism (default 2: local[2]; on a "
+                             "cluster about 2-4 per executor core)")
+    parser.add_argument("--executor-memory", type=_memory, metavar="SIZE",
+                        help="memory of each Spark executor, e.g. 8g (spark.executor.memory)")
+    parser.add_argument("--driver-memory", type=_memory, metavar="SIZE",
+                        help="memory of Spark's driver JVM, e.g. 4g (spark.driver.memory; default 2g or "
+                             "$DATALOG_SPARK_MEMORY)")
+    parser.add_argument("--driver-max-rows", type=_positive, metavar="N",
+                        help="the most rows one relation may bring to the driver (the in-process engine's "
+                             "sources, a refresh's changes); past it, driver_too_large names the relation "
+                             "(default 20,000,000)")
+
+
+# what each scale knob sets
+KNOBS = {"partitions": ("spark.sql.shuffle.partitions", "spark.default.parallelism"),
+         "executor_memory": ("spark.executor.memory",), "driver_memory": ("spark.driver.memory",),
+         "driver_max_rows": ("spark.datalog.driverMaxRows",)}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def _memory(text: str) -> str:
+    if not re.fullmatch(r"[0-9]+[kmgt]?", text.strip().lower()):
+        raise argparse.ArgumentTypeError(f"expected a size such as 512m or 8g, got {text!r}")
+    return text.strip().lower()
 
 
 def add_path_option(parser) -> None:
@@ -53,6 +89,10 @@ def spark_options(args) -> dict:
         if not sep or not key:
             raise BadCommand(f"--conf takes KEY=VALUE, got {item!r}")
         conf[key.strip()] = value.strip()
+    for knob, keys in KNOBS.items():
+        value = getattr(args, knob, None)
+        if value is not None:
+            conf.update({key: str(value) for key in keys})
     return {"master": args.master, "conf": conf}
 
 

@@ -177,8 +177,9 @@ class Engine:
         self._evaluated = self._evaluated or evaluated
 
     def spark_directives(self, kind: str) -> list[ast.Directive]:
-        """The ``.input`` or ``.output`` directives with ``IO=spark``."""
-        return [d for d in self.checked.directives(kind) if d.io == "spark"]
+        """The ``.input`` or ``.output`` directives with ``IO=spark`` (sources: and ``IO=delta``, read
+        through Spark as well)."""
+        return [d for d in self.checked.directives(kind) if d.io in ("spark", "delta")]
 
     def spark_session(self):
         """The process's Spark session (started on first use with ``spark_options``)."""
@@ -500,6 +501,8 @@ class Engine:
             return f"commit {commit}"
         for directive in self.checked.directives("input"):
             if directive.relation == relation:
+                if directive.io == "delta":
+                    return f"Delta table {directive.param('path')}"
                 if directive.io == "spark":
                     return f"Spark table {directive.param('table') or directive.param('path') or relation}"
                 return files.row_source(directive, self.facts_dir, row, self.allow_paths)

@@ -61,7 +61,7 @@ def read_inputs(checked, directives, facts_dir: Path, spark=None, stage=None,
 
 
 def _read_spark_inputs(checked, directives, spark, stage, progress, facts_dir, allow_paths: bool) -> Loaded:
-    directives = [d for d in directives if d.kind == "input" and d.io == "spark"]
+    directives = [d for d in directives if d.kind == "input" and d.io in ("spark", "delta")]
     if not directives:
         return []
     from datalog.spark import tables as spark_io            # pyspark is loaded only for Spark programs
@@ -73,7 +73,8 @@ def _read_spark_inputs(checked, directives, spark, stage, progress, facts_dir, a
     for directive, frame in frames:
         if stage is not None:
             frame = stage(directive, frame)
-        loaded.append((directive.relation, spark_io.rows_of(frame, progress, f"loading {directive.relation}")))
+        loaded.append((directive.relation, spark_io.rows_of(frame, progress, f"loading {directive.relation}",
+                                                                  f"source {directive.relation}")))
     return loaded
 
 

@@ -111,10 +111,10 @@ def check_undefined(ctx: Checked) -> None:
 # SQLite's; ``attributeNames`` replaces an output's header line) and our Spark ones.
 _COMMON = {"io", "filename", "delimiter", "headers", "rfc4180", "compress", "name", "dbname",
            "table", "path", "format"}
-KNOWN_PARAMETERS = {"input": _COMMON | {"query", "columns"},
+KNOWN_PARAMETERS = {"input": _COMMON | {"query", "columns", "append_only", "partitioned", "cdf"},
                     "output": _COMMON | {"mode", "attributenames"},
                     "printsize": set()}
-KNOWN_IO = {"input": ("file", "stdin", "sqlite", "jsonfile", "spark"),
+KNOWN_IO = {"input": ("file", "stdin", "sqlite", "jsonfile", "spark", "delta"),
             "output": ("file", "stdout", "sqlite", "jsonfile", "json", "stdoutprintsize", "spark"),
             "printsize": ("file",)}
 
@@ -129,7 +129,9 @@ def check_directives(ctx: Checked) -> None:
         if io not in KNOWN_IO[directive.kind]:
             raise UnknownDirective(f"unknown IO={io} for .{directive.kind} {directive.relation} "
                                    f"(use {', '.join(KNOWN_IO[directive.kind])})", directive.span)
-        if io == "spark":
+        if directive.kind == "input":
+            _check_change_flags(directive)
+        if io in ("spark", "delta"):
             check_spark_directive(directive)
             _refuse_spark_records(ctx, directive)
         if io == "sqlite" and ctx.schema[directive.relation].arity == 0:
@@ -155,7 +157,16 @@ SPARK_FORMATS, SPARK_MODES = ("parquet", "orc", "json", "csv"), ("overwrite", "m
 
 def check_spark_directive(directive: ast.Directive) -> None:
     """``IO=spark``: an input names one of ``table``/``path``/``query``, an output one of
-    ``table``/``path``; ``format`` and ``mode`` take the values Spark is asked for."""
+    ``table``/``path``; ``format`` and ``mode`` take the values Spark is asked for. A source that
+    carries its own changes (:mod:`datalog.spark.feeds`): ``append_only=true`` or
+    ``partitioned=true`` (one of them) on a ``table=`` or ``path=``; ``IO=delta`` names a
+    ``path=`` and may say ``cdf=true``."""
+    _check_change_flags(directive)
+    if directive.io == "delta":
+        if directive.param("path") is None or any(directive.param(k) is not None for k in ("table", "query", "format")):
+            raise UnknownDirective(f".input {directive.relation}(IO=delta) needs path= (a Delta Lake table's "
+                                   f"directory) and no table=, query= or format=", directive.span)
+        return
     where = ("table", "path", "query") if directive.kind == "input" else ("table", "path")
     given = [k for k in where if directive.param(k) is not None]
     if len(given) != 1:
@@ -168,6 +179,30 @@ def check_spark_directive(directive: ast.Directive) -> None:
     mode = (directive.param("mode") or "overwrite").lower()
     if directive.kind == "output" and mode not in SPARK_MODES:
         raise UnknownDirective(f"mode={mode} for {directive.relation} (use overwrite or merge)", directive.span)
+
+
+def flag(directive: ast.Directive, key: str) -> bool:
+    """A ``true``/``false`` directive parameter (absent: false)."""
+    return (directive.param(key) or "false").strip().lower() == "true"
+
+
+def _check_change_flags(directive: ast.Directive) -> None:
+    for key in ("append_only", "partitioned", "cdf"):
+        value = directive.param(key)
+        if value is not None and value.strip().lower() not in ("true", "false"):
+            raise UnknownDirective(f"{key}={value} for {directive.relation} (use true or false)", directive.span)
+    if flag(directive, "cdf") and directive.io != "delta":
+        raise UnknownDirective(f"cdf=true for {directive.relation} needs IO=delta (a Delta Lake table's change "
+                               f"data feed)", directive.span)
+    kinds = [k for k in ("append_only", "partitioned") if flag(directive, k)]
+    if kinds and directive.io != "spark":
+        raise UnknownDirective(f"{kinds[0]}=true for {directive.relation} needs IO=spark", directive.span)
+    if len(kinds) > 1:
+        raise UnknownDirective(f"{directive.relation} says both append_only=true and partitioned=true; an "
+                               f"append-only source reads its new files already (name one)", directive.span)
+    if kinds and directive.param("query") is not None:
+        raise UnknownDirective(f"{kinds[0]}=true for {directive.relation} needs table= or path= (files whose "
+                               f"metadata a refresh compares), not query=", directive.span)
 
 
 # ---------------------------------------------------------------- rule shape

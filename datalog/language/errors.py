@@ -147,6 +147,12 @@ IOFault = _error("IOFault", "io_error", "Reading or writing failed outside a wor
 WorkspaceReadOnly = _error("WorkspaceReadOnly", "workspace_readonly", "A commit through a workspace opened for reading.")
 SparkUnavailable = _error("SparkUnavailable", "spark_unavailable", "Spark is needed but pyspark, pyarrow or Java is missing, or Spark did not start.")
 SparkError = _error("SparkError", "spark_error", "Spark failed while reading, diffing or writing a table.")
+SourceNotAppendOnly = _error("SourceNotAppendOnly", "append_only_violated", "A source declared append_only=true lost or "
+                             "rewrote a file (or rows) a refresh already read: its deletions cannot be seen; "
+                             "read it as a snapshot (without append_only) or re-init the workspace.")
+DriverTooLarge = _error("DriverTooLarge", "driver_too_large", "A relation the plan needs on Spark's driver has more rows "
+                        "than --driver-max-rows allows: raise that setting (and --driver-memory) or keep the "
+                        "relation in Spark.")
 BadBlock = _error("BadBlock", "bad_block", "addblock/removeblock named a block that exists already or does not exist.")
 # ---- components (issue 18)
 UnknownComponent = _error("UnknownComponent", "unknown_component", "A .init or a base names a component that is not declared in scope.")

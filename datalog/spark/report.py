@@ -16,12 +16,19 @@ CHAIN_SHARE = 0.1        # ... or when the chain's changes pass this share of th
 
 @dataclass
 class SourceReport:
-    """One source of a refresh: the rows read, and how many were inserted and retracted."""
+    """One source of a refresh: its rows, the rows read from it (``read``: all of them for a
+    snapshot source, only the new or changed ones for a source that carries its changes), and
+    how many were inserted and retracted."""
 
     relation: str
     rows: int = 0
     inserted: int = 0
     retracted: int = 0
+    read: int | None = None          # None: every row (a snapshot source's diff reads them all)
+
+    @property
+    def rows_read(self) -> int:
+        return self.rows if self.read is None else self.read
 
     @property
     def deleted(self) -> int:
@@ -61,7 +68,9 @@ def describe(report: RefreshReport) -> list[str]:
     """The lines ``datalog refresh`` prints."""
     if not report.seconds:
         return ["nothing to refresh: the program names no Spark source or output"]
-    lines = [f"source {s.relation}: {s.rows:,} rows read, +{s.inserted:,} -{s.retracted:,}" for s in report.sources]
+    lines = [f"source {s.relation}: {s.rows_read:,} rows read" +
+             (f" (of {s.rows:,}: only what changed)" if s.read is not None else "") +
+             f", +{s.inserted:,} -{s.retracted:,}" for s in report.sources]
     lines += [f"output {name}: +{ins:,} -{dels:,} ({how})" for name, (ins, dels, how) in report.outputs.items()]
     lines += [f"output {name}: rewritten in full (it may not have held commit {report.commit_before}: a write-back "
               f"cut short, or datalog update since)" for name in report.repaired]

@@ -411,7 +411,7 @@ class Resident:
     # ------------------------------------------------------------ inputs
     def load(self) -> None:
         engine = self.engine
-        spark_ins = [d for d in engine.checked.directives("input") if d.io == "spark"]
+        spark_ins = [d for d in engine.checked.directives("input") if d.io in ("spark", "delta")]
         file_ins = [d for d in engine.checked.directives("input") if d.io in ("file", "sqlite", "jsonfile", "stdin")]
         parts: dict[str, list] = {}
         for directive in file_ins:                  # the engine's own reader: exact parsing

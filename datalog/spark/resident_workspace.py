@@ -18,7 +18,9 @@ and renames the directory it built into place: a killed init leaves no workspace
 **refresh**: (1) *repair*: sinks that may not hold the last commit are rewritten from the
 stored relations; (2) *diff*: each Spark source against its snapshot chain, inside Spark
 (:func:`datalog.spark.diff.delta_events`, or a new full version every ``CHAIN`` versions), the
-changes staying in Spark; (3) *maintain*: delta rules with counts stratum by stratum, DRed for
+changes staying in Spark -- a source that carries its own changes is read for them instead
+(:mod:`datalog.spark.feeds`, the events joined with the stored relation so that only changes of
+presence remain); (3) *maintain*: delta rules with counts stratum by stratum, DRed for
 recursive ones
 (:class:`datalog.spark.deltas.Maintainer`), each changed relation's new version and delta
 written into ``relations/<r>/v<N+1>``; (4) *commit*: the manifest replaced atomically; (5)
@@ -44,7 +46,7 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.language.errors import Unsupported, WorkspaceExists, WorkspaceLocked, WorkspaceMissing
-from datalog.spark import diff, manifest
+from datalog.spark import diff, feeds, manifest
 from datalog.spark import report as reports
 from datalog.spark.report import RefreshReport, SourceReport, checkpoint, describe as lines_of
 from datalog.spark import tables as spark_io
@@ -79,7 +81,7 @@ def check(engine, source: str = "the program") -> None:
         raise Unsupported(f"{source} cannot be a Spark-resident workspace: stratum {c.number} "
                           f"({', '.join(c.relations)}) is not evaluated in Spark: {c.reason}; "
                           f"`datalog init` without --engine spark keeps the workspace in this process")
-    static_inputs = {d.relation for d in engine.checked.directives("input") if d.io != "spark"}
+    static_inputs = {d.relation for d in engine.checked.directives("input") if d.io not in ("spark", "delta")}
     for directive in engine.spark_directives("input"):
         name = directive.relation
         if name in engine.idb or len(engine.db[name]) or name in static_inputs:
@@ -132,8 +134,10 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
     sources = {d.relation for d in engine.spark_directives("input")}
 
     def staged(directive):                      # the rows the snapshot v0 holds, read back
-        frame = Resident.source(evaluator, directive)
-        return diff.stage(frame, _source_dir(where, directive.relation, "v0"))[0]
+        target = _source_dir(where, directive.relation, "v0")
+        if feeds.kind(directive):
+            return feeds.stage(_feed(engine, session, directive), target)[0]
+        return diff.stage(Resident.source(evaluator, directive), target)[0]
     evaluator.source = staged
     evaluator.load()
     body = {"format": manifest.FORMAT, "program": text, "source": source, "seq": 0, "outputs": 0,
@@ -230,18 +234,22 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     version = f"v{seq}"
     maintainer = Maintainer(engine, session, stored, _static(session, path, body),
                             lambda name: _rows_dir(path, name, version), progress=progress)
-    deltas, chains, rows = {}, dict(body["sources"]), {}
+    deltas, chains, rows, read = {}, dict(body["sources"]), {}, {}
     for directive in engine.spark_directives("input"):
         name = directive.relation
-        changes, rows[name], chains[name] = _diff(engine, session, path, directive, chains[name], version)
+        if feeds.kind(directive):
+            changes, rows[name], chains[name], read[name] = _read_changes(engine, session, path, directive,
+                                                                          chains[name], version, stored)
+        else:
+            changes, rows[name], chains[name] = _diff(engine, session, path, directive, chains[name], version)
         if changes is not None:
             maintainer._check_source(directive, changes.where(F.col(SIGN) > 0), engine.schema[name].types)
             deltas[name] = changes
-        started = report.phase("diff", started)
+        started = report.phase("read changes" if feeds.kind(directive) else "diff", started)
         checkpoint("diff")                    # the new versions written, nothing committed
     if deltas:
         maintainer.maintain(deltas)
-    report.sources = [SourceReport(n, rows[n], *_counts(maintainer, n)) for n in rows]
+    report.sources = [SourceReport(n, rows[n], *_counts(maintainer, n), read=read.get(n)) for n in rows]
     started = report.phase("maintain", started)
     if not deltas:                              # no change: no commit (a staged full version is dropped)
         _collect_garbage(path, body)
@@ -260,6 +268,36 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     report.phase("write back", started)
     _collect_garbage(path, body)
     return report
+
+
+def _feed(engine, session, directive) -> feeds.Source:
+    info = engine.schema[directive.relation]
+    return feeds.Source(session, directive, column_names(info), list(info.types), engine.facts_dir,
+                        engine.allow_paths)
+
+
+def _read_changes(engine, session, path: Path, directive, chain_text: str, version: str, stored: dict):
+    """A source that carries its changes (:mod:`datalog.spark.feeds`): as :func:`_diff`, and the
+    rows read; the events meet the stored relation here, so that only changes of presence remain
+    (an appended row may be there already, a retracted one gone)."""
+    name = directive.relation
+    chain = [_source_dir(path, name, v) for v in chain_text.split("+")]
+    found = feeds.refresh(_feed(engine, session, directive), chain, _source_dir(path, name, version))
+    if found.events is None:
+        return None, found.rows, found.chain, found.read
+    columns = [f"c{i}" for i in range(engine.schema[name].arity)]
+    events = found.events.toDF(*columns, feeds.PRESENT)
+    old = stored[name].tuples().withColumn("__was", F.lit(1)) if name in stored else None
+    if old is not None:
+        events = events.join(old, columns, "left")
+        moved = events.where((F.col(feeds.PRESENT) == 1) & F.col("__was").isNull() |
+                             (F.col(feeds.PRESENT) == 0) & F.col("__was").isNotNull())
+    else:
+        moved = events.where(F.col(feeds.PRESENT) == 1)
+    signed = moved.select(*columns, F.when(F.col(feeds.PRESENT) == 1, 1).otherwise(-1).alias(SIGN))
+    if not guard(lambda: signed.limit(1).count(), f"reading {name}"):
+        return None, found.rows, found.chain, found.read
+    return signed, found.rows, found.chain, found.read
 
 
 def _diff(engine, session, path: Path, directive, chain_text: str, version: str):

@@ -34,8 +34,9 @@ from typing import Callable, Iterable
 from urllib.parse import unquote, urlsplit
 
 from datalog.language import ast
-from datalog.language.checks import check_spark_directive
-from datalog.language.errors import BadFactFile, InputPath, MissingInput, OutputPath, TypeMismatch
+from datalog.language.checks import SPARK_FORMATS, check_spark_directive
+from datalog.language.errors import (BadCommand, BadFactFile, DriverTooLarge, InputPath, MissingInput, OutputPath,
+                                     TypeMismatch, Unsupported)
 from datalog.language.types import AUTO
 from datalog.sources import paths
 from datalog.spark.session import first_line, guard
@@ -63,7 +64,14 @@ def source_frame(spark, directive: ast.Directive, types: list[str], names: list[
     type, or the number of columns), ``input_path`` (a local ``path=`` leading out of
     ``facts_dir`` without ``allow_paths``)."""
     where, frame = _open_source(spark, directive, facts_dir, allow_paths)
-    fields = frame.schema.fields
+    return typed(directive, where, frame, types, names)
+
+
+def typed(directive: ast.Directive, where: str, frame: "DataFrame", types: list[str], names: list[str],
+          keep: tuple[str, ...] = ()) -> "DataFrame":
+    """``frame`` (read from ``where``) with the relation's column names and types, checked as
+    :func:`source_frame` says; its columns ``keep`` are passed through after them."""
+    fields = [f for f in frame.schema.fields if f.name not in keep]
     wanted = directive.param("columns")
     if wanted:
         columns = [c.strip() for c in wanted.split(",")]
@@ -86,12 +94,14 @@ def source_frame(spark, directive: ast.Directive, types: list[str], names: list[
                                f"{directive.relation}.{name} is a {type_}", directive.span)
     resolved = [spark_type(f.dataType) if t == AUTO else t for f, t in zip(fields, types)]
     return frame.select(*[F.col(quote(f.name)).cast(_spark_type(t)).alias(n)
-                          for f, n, t in zip(fields, names, resolved)])
+                          for f, n, t in zip(fields, names, resolved)], *[F.col(quote(k)) for k in keep])
 
 
 def _open_source(spark, directive: ast.Directive, facts_dir, allow_paths: bool):
     check_spark_directive(directive)
     table, path, query = (directive.param(k) for k in ("table", "path", "query"))
+    if directive.io == "delta":
+        return delta_source(spark, directive, facts_dir, allow_paths)[:2]
     try:
         if table is not None:
             return f"table {table}", spark.table(table)
@@ -110,6 +120,94 @@ def _open_source(spark, directive: ast.Directive, facts_dir, allow_paths: bool):
         what = f"table {table}" if table is not None else f"query {query!r}" if query else f"path {path}"
         raise MissingInput(f"Spark cannot read {what} for {directive.relation}: "
                            f"{first_line(exc)}", directive.span) from None
+
+
+def delta_source(spark, directive: ast.Directive, facts_dir, allow_paths: bool) -> tuple[str, "DataFrame", int]:
+    """``IO=delta``: (what it is, its rows at its latest version as a DataFrame, that version),
+    the table's data files read by Spark (:mod:`datalog.spark.delta_table`)."""
+    from datalog.spark import delta_table
+    name, local = located(spark, directive, facts_dir, allow_paths)
+    found = delta_table.snapshot(str(local) if local is not None else name, directive.relation)
+    if not found.files:
+        frame = spark.createDataFrame(found.schema.empty_table())
+    else:
+        frame = guard(lambda: spark.read.parquet(*found.files), f"reading Delta table {name}")
+    return f"Delta table {directive.param('path')} version {found.version}", frame, found.version
+
+
+def read_files(spark, directive: ast.Directive, root: str, files: list[str], fmt: str) -> "DataFrame":
+    """Exactly ``files`` (relative paths) of the dataset at ``root`` (their partition directories' columns
+    included): what an append-only or partitioned source's refresh reads (:mod:`datalog.spark.feeds`)."""
+    reader = spark.read.format(fmt).option("basePath", root)
+    if fmt == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    paths = [root.rstrip("/") + "/" + f for f in files]
+    try:
+        if len(paths) > 1:          # the first file's schema for all: no schema discovery job over the others
+            reader = reader.schema(reader.load(paths[0]).schema)
+        return reader.load(paths)
+    except AnalysisException as exc:
+        raise MissingInput(f"Spark cannot read the files of {root} for {directive.relation}: {first_line(exc)}",
+                           directive.span) from None
+
+
+def files_root(spark, directive: ast.Directive, facts_dir, allow_paths: bool) -> tuple[str, str]:
+    """(the directory of a ``table=`` or ``path=`` source's files as Spark names it, their
+    format): a table's from the catalog (``DESCRIBE TABLE EXTENDED``)."""
+    table = directive.param("table")
+    if table is None:
+        path, _ = located(spark, directive, facts_dir, allow_paths)
+        if not _exists(spark, path):
+            raise MissingInput(f"Spark source {path} for {directive.relation} does not exist", directive.span)
+        return path, (directive.param("format") or "parquet").lower()
+    try:
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    except AnalysisException as exc:
+        raise MissingInput(f"Spark cannot read table {table} for {directive.relation}: {first_line(exc)}",
+                           directive.span) from None
+    info = {r[0].strip(): (r[1] or "").strip() for r in rows if r[0]}
+    if not info.get("Location") or info.get("Provider", "").lower() not in SPARK_FORMATS:
+        raise Unsupported(f"table {table} of {directive.relation} is not a directory of "
+                          f"{'/'.join(SPARK_FORMATS)} files (provider {info.get('Provider') or 'unknown'}), which "
+                          f"append_only=true and partitioned=true compare by their files", directive.span)
+    return info["Location"], info["Provider"].lower()
+
+
+def listing(spark, root: str) -> dict[str, tuple[int, int]]:
+    """Every data file under ``root`` (recursively; names Spark skips, ``_*`` and ``.*``, left
+    out): its path relative to ``root`` -> (size, modification time in ms), from the
+    filesystem's metadata only. A local directory is listed by this process (through Hadoop
+    each file's three facts cost a round trip to the JVM: 1.6 s for 200 files)."""
+    if root.lower().startswith("file:"):
+        return _local_listing(Path(unquote(urlsplit(root).path)))
+    jvm = spark._jvm
+    base = jvm.org.apache.hadoop.fs.Path(root)
+    fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
+    prefix = fs.makeQualified(base).toString().rstrip("/") + "/"
+    found = {}
+    files = fs.listFiles(base, True)
+    while files.hasNext():
+        status = files.next()
+        name = status.getPath().toString()
+        if not name.startswith(prefix):
+            raise MissingInput(f"Spark listed {name} under {root}, outside it")
+        relative = name[len(prefix):]
+        if any(p.startswith(("_", ".")) for p in relative.split("/")):
+            continue
+        found[relative] = (int(status.getLen()), int(status.getModificationTime()))
+    return found
+
+
+def _local_listing(base: Path) -> dict[str, tuple[int, int]]:
+    found = {}
+    for directory, folders, names in os.walk(base):
+        folders[:] = [f for f in folders if not f.startswith(("_", "."))]
+        for name in names:
+            if not name.startswith(("_", ".")):
+                where = Path(directory) / name
+                info = where.stat()
+                found[where.relative_to(base).as_posix()] = (info.st_size, info.st_mtime_ns // 1_000_000)
+    return found
 
 
 # ---------------------------------------------------------------- where a path= is
@@ -200,9 +298,19 @@ def _spark_type(type_: str):
         type_, T.StringType())
 
 
-def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "") -> list[tuple]:
-    """Every row of ``frame`` as Python tuples, through Arrow record batches."""
-    table = frame.toArrow()
+def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "",
+            relation: str | None = None) -> list[tuple]:
+    """Every row of ``frame`` as Python tuples, through Arrow record batches. At most
+    :func:`driver_max_rows` rows come to the driver: past them (one more is fetched to know),
+    ``driver_too_large`` names ``relation`` (else ``label``) and the setting to raise."""
+    limit = driver_max_rows(frame.sparkSession)
+    table = frame.limit(limit + 1).toArrow()
+    if table.num_rows > limit:
+        what = relation or label or "a relation"
+        raise DriverTooLarge(f"{what} has more than {limit:,} rows, and this step brings them to Spark's driver "
+                             f"(the in-process engine holds them): raise --driver-max-rows (now {limit:,}; the "
+                             f"Spark setting {DRIVER_MAX_ROWS}) and --driver-memory, or keep the relations in Spark: "
+                             f"`datalog run --engine spark`, `datalog init --engine spark`")
     rows: list[tuple] = []
     done, total = 0, table.num_rows
     for batch in table.to_batches(max_chunksize=200_000):
@@ -213,6 +321,20 @@ def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "
             filled = 30 * done // total
             progress(f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} rows")
     return rows
+
+
+DRIVER_MAX_ROWS = "spark.datalog.driverMaxRows"
+DEFAULT_DRIVER_MAX_ROWS = 20_000_000     # ~1.5 GB of Python tuples of two ints; Spark's driver has 2g by default
+
+
+def driver_max_rows(spark) -> int:
+    """The most rows one relation may bring to the driver (``--driver-max-rows``, the Spark
+    setting ``spark.datalog.driverMaxRows``)."""
+    value = spark.conf.get(DRIVER_MAX_ROWS, None)
+    try:
+        return int(value) if value is not None else DEFAULT_DRIVER_MAX_ROWS
+    except ValueError:
+        raise BadCommand(f"{DRIVER_MAX_ROWS}={value!r} is not a number of rows") from None
 
 
 def _python_values(column) -> list:
@@ -329,5 +451,5 @@ def uri(where: Path) -> str:
     return Path(where).resolve().as_uri()
 
 
-__all__ = ["source_frame", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
+__all__ = ["driver_max_rows", "DRIVER_MAX_ROWS", "source_frame", "typed", "delta_source", "read_files", "files_root", "listing", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
            "located", "local_name", "check_sink_paths"]

@@ -32,13 +32,20 @@ def source_snapshot(path: Path, relation: str, version: str) -> Path:
     return Path(path) / "spark" / relation / version
 
 
-def stager(path: Path, sources: dict[str, str]):
+def stager(path: Path, sources: dict[str, str], engine):
     """``init``'s hook for Spark sources: each one's rows go to ``spark/<relation>/v0`` first and
-    are loaded from there, so the snapshot and the engine hold the same version."""
+    are loaded from there, so the snapshot and the engine hold the same version (a source that
+    carries its changes keeps its watermark there too: ``datalog.spark.feeds``)."""
     def stage(directive, frame):
-        from datalog.spark import diff as spark_diff
-        sources[directive.relation] = "v0"
-        return spark_diff.stage(frame, source_snapshot(path, directive.relation, "v0"))[0]
+        from datalog.spark import diff as spark_diff, feeds
+        name = directive.relation
+        sources[name] = "v0"
+        where = source_snapshot(path, name, "v0")
+        if feeds.kind(directive):
+            source = feeds.Source(frame.sparkSession, directive, engine.column_names(name),
+                                  list(engine.schema[name].types), engine.facts_dir, engine.allow_paths)
+            return feeds.stage(source, where)[0]
+        return spark_diff.stage(frame, where)[0]
     return stage
 
 

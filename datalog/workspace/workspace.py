@@ -93,7 +93,7 @@ class Workspace:
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
         sources: dict[str, str] = {}
-        engine.stage_source = wssources.stager(path, sources)      # a Spark source's rows kept as Parquet
+        engine.stage_source = wssources.stager(path, sources, engine)      # a Spark source's rows kept as Parquet
         engine.run()
         engine.stage_source = None
         if engine.maintenance == "incremental":

@@ -1,0 +1,353 @@
+"""Sources that carry their own changes: a refresh reads what changed, not the whole source.
+
+Three kinds, each declared on its ``.input`` (any other Spark source is a snapshot, diffed by
+:mod:`datalog.spark.diff`):
+
+- ``IO=spark, append_only=true`` (``path=`` or ``table=``): files are only ever added. A refresh
+  lists the source's files (names, sizes, modification times: metadata only) and reads the ones
+  it has not read; a file it read that is gone or rewritten is ``append_only_violated``
+  (a deletion it cannot see), never ignored.
+- ``IO=spark, partitioned=true`` (``path=`` or ``table=``, Hive-style ``k=v`` directories): a
+  refresh lists the files, and reads only the partitions (directories) whose files changed; it
+  compares their rows with the rows the workspace kept of those partitions. A row that leaves
+  one partition but stays in another is no retraction: unless every partition column is a column
+  of the relation (then partitions cannot share a row), the changed rows are checked against
+  the kept rows of the other partitions (the workspace's copy, not the source).
+- ``IO=delta, cdf=true``: a Delta Lake table's change data feed since the version last read
+  (:mod:`datalog.spark.delta_table`): ``insert``/``update_postimage`` add a row,
+  ``delete``/``update_preimage`` remove one; a row's net count decides. The table is taken as
+  a set: deleting one copy of a duplicated row retracts it (read such a table without cdf=true).
+
+What a source was read up to, its **watermark** (the files read with their size and
+modification time; the Delta version; per partition the version directory keeping its rows),
+is ``watermark.json`` in the last version directory of the source's chain (``spark/r/vN``), with
+a SHA-256 of its content: the chain moves with the commit that applies the changes (the log
+record of an in-process workspace, the manifest of a Spark-resident one), so a refresh that
+fails leaves the old watermark and the next one reads the same changes again.
+
+The events a refresh found are ``vN/events`` (row columns and ``__present``: 1 inserted, 0
+retracted); they are what the source says changed, before they meet the relation (an appended
+row may be present already): the callers keep only the changes of presence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from datalog.language import ast
+from datalog.language.checks import flag
+from datalog.language.errors import InternalError, MissingInput, SourceNotAppendOnly, WorkspaceCorrupt
+from datalog.sources import atomic
+from datalog.spark import tables
+from datalog.spark.session import guard
+
+try:                                            # without them session() is spark_unavailable first
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+except ImportError:                             # pragma: no cover - depends on the installation
+    pass
+
+WATERMARK = "watermark.json"
+PRESENT, PART = "__present", "__part"
+
+
+def kind(directive: ast.Directive) -> str | None:
+    """``append``, ``partitioned``, ``cdf``, or None for a snapshot source."""
+    if directive.io == "delta":
+        return "cdf" if flag(directive, "cdf") else None
+    if flag(directive, "append_only"):
+        return "append"
+    return "partitioned" if flag(directive, "partitioned") else None
+
+
+@dataclass
+class Source:
+    """How to read one source: the session, its directive, the relation's column names and
+    types, and where its local paths are relative to."""
+
+    spark: object
+    directive: ast.Directive
+    names: list[str]
+    types: list[str]
+    facts_dir: object = "."
+    allow_paths: bool = False
+
+    @property
+    def relation(self) -> str:
+        return self.directive.relation
+
+
+@dataclass
+class Found:
+    """What a refresh read of one source."""
+
+    events: "DataFrame | None"     # row columns + __present, as written to the new version; None: no change
+    read: int                      # rows read from the source
+    rows: int                      # the source's rows (as far as the watermark counts them)
+    chain: str                     # the source's chain after this refresh
+
+
+# ---------------------------------------------------------------- the watermark
+
+def save(where: Path, mark: dict) -> None:
+    body = json.dumps(mark, sort_keys=True, separators=(",", ":"))
+    text = json.dumps({"body": mark, "sha256": hashlib.sha256(body.encode()).hexdigest()})
+    Path(where).mkdir(parents=True, exist_ok=True)
+    atomic.write(Path(where) / WATERMARK, [text.encode()])
+
+
+def load(where: Path, expected: str) -> dict:
+    """The watermark in version directory ``where``; ``workspace_corrupt`` when it is missing,
+    not JSON, fails its checksum or is of another kind (the program's declaration changed)."""
+    path = Path(where) / WATERMARK
+    try:
+        document = json.loads(path.read_bytes())
+        mark = document["body"]
+        good = hashlib.sha256(json.dumps(mark, sort_keys=True, separators=(",", ":")).encode()).hexdigest() \
+            == document["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise WorkspaceCorrupt(f"{path}: the watermark of a change-carrying source cannot be read: {exc}") from None
+    if not good:
+        raise WorkspaceCorrupt(f"{path} fails its checksum (damaged or edited)")
+    if not isinstance(mark, dict) or mark.get("kind") != expected:
+        raise WorkspaceCorrupt(f"{path} is the watermark of a {mark.get('kind') if isinstance(mark, dict) else '?'} "
+                               f"source, not of a {expected} one")
+    return mark
+
+
+# ---------------------------------------------------------------- init
+
+def stage(source: Source, where: Path) -> tuple["DataFrame", int]:
+    """The source read in full once (``init``), kept at version directory ``where`` with its
+    watermark: (its rows as read back, how many)."""
+    how = kind(source.directive)
+    if how == "partitioned":
+        return _stage_partitioned(source, where)
+    if how == "append":
+        root, fmt = tables.files_root(source.spark, source.directive, source.facts_dir, source.allow_paths)
+        files = tables.listing(source.spark, root)          # listed first: a file added meanwhile is read again
+        frame = _read(source, root, fmt, sorted(files))
+        mark = {"kind": "append", "files": _plain(files)}
+    else:
+        _, raw, version = tables.delta_source(source.spark, source.directive, source.facts_dir, source.allow_paths)
+        frame = tables.typed(source.directive, f"Delta table {source.directive.param('path')}", raw,
+                             source.types, source.names)
+        mark = {"kind": "cdf", "version": version}
+    rows, count = _write(source.spark, frame, where / "rows")
+    save(where, {**mark, "rows": count})
+    return rows, count
+
+
+def _stage_partitioned(source: Source, where: Path) -> tuple["DataFrame", int]:
+    root, fmt = tables.files_root(source.spark, source.directive, source.facts_dir, source.allow_paths)
+    files = tables.listing(source.spark, root)
+    parts = _by_part(files)
+    index = {p: i for i, p in enumerate(sorted(parts))}
+    counts = _write_parts(source, root, fmt, {p: sorted(parts[p]) for p in parts}, index, where)
+    save(where, {"kind": "partitioned", "files": _plain(files), "next": len(index),
+                 "parts": {p: [where.name, index[p], counts.get(index[p], 0)] for p in parts},
+                 "rows": sum(counts.values())})
+    kept = where / "parts"
+    frame = (source.spark.read.parquet(_local_uri(kept)).drop(PART) if kept.exists() else _union([], source))
+    return frame, sum(counts.values())
+
+
+# ---------------------------------------------------------------- refresh
+
+def refresh(source: Source, chain: list[Path], target: Path) -> Found:
+    """What changed in the source since the watermark at ``chain[-1]``, the new version written
+    at ``target`` (named in the returned chain; nothing is committed here)."""
+    how = kind(source.directive)
+    names = [p.name for p in chain]
+    if how == "append":
+        return _append(source, chain[-1], target, names)
+    if how == "cdf":
+        return _cdf(source, chain[-1], target, names)
+    return _partitioned(source, chain, target)
+
+
+def _append(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
+    mark = load(last, "append")
+    root, fmt = tables.files_root(source.spark, source.directive, source.facts_dir, source.allow_paths)
+    now = tables.listing(source.spark, root)
+    for name, meta in sorted(mark["files"].items()):
+        if name not in now or list(now[name]) != list(meta):
+            what = "is gone" if name not in now else "was rewritten (its size or modification time changed)"
+            raise SourceNotAppendOnly(f"{source.relation} is declared append_only=true, but its file {name} {what} "
+                                      f"since the last refresh: deletions cannot be seen in an append-only "
+                                      f"source; drop append_only=true (a refresh then diffs the whole source) "
+                                      f"or init the workspace again", source.directive.span)
+    new = sorted(set(now) - set(mark["files"]))
+    if not new:
+        return Found(None, 0, mark["rows"], "+".join(chain))
+    events, read = _write(source.spark, _read(source, root, fmt, new).withColumn(PRESENT, F.lit(1)),
+                          target / "events")
+    save(target, {"kind": "append", "files": _plain(now), "rows": mark["rows"] + read})
+    return Found(events, read, mark["rows"] + read, target.name)
+
+
+def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
+    from datalog.spark import delta_table
+    mark = load(last, "cdf")
+    name, local = tables.located(source.spark, source.directive, source.facts_dir, source.allow_paths)
+    path = str(local) if local is not None else name
+    latest = delta_table.latest(path, source.relation)
+    if latest == mark["version"]:
+        return Found(None, 0, mark["rows"], "+".join(chain))
+    if latest < mark["version"]:
+        raise MissingInput(f"the Delta Lake table {path} ({source.relation}) is at version {latest}, before version "
+                           f"{mark['version']} which the last refresh read: it was replaced; init the workspace "
+                           f"again", source.directive.span)
+    feed = delta_table.changes(path, source.relation, mark["version"], latest)
+    kinds = feed.column("_change_type").to_pylist()
+    signs = pa.array([1 if k in delta_table.INSERTS else -1 if k in delta_table.RETRACTS else 0 for k in kinds],
+                     pa.int64())
+    data = feed.select([c for c in feed.column_names if not c.startswith("_")]).append_column("__d", signs)
+    raw = source.spark.createDataFrame(data)
+    signed = tables.typed(source.directive, f"Delta table {source.directive.param('path')}", raw,
+                          source.types, source.names, keep=("__d",))
+    columns = [tables.quote(n) for n in source.names]
+    net = signed.groupBy(*columns).agg(F.sum("__d").alias("__s")).where("__s != 0")
+    events = net.select(*columns, F.when(F.col("__s") > 0, 1).otherwise(0).alias(PRESENT))
+    events, _ = _write(source.spark, events, target / "events")
+    rows_now = mark["rows"] + sum(signs.to_pylist())
+    save(target, {"kind": "cdf", "version": latest, "rows": rows_now})
+    return Found(events, feed.num_rows, rows_now, target.name)
+
+
+def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
+    mark = load(chain[-1], "partitioned")
+    by_name = {p.name: p for p in chain}
+    root, fmt = tables.files_root(source.spark, source.directive, source.facts_dir, source.allow_paths)
+    now = tables.listing(source.spark, root)
+    old_parts, new_parts = _by_part(mark["files"]), _by_part(now)
+    changed = sorted(p for p in set(old_parts) | set(new_parts)
+                     if {f: list(m) for f, m in old_parts.get(p, {}).items()} !=
+                     {f: list(m) for f, m in new_parts.get(p, {}).items()})
+    if not changed:
+        return Found(None, 0, mark["rows"], "+".join(p.name for p in chain))
+    parts, following = dict(mark["parts"]), mark["next"]
+    index = {}
+    for p in changed:
+        if p in new_parts:
+            index[p] = parts[p][1] if p in parts else following
+            following += p not in parts
+    counts = _write_parts(source, root, fmt, {p: sorted(new_parts[p]) for p in index}, index, target)
+    spark = source.spark
+    old = _union([_part_rows(spark, by_name[parts[p][0]], parts[p][1]) for p in changed if p in parts], source)
+    new = _union([_part_rows(spark, target, index[p]) for p in index], source)
+    old, new = old.distinct(), new.distinct()
+    inserted, retracted = new.subtract(old), old.subtract(new)
+    if not _disjoint(source.directive, set(old_parts) | set(new_parts)):
+        others = _union([_part_rows(spark, by_name[v], i) for p, (v, i, _) in parts.items() if p not in changed],
+                        source)
+        inserted = inserted.join(others, source.names, "left_anti")
+        retracted = retracted.join(others, source.names, "left_anti")
+    events = inserted.withColumn(PRESENT, F.lit(1)).unionByName(retracted.withColumn(PRESENT, F.lit(0)))
+    events, _ = _write(spark, events, target / "events")
+    for p in changed:
+        if p in index:
+            parts[p] = [target.name, index[p], counts.get(index[p], 0)]
+        else:
+            parts.pop(p, None)
+    rows = sum(c for _, _, c in parts.values())
+    save(target, {"kind": "partitioned", "files": _plain(now), "next": following, "parts": parts, "rows": rows})
+    kept = {v for v, _, _ in parts.values()} - {target.name}
+    order = sorted(kept, key=lambda v: int(v[1:])) + [target.name]
+    return Found(events, sum(counts.values()), rows, "+".join(order))
+
+
+# ---------------------------------------------------------------- files and partitions
+
+def _plain(files: dict) -> dict:
+    return {name: list(meta) for name, meta in files.items()}
+
+
+def _by_part(files: dict) -> dict[str, dict]:
+    """The files (paths relative to the dataset's root) grouped by their partition: their
+    directory (``k=v/...``; ``""`` for files in the root itself)."""
+    parts: dict[str, dict] = {}
+    for name, meta in files.items():
+        parts.setdefault(name.rsplit("/", 1)[0] if "/" in name else "", {})[name] = meta
+    return parts
+
+
+def _disjoint(directive: ast.Directive, parts: set[str]) -> bool:
+    """Whether two partitions can never hold one row: one layout of Hive-style ``k=v``
+    directories whose every key is a column the relation reads (all the source's columns unless
+    ``columns=`` picks some)."""
+    pieces = [p.split("/") if p else [] for p in parts]
+    keys = {tuple(piece.split("=", 1)[0] for piece in p) for p in pieces}
+    if len(keys) != 1 or any("=" not in piece for p in pieces for piece in p):
+        return False
+    (key,) = keys
+    if not key:
+        return len(parts) <= 1
+    wanted = directive.param("columns")
+    return wanted is None or set(key) <= {c.strip() for c in wanted.split(",")}
+
+
+def _read(source: Source, root: str, fmt: str, files: list[str]) -> "DataFrame":
+    """The relation's typed rows of exactly ``files`` (none: an empty frame)."""
+    if not files:
+        return tables.frame_of(source.spark, [], source.names, _concrete(source.types))
+    raw = tables.read_files(source.spark, source.directive, root, files, fmt)
+    return tables.typed(source.directive, f"{fmt} {root}", raw, source.types, source.names)
+
+
+def _concrete(types: list[str]) -> list[str]:
+    return [t if t in ("number", "float", "unsigned", "symbol") else "symbol" for t in types]
+
+
+def _write_parts(source: Source, root: str, fmt: str, files: dict[str, list[str]], index: dict[str, int],
+                 where: Path) -> dict[int, int]:
+    """The rows of each partition's ``files``, written at ``where/parts/__part=<index>``: the
+    number of rows of each index written."""
+    frames = [_read(source, root, fmt, files[p]).withColumn(PART, F.lit(index[p])) for p in sorted(files)]
+    if not frames:
+        return {}
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    path = tables.uri(where / "parts")
+    guard(lambda: union.write.mode("overwrite").partitionBy(PART).parquet(path), f"writing {where}")
+    counts = guard(lambda: source.spark.read.parquet(path).groupBy(PART).count().collect(), f"counting {where}")
+    found = {int(r[0]): int(r[1]) for r in counts}
+    if set(found) - set(index.values()):
+        raise InternalError(f"partition rows of {source.relation} were written under an unknown partition")
+    return found
+
+
+def _part_rows(spark, version: Path, number: int):
+    where = version / "parts" / f"{PART}={number}"
+    return spark.read.parquet(_local_uri(where)) if where.exists() else None
+
+
+def _local_uri(where: Path) -> str:
+    """A local directory as Spark reads it: a file: URI would quote "=" as %3D, which Hadoop
+    then takes literally."""
+    return "file://" + str(where.resolve())
+
+
+def _union(frames: list, source: Source) -> "DataFrame":
+    frames = [f for f in frames if f is not None]
+    if not frames:
+        return tables.frame_of(source.spark, [], source.names, _concrete(source.types))
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
+def _write(spark, frame: "DataFrame", where: Path) -> tuple["DataFrame", int]:
+    path = tables.uri(where)
+    guard(lambda: frame.write.mode("overwrite").parquet(path), f"writing {where}")
+    written = spark.read.parquet(path)
+    return written, guard(written.count, "counting")
+
+
+__all__ = ["kind", "Source", "Found", "stage", "refresh", "save", "load", "WATERMARK", "PRESENT"]
