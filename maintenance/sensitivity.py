@@ -203,16 +203,8 @@ class SensitivityIndex:
         self.nodes[row], self.owners[row], self.kinds[row] = node, owner, kind
         if kind == OTHER:
             self.regions[row] = region
-        if row < self.filed:                            # (_insert, with the alpha id at hand)
-            group = self.trees.get(aid)
-            if group is None:
-                self.trees[aid] = array("I", (row,))
-            elif type(group) is array:
-                insort(group, row)
-                if len(group) > SMALL:
-                    self.trees[aid] = _grouped(group)
-            else:
-                group.add(row)
+        if row < self.filed:
+            self._file_row(row, aid)
         return row
 
     def file_now(self, row: int) -> None:
@@ -258,7 +250,10 @@ class SensitivityIndex:
         self.filed = end
 
     def _insert(self, row: int) -> None:
-        aid = self.alphas[row]
+        self._file_row(row, self.alphas[row])
+
+    def _file_row(self, row: int, aid: int) -> None:
+        """The row into the group of its alpha id (a sorted array while small, then grouped)."""
         group = self.trees.get(aid)                     # (stored rows may still be on disk)
         if group is None:
             self.trees[aid] = array("I", (row,))
