@@ -102,7 +102,7 @@ def test_refresh_inserts_deletes_mixed_and_empty(spark, managed):
             assert report.commit == before + 1, kind
             source = {s.relation: s for s in report.sources}["edge"]
             assert source.rows == len(edges)
-            assert (source.inserted, source.deleted) == (len(edges - old), len(old - edges))
+            assert (source.inserted, source.retracted) == (len(edges - old), len(old - edges))
             _check(ws, spark, text, edges, blocked, outputs)
         with Workspace.open(where, readonly=True) as ws:          # durable: a new process sees it
             _check(ws, spark, text, edges, blocked, outputs)
@@ -228,11 +228,11 @@ def test_duplicate_source_rows_are_one_tuple_and_a_dropped_copy_changes_nothing(
         .saveAsTable("db_r.edges")                               # other copies, the same set
     with Workspace.open(where) as ws:
         report = refresh(ws)
-        assert report.commit is None and [(s.inserted, s.deleted) for s in report.sources] == [(0, 0), (0, 0)]
+        assert report.commit is None and [(s.inserted, s.retracted) for s in report.sources] == [(0, 0), (0, 0)]
     spark.createDataFrame([(2, 3), (2, 3)], "src int, dst int").write.mode("overwrite").saveAsTable("db_r.edges")
     with Workspace.open(where) as ws:
         report = refresh(ws)
-        assert {s.relation: (s.inserted, s.deleted) for s in report.sources}["edge"] == (0, 1)
+        assert {s.relation: (s.inserted, s.retracted) for s in report.sources}["edge"] == (0, 1)
         _check(ws, spark, text, {(2, 3)}, set(), outputs)
 
 

@@ -61,7 +61,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from datalog.language import ast, numbers
@@ -72,7 +71,6 @@ from datalog.spark import wcoj
 from datalog.spark.session import first_line, guard
 
 try:                                            # the optional extra
-    from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 except ImportError:                             # pragma: no cover - depends on the installation
