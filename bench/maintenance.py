@@ -237,13 +237,10 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def worker(job: dict) -> None:
-    from datalog.engine.engine import Engine
-
+def _started(job: dict, res: dict):
+    """A worker's start: its address space capped at ``job["mem_gb"]``; returns ``save(**kw)``,
+    which adds to ``res`` and writes it to ``job["out"]`` atomically (temporary file, rename)."""
     out_path = Path(job["out"])
-    res: dict = {"workload": job["workload"], "size": job["size"], "seed": job["seed"],
-                 "reps": job["reps"], "memory": job["memory"], "status": "running",
-                 "started": time.strftime("%Y-%m-%d %H:%M:%S")}
 
     def save(**kw):
         res.update(kw)
@@ -253,6 +250,15 @@ def worker(job: dict) -> None:
 
     limit = int(job["mem_gb"] * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return save
+
+
+def worker(job: dict) -> None:
+    from datalog.engine.engine import Engine
+
+    save = _started(job, {"workload": job["workload"], "size": job["size"], "seed": job["seed"],
+                          "reps": job["reps"], "memory": job["memory"], "status": "running",
+                          "started": time.strftime("%Y-%m-%d %H:%M:%S")})
     tag = f"[{job['workload']} {job['size']}]"
     if hasattr(provenance, "source_digest"):
         save(engine_source=provenance.source_digest())
@@ -383,17 +389,7 @@ def counting_worker(job: dict) -> None:
     from ours' result) replayed in order; results into ``job["out"]``."""
     from bench.counting import Counting
 
-    out_path = Path(job["out"])
-    res: dict = {"workload": job["workload"], "size": job["size"], "status": "running"}
-
-    def save(**kw):
-        res.update(kw)
-        tmp = out_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(res, indent=1))
-        tmp.replace(out_path)
-
-    limit = int(job["mem_gb"] * 2**30)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    save = _started(job, {"workload": job["workload"], "size": job["size"], "status": "running"})
     tag = f"[{job['workload']} {job['size']} counting]"
     try:
         spec = MAKERS[job["workload"]](job["size"], job["seed"])
