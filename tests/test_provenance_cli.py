@@ -102,3 +102,19 @@ def test_explain_fact_errors(fact, code):
     done = datalog("explain-fact", *ANDERSEN, fact)
     assert done.returncode == 1 and f"error[{code}]" in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+def test_kept_heights_from_the_command_line(tmp_path):
+    """--provenance (explain-fact, run, why, repl): the proof read off kept heights has the
+    height of the searched one."""
+    fact = 'heapPointsTo("build@113", "put@13")'
+    searched = json.loads(datalog("explain-fact", *ANDERSEN, fact, "--format", "json").stdout)
+    kept = json.loads(datalog("explain-fact", *ANDERSEN, fact, "--format", "json", "--provenance").stdout)
+    assert kept["height"] == searched["height"] and kept["fact"] == fact
+    done = datalog("run", *ANDERSEN, "-D", tmp_path, "--provenance")
+    assert done.returncode == 0 and done.stdout.startswith("alias\t"), done.stderr
+    assert datalog("init", tmp_path / "ws", *ANDERSEN).returncode == 0
+    done = datalog("why", tmp_path / "ws", fact, "--format", "json", "--provenance")
+    assert json.loads(done.stdout)["height"] == searched["height"]
+    done = datalog("repl", "--provenance", *ANDERSEN, stdin=f".why {fact}\n")
+    assert done.returncode == 0 and fact in done.stdout, done.stderr

@@ -87,10 +87,13 @@ def _parser() -> argparse.ArgumentParser:
                      help="evaluate in this process (default) or on Spark: resident (every relation a "
                           "DataFrame) when every stratum can be, else the distributed evaluator")
     _add_join_option(run)
-    run.add_argument("-t", "--provenance", choices=["none", "explain", "explore"], default=None,
-                     help="after the run, answer Soufflé's explain commands from stdin (explain R(...), "
-                          "subproof, explainnegation, setdepth, measure, output, format, exit); explore is "
-                          "the same here. A program's .pragma \"provenance\" asks for it too")
+    run.add_argument("-t", "--provenance", choices=["none", "explain", "explore", "keep"], default=None,
+                     nargs="?", const="keep",
+                     help="explain (or explore, the same here): after the run, answer Soufflé's explain "
+                          "commands from stdin (explain R(...), subproof, explainnegation, setdepth, measure, "
+                          "output, format, exit), from heights kept as Soufflé keeps them. A program's "
+                          ".pragma \"provenance\" asks for it too. --provenance alone (after the program): "
+                          "only keep the heights (datalog explain-fact --provenance)")
     add_spark_options(run)
     add_budget_option(run)
     add_path_option(run)
@@ -127,6 +130,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="how each level is intersected (as for run)")
     repl.add_argument("--maintenance", choices=STRATEGIES, default="incremental",
                       help="how changes are maintained (default incremental)")
+    repl.add_argument("--provenance", action="store_true",
+                      help="keep every derived fact's least proof height for .why (see explain-fact --provenance)")
     repl.add_argument("--echo", action="store_true",
                       help="with piped input: print each statement after a prompt before its result")
     add_budget_option(repl)
@@ -176,6 +181,7 @@ def _run(args) -> int:
     engine = Engine.from_file(args.program, args.fact_dir, intersect=args.join, maintenance=args.maintenance,
                               spark=spark_options(args), allow_paths=args.allow_paths,
                               memory_budget=args.memory_budget, parse_options=parse_options(args))
+    engine.provenance = _explain_mode(engine, args) != "none"     # Soufflé's explain keeps its annotations too
     print_warnings(engine, args)
     batches = read_updates(engine, args.updates) if args.updates else None
     with progress_bar() as progress:

@@ -20,6 +20,7 @@ def add_commands(sub) -> None:
     fact.add_argument("fact", help='one tuple, such as "path(1, 4)"')
     fact.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
     fact.add_argument("--updates", metavar="FILE", help="apply the batches of FILE first")
+    add_kept_option(fact)
     add_form_options(fact)
     add_path_option(fact)
     add_preprocessor_options(fact)
@@ -27,8 +28,17 @@ def add_commands(sub) -> None:
     why = sub.add_parser("why", help='why a fact of a workspace is derived, or why not: datalog why ws/ "path(1, 4)"')
     why.add_argument("workspace")
     why.add_argument("fact")
+    add_kept_option(why)
     add_form_options(why)
     why.set_defaults(func=_why_workspace)
+
+
+KEPT_HELP = ("keep every derived fact's least proof height (computed after evaluation, brought up to date "
+             "after a commit on the next question), so that a proof is read off them instead of searched for")
+
+
+def add_kept_option(parser) -> None:
+    parser.add_argument("--provenance", action="store_true", help=KEPT_HELP)
 
 
 def add_form_options(parser) -> None:
@@ -57,7 +67,7 @@ def explanation(engine: Engine, fact: str, form: str = "text", depth: int | None
 
 def _explain_fact(args) -> int:
     engine = Engine.from_file(args.program, args.fact_dir, allow_paths=args.allow_paths,
-                              parse_options=parse_options(args))
+                              parse_options=parse_options(args), provenance=args.provenance)
     batches = read_updates(engine, args.updates) if args.updates else []
     engine.run()
     _, status = apply_and_report(engine, batches, lambda number, delta, seconds: None)
@@ -67,7 +77,7 @@ def _explain_fact(args) -> int:
 
 def _why_workspace(args) -> int:
     from datalog.workspace.workspace import Workspace
-    with Workspace.open(args.workspace, readonly=True) as ws:
+    with Workspace.open(args.workspace, readonly=True, provenance=args.provenance) as ws:
         print(explanation(ws.engine, args.fact, args.format, args.depth, args.why_not))
     sys.stdout.flush()
     return 0

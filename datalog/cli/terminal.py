@@ -50,7 +50,7 @@ def main(args) -> int:
 def _session(args) -> Session:
     """A session on the workspace ``args.program`` (a directory), or on the program file (or none)."""
     options = {"intersect": args.join, "maintenance": args.maintenance, "allow_paths": args.allow_paths,
-               "memory_budget": args.memory_budget}
+               "memory_budget": args.memory_budget, "provenance": args.provenance}
     if args.program and (args.program.endswith("/") or Path(args.program).is_dir()):
         ws = Workspace.open(args.program, **options)
         return Session(ws.engine, workspace=ws, facts_dir=args.fact_dir)

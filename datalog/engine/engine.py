@@ -43,6 +43,7 @@ from datalog.language.rewrites import dnf, rewrite
 from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from datalog.provenance.commits import InsertLog
+from datalog.provenance.heights import Heights
 from lftj.relation import Relation
 from maintenance.budget import MemoryBudget
 from maintenance.delta import Delta, diff, pending_changes
@@ -67,7 +68,7 @@ class Engine:
 
     def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "hash",
                  maintenance: str = "incremental", spark: dict | None = None, allow_paths: bool = False,
-                 memory_budget: int | None = None):
+                 memory_budget: int | None = None, provenance: bool = False):
         self.program = program
         self.checked: Checked = analyse(program)            # rewrite, check, stratify
         self.facts_dir = Path(facts_dir) if facts_dir is not None else Path(".")
@@ -95,6 +96,8 @@ class Engine:
                                                   # it is unchanged or patched (tables.Relation.to_arrow)
         self._inserted_at = InsertLog()          # EDB fact -> the commit that inserted it (the latest)
         self._explainer = None                    # (state it was made in, Explainer): see explainer()
+        self.provenance = provenance              # keep every IDB fact's least proof height (--provenance)
+        self._kept = None                         # ((checked, db) ids, Heights) when provenance: see heights
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -168,6 +171,8 @@ class Engine:
         the evaluated program."""
         self.settle(samples)
         self.db.update(relations)
+        if self._kept is not None:
+            self._kept[1].invalidate()
         self._inputs_loaded = True
         self._evaluated = self._evaluated or evaluated
 
@@ -192,6 +197,8 @@ class Engine:
         with paused_gc():
             self.load_inputs(progress)
             self.evaluate(progress)
+            if self.provenance:
+                self.heights.refresh()            # the heights of the evaluated relations, kept
         self._evaluated = True
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
@@ -439,8 +446,25 @@ class Engine:
             base: dict[str, set] = {}
             for name, rows in program_facts(self.checked):
                 base.setdefault(name, set()).update(rows)
-            self._explainer = (state, Explainer(self.checked.clauses, self.db, self.idb, base, self.fact_source))
+            heights = self.heights if self.provenance else None
+            self._explainer = (state, Explainer(self.checked.clauses, self.db, self.idb, base, self.fact_source,
+                                                heights))
         return self._explainer[1]
+
+    @property
+    def heights(self) -> Heights | None:
+        """The kept least proof heights of the IDB facts (``provenance=True``, else None): made
+        for the current program and relations, brought up to date on first use after a commit
+        (:mod:`datalog.provenance.heights`)."""
+        if not self.provenance:
+            return None
+        key = (id(self.checked), id(self.db))
+        if self._kept is None or self._kept[0] != key:
+            base: dict[str, set] = {}
+            for name, rows in program_facts(self.checked):
+                base.setdefault(name, set()).update(rows)
+            self._kept = (key, Heights(self.checked.clauses, self.compiled, self.db, base, self.intersect))
+        return self._kept[1]
 
     def ground_fact(self, fact: str | ast.Atom) -> tuple[str, tuple]:
         """``fact`` (text or atom) as (relation, row) typed as stored; ``bad_fact`` if an argument
@@ -530,6 +554,8 @@ class Engine:
         self._commits += 1
         self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
                              if self.db.get(key[0]) is kept[0]}                         # table is dropped
+        if self._kept is not None:
+            self._kept[1].changed(delta)          # stale until the next question (heights.refresh)
         for name, change in delta.items():
             if name not in self.idb:
                 self._inserted_at.record(self.commit_number, name, change.inserted, change.retracted)

@@ -1,9 +1,12 @@
 """Provenance: why a fact is in its relation (a proof of least height) and why another is not
-(the literal each rule fails at), built on demand from the relations as they are now.
+(the literal each rule fails at), built on demand from the relations as they are now, or, with
+``provenance=True``, read off kept least heights.
 
 * :mod:`instances`: a clause's rule instances for one head tuple, read through trie indexes;
 * :mod:`explain`: heights by iterative deepening, proofs (``why``) and failures (``why_not``);
-* :mod:`proof`: the proof tree, as Soufflé's text layout, an outline, JSON and notebook HTML.
+* :mod:`proof`: the proof tree, as Soufflé's text layout, an outline, JSON and notebook HTML;
+* :mod:`heights`: kept least heights (``--provenance``), by semi-naive rounds over levels;
+* :mod:`repair`: those heights brought up to date after a commit where it reached.
 
 Soufflé's interactive explain commands (``-t explain``) are :mod:`datalog.cli.explain_interface`.
 

@@ -11,8 +11,10 @@ nothing else: ``derivable(f, h)`` asks whether some instance of a rule for ``f``
 positive body facts derivable within ``h - 1``; ``height(f)`` is the least ``h`` for which the
 answer is yes. Two bounds per fact make the search cheap: ``lower[f]`` (no proof lower than it:
 learnt from a failed ``derivable``) and ``upper[f]`` (a proof of that height was found).
-Everything is forgotten after the question is answered, so every answer is read off the current
-relations; evaluation and maintenance do nothing for it.
+What one question learns is kept for the next until anything changes, so every answer is read off
+the current relations; evaluation and maintenance do nothing for it. With kept heights
+(``kept``: :mod:`datalog.provenance.heights`, ``--provenance``) no search is made: a fact's height
+is looked up, and its witness is the first rule instance whose derived premises are kept lower.
 
 Why not: for each clause of the fact's relation, its body is matched under the head's binding
 literal by literal in source order (a literal waits until it can be evaluated); the literal at
@@ -54,8 +56,9 @@ class Explainer:
     rules derive; ``base``: relation -> the program's facts of it (typed as stored); ``source``:
     (relation, row) -> where an EDB fact came from, or None."""
 
-    def __init__(self, clauses, db: dict, idb: set[str], base: dict[str, set], source=None):
+    def __init__(self, clauses, db: dict, idb: set[str], base: dict[str, set], source=None, kept=None):
         self.db, self.idb, self.base, self.source = db, idb, base, source or (lambda rel, row: None)
+        self.kept = kept          # the kept heights (--provenance, :mod:`heights`), else None: a search
         self.rules: dict[str, list[tuple[Instances, int]]] = {}
         counts: dict[str, int] = {}
         for clause in clauses:
@@ -79,21 +82,41 @@ class Explainer:
         """An EDB fact, or a fact the program states, of a relation that holds it."""
         return self.holds(relation, row) and (relation not in self.idb or row in self.base.get(relation, ()))
 
-    def instances(self, fact) -> list[Instance]:
-        """Every rule instance whose head is ``fact``, over the current relations (kept while
-        this explainer answers one question)."""
+    def instances(self, fact):
+        """Every rule instance whose head is ``fact``, over the current relations, read lazily:
+        found one at a time as a caller asks for the next (a search that succeeds at the first
+        instance reads no more), kept while this explainer answers questions. Nested walks of
+        the same fact's instances (the search meets a fact again lower down) share what is read."""
         found = self._instances.get(fact)
         if found is None:
-            relation, row = fact
-            found = []
-            for evaluator, number in self.rules.get(relation, ()):
-                for binding in evaluator.of(row):
-                    premises = [(lit.relation, evaluator.atom_row(lit, binding))
-                                for lit in evaluator.clause.body if isinstance(lit, Atom)]
-                    derived = [p for p in premises if not self.is_base(*p)]
-                    found.append(Instance(evaluator.clause, number, binding, premises, derived))
-            self._instances[fact] = found
-        return found
+            found = self._instances[fact] = ([], self._enumerate(fact))
+        seen, more = found
+        i = 0
+        while True:
+            if i < len(seen):
+                yield seen[i]
+                i += 1
+                continue
+            if more is None:
+                return
+            inst = next(more, None)
+            if inst is None:
+                self._instances[fact] = (seen, None)
+                more = None
+                continue
+            seen.append(inst)
+
+    def _enumerate(self, fact):
+        relation, row = fact
+        idb, base = self.idb, self.base
+        for evaluator, number in self.rules.get(relation, ()):
+            rows = evaluator.premise_rows
+            for binding in evaluator.of(row):
+                premises = rows(binding)
+                # a premise matched a stored row: it is derived unless its relation is EDB or the
+                # program states it
+                derived = [p for p in premises if p[0] in idb and p[1] not in base.get(p[0], ())]
+                yield Instance(evaluator.clause, number, binding, premises, derived)
 
     # ---------------------------------------------------------------- heights
     def derivable(self, fact, h: int) -> bool:
@@ -121,6 +144,8 @@ class Explainer:
         """The least height of a proof of ``fact`` (which the relation holds)."""
         if self.is_base(*fact):
             return 0
+        if self.kept is not None:
+            return self._kept_height(fact)
         h = self.lower.get(fact, 1)
         while not self.derivable(fact, h):
             h += 1
@@ -130,12 +155,33 @@ class Explainer:
         self.lower[fact] = self.upper[fact] = h
         return h
 
+    def _kept_height(self, fact) -> int:
+        h = self.kept.of(*fact)
+        if h is None:
+            raise InternalError(f"{fact_text(*fact)} is stored but has no kept height: the relations are "
+                                f"not those of the program")
+        return h
+
     def witness(self, fact, h: int) -> Instance:
-        """A rule instance of ``fact`` whose premises all have proofs below ``h``."""
+        """A rule instance of ``fact`` whose premises all have proofs below ``h``: with kept
+        heights the first instance met whose derived premises are all kept lower (read lazily,
+        one binding at a time), else one the search finds."""
+        if self.kept is not None:
+            return self._kept_witness(fact, h)
         for inst in self.instances(fact):
             if all(self.derivable(p, h - 1) for p in inst.derived):
                 return inst
         raise InternalError(f"no instance of height {h} for {fact_text(*fact)}")
+
+    def _kept_witness(self, fact, h: int) -> Instance:
+        relation, row = fact
+        for evaluator, number in self.rules.get(relation, ()):
+            for binding in evaluator.of(row):
+                premises = evaluator.premise_rows(binding)
+                derived = [p for p in premises if not self.is_base(*p)]
+                if all(self._kept_height(p) < h for p in derived):
+                    return Instance(evaluator.clause, number, binding, premises, derived)
+        raise InternalError(f"no instance of height {h} for {fact_text(*fact)}: the kept heights are wrong")
 
     # ---------------------------------------------------------------- why
     def why(self, relation: str, row: tuple, depth: int | None = None) -> Proof:

@@ -41,6 +41,14 @@ class Instances(RuleEvaluator):
                          for v in ast.variables(lit)}
             self.needed = {id(lit): {v.name for v in ast.variables(lit)} & elsewhere
                            for lit in clause.body if isinstance(lit, Negation)}
+        atoms = [lit for lit in clause.body if isinstance(lit, Atom)]
+        if self.fast and all(isinstance(a, _TERMS) for lit in atoms for a in lit.args):
+            shapes = [(lit.relation, tuple((True, a.name) if isinstance(a, Variable) else (False, _value(a, {}))
+                                           for a in lit.args)) for lit in atoms]
+            self.premise_rows = lambda s: [(name, tuple(s[v] if var else v for var, v in shape))
+                                           for name, shape in shapes]
+        else:
+            self.premise_rows = lambda s: [(lit.relation, self.atom_row(lit, s)) for lit in atoms]
 
     def of(self, row: tuple) -> Iterator[Subst]:
         """Every binding of the body (its variables, the head's among them) whose head is ``row``."""
@@ -48,8 +56,10 @@ class Instances(RuleEvaluator):
         start = self.head_binding(row)
         if start is None:
             return
-        found = self._flat_solve(list(self.clause.body), start) if self.fast else self.solve(self.clause.body, start)
-        for subst in found:
+        if self.fast:       # a head of variables and constants: bound from ``row``, it stays ``row``
+            yield from self._flat_solve(list(self.clause.body), start)
+            return
+        for subst in self.solve(self.clause.body, start):
             if self.head_row(head, subst) == row:
                 yield subst
 

@@ -354,7 +354,7 @@ class Workspace:
         tables = {n: set(old.db[n].tuples) for n in set(old.db) - old.idb}
         blocks = wsblocks.keep_conversions(self.blocks, name, tables)
         new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance,
-                                              "allow_paths": old.allow_paths})
+                                              "allow_paths": old.allow_paths, "provenance": old.provenance})
         new.workspace = self
         saved = (self.engine, self.blocks)
         try:

@@ -1,0 +1,198 @@
+"""Kept heights (``provenance=True``, issue 21): every kept height is the brute-force least height,
+every proof read off them passes the independent checker and has the height of the on-demand
+search's, after evaluation and after every commit of random update streams; and evaluation
+without provenance keeps nothing."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
+from datalog.engine.loading import program_facts
+from datalog.provenance import Explainer
+from datalog.provenance import heights as kept_heights
+from tests.provenance_oracle import check_proof, least_heights
+from tests.strategies import linear_programs, programs
+from tests.test_maintenance import _commit, update_streams
+from tests.test_provenance import PATH, PROVE
+
+
+def _engine(generated) -> Engine:
+    engine = Engine.from_source(generated.text, provenance=True)
+    for name, rows in generated.edb.items():
+        engine.insert(name, sorted(rows))
+    engine.run()
+    return engine
+
+
+def _searching(engine: Engine) -> Explainer:
+    """The on-demand explainer (no kept heights) over the same relations."""
+    base: dict[str, set] = {}
+    for name, rows in program_facts(engine.checked):
+        base.setdefault(name, set()).update(rows)
+    return Explainer(engine.checked.clauses, engine.db, engine.idb, base)
+
+
+def _check_kept(engine: Engine, rng: random.Random) -> None:
+    least = least_heights(engine)
+    kept = engine.heights
+    for name in sorted(engine.idb):
+        for row in engine.db[name]:
+            assert kept.of(name, row) == least[(name, row)], (name, row)
+        rows = sorted(engine.db[name])
+        for row in rng.sample(rows, min(4, len(rows))):
+            proof = engine.why(engine_fact(name, row))
+            assert check_proof(engine, proof) == [], proof.to_text()
+            for node in proof.nodes():
+                if node.kind in ("rule", "edb"):
+                    assert node.height == least[(node.relation, node.row)], (node.text, proof.to_text())
+            assert _searching(engine).why(name, row).height == proof.height
+
+
+def engine_fact(name: str, row: tuple):
+    from datalog.language import ast
+    return ast.Atom(name, tuple(ast.Constant(v) for v in row))
+
+
+def _after_every_commit(data, generated) -> None:
+    try:
+        engine = _engine(generated)
+    except DatalogError:
+        return
+    rng = random.Random(data.draw(st.integers(0, 2 ** 16)))
+    _check_kept(engine, rng)
+    for batch in data.draw(update_streams(generated)):
+        try:
+            _commit(engine, batch)
+        except DatalogError:
+            continue
+        _check_kept(engine, rng)
+
+
+@PROVE
+@given(st.data())
+def test_kept_heights_are_least_and_proofs_valid_after_every_commit(data):
+    _after_every_commit(data, data.draw(programs()))
+
+
+@PROVE
+@given(st.data())
+def test_the_same_on_linear_recursion_with_counters_and_head_expressions(data):
+    _after_every_commit(data, data.draw(linear_programs()))
+
+
+def test_kept_proof_is_the_least_after_deletes_and_inserts():
+    engine = Engine.from_source(PATH, provenance=True)
+    assert engine.why('reach("p", "s")').height == 2
+    engine.commit(retracts={"link": [("p", "r")]})
+    assert engine.heights.dirty                    # stale until asked
+    proof = engine.why('reach("p", "s")')
+    assert proof.height == 3 and check_proof(engine, proof) == [] and not engine.heights.dirty
+    engine.commit(inserts={"link": [("p", "s")]})
+    assert engine.why('reach("p", "s")').height == 1
+    engine.extend('.decl far(a: symbol)\nfar(y) :- reach("p", y), !link("p", y).')
+    proof = engine.why('far("r")')
+    assert proof.height == 3 and check_proof(engine, proof) == []
+
+
+def test_only_the_stale_relations_are_recomputed():
+    engine = Engine.from_source(PATH + """
+        .decl other(a: number)  .decl two(a: number)
+        other(1). other(2).
+        two(x) :- other(x).
+    """, provenance=True)
+    engine.run()
+    engine.commit(retracts={"link": [("p", "r")]})
+    assert engine.heights.dirty == {"reach"}
+    assert engine.why("two(1)").height == 1
+
+
+def test_evaluation_without_provenance_keeps_no_heights(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the heights were computed without --provenance")
+    monkeypatch.setattr(kept_heights, "_levels", refuse)
+    monkeypatch.setattr(kept_heights.Heights, "__init__", refuse)
+    engine = Engine.from_source(PATH)
+    engine.run()
+    engine.commit(retracts={"link": [("p", "r")]})
+    assert engine.why('reach("p", "s")').height == 3
+    assert engine.heights is None and engine._kept is None and engine.explainer().kept is None
+
+
+def test_evaluation_with_provenance_keeps_them_at_once(monkeypatch):
+    engine = Engine.from_source(PATH, provenance=True)
+    engine.run()
+    assert engine.heights.recomputed == 1 and not engine.heights.dirty
+    assert engine.heights.size() == len(engine.db["reach"])
+    monkeypatch.setattr(kept_heights, "_levels", lambda *a: pytest.fail("why recomputed clean heights"))
+    assert engine.why('reach("p", "s")').height == 2
+
+
+POSITIVE = {
+    "andersen": """
+        .decl new(v: number, h: number)  .decl assign(v: number, w: number)
+        .decl load(v: number, w: number)  .decl store(v: number, w: number)
+        .decl pt(v: number, h: number)  .decl hpt(g: number, h: number)
+        pt(v, h) :- new(v, h).
+        pt(v, h) :- assign(v, w), pt(w, h).
+        pt(v, h) :- load(v, w), pt(w, g), hpt(g, h).
+        hpt(g, h) :- store(v, w), pt(v, g), pt(w, h).
+    """,
+    "nonlinear": """
+        .decl new(a: number, b: number)  .decl assign(a: number, b: number)
+        .decl load(a: number, b: number)  .decl store(a: number, b: number)
+        .decl p(a: number, b: number)  .decl q(a: number)
+        p(x, y) :- new(x, y).
+        p(x, z) :- p(x, y), p(y, z).
+        p(x, y) :- assign(x, y), q(y).
+        q(x) :- load(x, _), p(x, x).
+        q(y) :- store(3, y).
+    """,
+}
+
+
+@PROVE
+@given(st.sampled_from(sorted(POSITIVE)), st.data())
+def test_repaired_heights_are_the_least_after_every_commit(name, data):
+    """Commits whose changes no negation or aggregate reads are repaired (:mod:`repair`), not
+    recomputed: the repaired heights are the brute-force least ones."""
+    pairs = st.tuples(st.integers(0, 5), st.integers(0, 5))
+    relations = ["new", "assign", "load", "store"]
+    engine = Engine.from_source(POSITIVE[name], provenance=True)
+    for relation in relations:
+        engine.insert(relation, data.draw(st.lists(pairs, max_size=8)))
+    engine.run()
+    rng = random.Random(data.draw(st.integers(0, 2 ** 16)))
+    for _ in range(data.draw(st.integers(1, 6))):
+        inserts, retracts = {}, {}
+        for _ in range(data.draw(st.integers(1, 3))):
+            relation = data.draw(st.sampled_from(relations))
+            held = sorted(engine.db[relation])
+            if held and data.draw(st.booleans()):
+                retracts.setdefault(relation, []).append(data.draw(st.sampled_from(held)))
+            else:
+                inserts.setdefault(relation, []).append(data.draw(pairs))
+        for relation, rows in retracts.items():
+            inserts[relation] = [r for r in inserts.get(relation, []) if r not in rows]
+        engine.commit(inserts=inserts, retracts=retracts)
+        if data.draw(st.booleans()):            # sometimes two commits before the next question
+            _check_kept(engine, rng)
+    _check_kept(engine, rng)
+
+
+def test_a_small_commit_is_repaired_not_recomputed():
+    engine = Engine.from_source(POSITIVE["andersen"], provenance=True)
+    engine.insert("new", [(1, 10), (2, 20)])
+    engine.insert("assign", [(3, 1), (4, 3), (5, 4)])
+    engine.run()
+    assert engine.heights.of("pt", (5, 10)) == 4
+    engine.commit(inserts={"assign": [(5, 1)]})
+    assert engine.heights.of("pt", (5, 10)) == 2
+    engine.commit(retracts={"assign": [(5, 1), (3, 1)]}, inserts={"assign": [(5, 2)]})
+    assert engine.heights.of("pt", (5, 20)) == 2 and engine.heights.of("pt", (5, 10)) is None
+    assert (engine.heights.repaired, engine.heights.recomputed) == (2, 1)
