@@ -196,3 +196,20 @@ def test_a_small_commit_is_repaired_not_recomputed():
     engine.commit(retracts={"assign": [(5, 1), (3, 1)]}, inserts={"assign": [(5, 2)]})
     assert engine.heights.of("pt", (5, 20)) == 2 and engine.heights.of("pt", (5, 10)) is None
     assert (engine.heights.repaired, engine.heights.recomputed) == (2, 1)
+
+
+def test_an_aggregate_beside_a_lookup_of_its_relation_reads_the_evaluated_relation():
+    """``h(2, a) :- p(1, 1), a = max x : { p(x, 4) }.``: the lookup p(1, 1) waits for its height;
+    the aggregate reads all of p, as evaluation did (it read only the facts of lower height, so
+    h(2, 1) got no height: the linear-programs property test found it)."""
+    engine = Engine.from_source(""".decl e(x: number, y: number)
+.decl p(x: number, y: number)
+.decl h(x: number, y: number)
+p(x, x) :- e(x, _), x = 1.
+p(x, y) :- p(x, _), e(_, y).
+h(2, a) :- p(1, 1), a = max x : { p(x, 4) }.
+e(1, 4). e(0, 1).
+""", provenance=True)
+    engine.run()
+    assert engine.rows("h") == [(2, 1)]
+    assert engine.heights.of("h", (2, 1)) == least_heights(engine)[("h", (2, 1))] == 2

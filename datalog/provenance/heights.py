@@ -160,8 +160,15 @@ class _Step:
         negated = {f.filter.relation for f in plan.filters if isinstance(f.filter, Lookup) and f.filter.negated}
         if self.lookups & negated:
             raise InternalError(f"kept heights: {clause} both tests and negates {sorted(self.lookups & negated)}")
-        reads = {**db, **{n: known[n] for n in self.lookups}}       # r(1, _) reads what is known
-        self.derivation = Derivation(plan, reads, intersect)
+        self.derivation = Derivation(plan, db, intersect)
+        # r(1, _) reads what is known; negations and aggregates (of r too) the evaluated relations
+        reads = {**db, **{n: known[n] for n in self.lookups}}
+        checks = self.derivation.joined.checks
+        for depth in range(len(checks)):
+            checks[depth] = []
+        for f in plan.filters:
+            positive = isinstance(f.filter, Lookup) and not f.filter.negated
+            checks[f.depth + 1].append(f.make(reads if positive else db))
         self.known = known
 
     def derive(self, k: int, level: dict) -> list:
