@@ -443,12 +443,9 @@ class Engine:
             self.run()
         state = (self._commits, id(self.checked), id(self.db), sum(len(r) for r in self.db.values()))
         if self._explainer is None or self._explainer[0] != state:     # what it learnt holds until a change
-            base: dict[str, set] = {}
-            for name, rows in program_facts(self.checked):
-                base.setdefault(name, set()).update(rows)
             heights = self.heights if self.provenance else None
-            self._explainer = (state, Explainer(self.checked.clauses, self.db, self.idb, base, self.fact_source,
-                                                heights))
+            self._explainer = (state, Explainer(self.checked.clauses, self.db, self.idb, self._program_facts(),
+                                                self.fact_source, heights))
         return self._explainer[1]
 
     @property
@@ -460,11 +457,16 @@ class Engine:
             return None
         key = (id(self.checked), id(self.db))
         if self._kept is None or self._kept[0] != key:
-            base: dict[str, set] = {}
-            for name, rows in program_facts(self.checked):
-                base.setdefault(name, set()).update(rows)
-            self._kept = (key, Heights(self.checked.clauses, self.compiled, self.db, base, self.intersect))
+            self._kept = (key, Heights(self.checked.clauses, self.compiled, self.db, self._program_facts(),
+                                       self.intersect))
         return self._kept[1]
+
+    def _program_facts(self) -> dict[str, set]:
+        """The facts the program's text states, by relation (a proof's leaves besides the inputs)."""
+        base: dict[str, set] = {}
+        for name, rows in program_facts(self.checked):
+            base.setdefault(name, set()).update(rows)
+        return base
 
     def ground_fact(self, fact: str | ast.Atom) -> tuple[str, tuple]:
         """``fact`` (text or atom) as (relation, row) typed as stored; ``bad_fact`` if an argument
