@@ -12,6 +12,7 @@ from lftj.leapfrog import hash_intersect, hash_intersect_unordered, leapfrog_int
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
 from datalog.evaluation.emitters import bulk_emitter, product_emitter
+from datalog.evaluation.scan import scan, scannable
 
 # how each depth's levels are intersected: "hash" (the hash intersection, the default; "probe" is
 # its old name) or "leapfrog" (the paper's loop): the same keys in the same order
@@ -61,7 +62,12 @@ def roots(plan, db, binding, sources=None) -> list:
 
 
 def derive(plan, db, sources=None, intersect: str = "hash") -> set:
-    """Every head tuple the plan derives over ``db`` (some atoms read from ``sources``)."""
+    """Every head tuple the plan derives over ``db`` (some atoms read from ``sources``); a body
+    of one atom by a scan of its rows (:mod:`datalog.evaluation.scan`)."""
+    if scannable(plan):
+        relation = sources.get(0, db[plan.atoms[0].relation]) if sources else db[plan.atoms[0].relation]
+        if relation.stored:
+            return scan(plan, relation, db)
     out: set = set()
     add, head = out.add, plan.head
     run_plan(plan, db, lambda b: add(head(b)), sources=sources, intersect=intersect, add_many=out.update)

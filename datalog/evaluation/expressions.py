@@ -82,6 +82,9 @@ def _compile(term, slots: dict[str, int], rule: str, span: Span | None = None):
         right = compile_term(term.right, slots, rule, span)
         if term.unsigned:
             return _unsigned_binary(term.op, left, right, rule, span)
+        if term.op in _STEP and isinstance(term.left, ast.Variable) and isinstance(term.right, ast.Constant) \
+                and type(term.right.value) is int:
+            return _STEP[term.op](slots[term.left.name], term.right.value, _settler(term.op, rule, span))
         if term.op in _FUSED:
             return _FUSED[term.op](left, right, _settler(term.op, rule, span))
         if term.op in _BITWISE:
@@ -155,6 +158,24 @@ def _fused_mul(left, right, settle, lo=INT_MIN, hi=INT_MAX):
 # function); the range check is a chained comparison that an int in range or a float no larger
 # passes, and NaN fails. The slow path evaluates the operands again (terms are pure) for the message.
 _FUSED = {"+": _fused_add, "-": _fused_sub, "*": _fused_mul}
+
+
+def _step_add(slot: int, step: int, settle, lo=INT_MIN, hi=INT_MAX):
+    # x + 1: the counter of a recursion (b(x + 1) :- a(x), x < n.), its operands read in place
+    def add(b):
+        value = b[slot] + step
+        return value if lo <= value <= hi else settle(value, b[slot], step)
+    return add
+
+
+def _step_sub(slot: int, step: int, settle, lo=INT_MIN, hi=INT_MAX):
+    def sub(b):
+        value = b[slot] - step
+        return value if lo <= value <= hi else settle(value, b[slot], step)
+    return sub
+
+
+_STEP = {"+": _step_add, "-": _step_sub}
 
 
 def _binary(op: str, rule: str, span):

@@ -32,11 +32,12 @@ from datalog.evaluation.compile import compile_plan
 from datalog.evaluation.evaluate import BULK_INTERSECT, INTERSECT, Derivation, join_plan
 from datalog.language import ast
 from datalog.planning.order import pragma_order
-from datalog.planning.plan import Lookup
+from datalog.evaluation.scan import RowReader
+from datalog.planning.plan import Assign, Lookup
 from datalog.planning.planner import counts, generates, plan_delta
 
 BATCH = 32              # more tuples of a relation waiting than this: read as one round
-PROGRESS = 1 << 12      # a progress line every so many tuples taken
+MASK = (1 << 12) - 1    # a progress line every 4,096 tuples taken
 
 
 def linear(stratum, plans: list) -> list[tuple] | None:
@@ -70,46 +71,34 @@ class Firing:
         self.relation, self.target = atom.relation, db[plan.clause.head.relation]
         self.size, self.head, self.plan, self.db = len(delta.slots), delta.head, delta, db
         self.waiting = waiting
-        self.constants = [(c, a.value) for c, a in enumerate(atom.args) if isinstance(a, ast.Constant)]
-        first: dict[str, int] = {}
-        self.same = []                          # p(x, x): the columns of a repeated variable agree
-        for c, a in enumerate(atom.args):
-            if isinstance(a, ast.Variable):
-                if a.name in first:
-                    self.same.append((first[a.name], c))
-                else:
-                    first[a.name] = c
-        self.params = [(delta.slots[name], c) for name, c in first.items()]
+        reader = self.reader = RowReader(atom, delta.slots)
+        self.params = reader.params
+        self.fits = reader.fits if reader.constants or reader.same else None
+        self.add = _adder(self.target, waiting)
         self.sink: list = []
         head, append = delta.head, self.sink.append
         self.emit = lambda b: append(head(b))
         self.joined = join_plan(delta, db, self.sink.extend)
         self.intersect, self.bulk = INTERSECT[intersect], BULK_INTERSECT[intersect]
         self.roots = [(db[a.relation].index(a.order), a.prefix) for a in delta.atoms]
-        if _independent(delta, first):
-            self.step = self._fixed(first)
+        if _independent(delta, set(reader.names)):
+            self.step = self._fixed()
         elif delta.depth == 0:
             self.step = self._checked()
         else:
             self.step = self._joined
 
-    def _fits(self, row) -> bool:
-        """Whether the row has the atom's constants and its repeated variables' equal columns."""
-        return all(row[c] == value for c, value in self.constants) and \
-            all(row[c] == row[d] for c, d in self.same)
-
     def _joined(self, row) -> None:
         """The delta plan's triejoin, its atoms positioned at the row's values."""
-        if (self.constants or self.same) and not self._fits(row):
+        if self.fits is not None and not self.fits(row):
             return
         binding = [None] * self.size
         for slot, c in self.params:
             binding[slot] = row[c]
-        sink, add, waiting = self.sink, self.target.add, self.waiting
+        sink, add = self.sink, self.add
         triejoin(self.joined, self._positioned(binding), self.emit, self.intersect, binding, self.bulk)
         for derived in sink:
-            if add(derived):
-                waiting.append(derived)
+            add(derived)
         sink.clear()
 
     def _positioned(self, binding: list) -> list:
@@ -126,10 +115,18 @@ class Firing:
     def _checked(self) -> Callable[[tuple], None]:
         """The body without the atom has no atom left: its filters, read on the row's values
         (``b(x + 1) :- a(x), x < 10.`` given a(x): x < 10)."""
-        fits = self._fits if self.constants or self.same else None
-        params, head, size = self.params, self.head, self.size
+        fits, params, head, size, add = self.fits, self.params, self.head, self.size, self.add
         checks = self.joined.checks[0]
-        add, waiting = self.target.add, self.waiting
+        if self.reader.is_binding(size) and not any(isinstance(f.filter, Assign) for f in self.plan.filters):
+            check = checks[0] if len(checks) == 1 else None
+
+            def step_on_row(row) -> None:           # the row is the binding
+                if check is not None:
+                    if check(row):
+                        add(head(row))
+                elif all(test(row) for test in checks):
+                    add(head(row))
+            return step_on_row
 
         def step(row) -> None:
             if fits is not None and not fits(row):
@@ -140,12 +137,10 @@ class Firing:
             for check in checks:
                 if not check(binding):
                     return
-            derived = head(binding)
-            if add(derived):
-                waiting.append(derived)
+            add(head(binding))
         return step
 
-    def _fixed(self, first: dict) -> Callable[[tuple], None]:
+    def _fixed(self) -> Callable[[tuple], None]:
         """The body without the atom reads none of its variables: its bindings, found once,
         are the same for every row (``a(x) :- b(x), c(y), d(y).`` given b(x): c ∩ d has a
         witness or not); the row only fills the head."""
@@ -153,8 +148,15 @@ class Firing:
         binding = [None] * self.size
         triejoin(join_plan(self.plan, self.db), self._positioned(binding),
                  lambda b: bindings.append(list(b)), self.intersect, binding)
-        fits = self._fits if self.constants or self.same else None
-        params, head, add, waiting = self.params, self.head, self.target.add, self.waiting
+        fits, params, head, add = self.fits, self.params, self.head, self.add
+        if len(bindings) == 1 and len(params) == 1:
+            (binding,), ((slot, c),) = bindings, params
+
+            def step_one(row) -> None:              # a(x) :- b(x), c(y), d(y).   one witness
+                if fits is None or fits(row):
+                    binding[slot] = row[c]
+                    add(head(binding))
+            return step_one
 
         def step(row) -> None:
             if fits is not None and not fits(row):
@@ -162,13 +164,29 @@ class Firing:
             for binding in bindings:
                 for slot, c in params:
                     binding[slot] = row[c]
-                derived = head(binding)
-                if add(derived):
-                    waiting.append(derived)
+                add(head(binding))
         return step
 
 
-def _independent(delta, params: dict) -> bool:
+def _adder(target: Relation, waiting: list) -> Callable[[tuple], None]:
+    """``add(row)``: the row into ``target`` and, when new, onto ``waiting``. While the target
+    has no index to keep (as in a run from scratch) its set is written directly; :func:`saturate`
+    counts the change in its ``version`` at the end."""
+    if target.indexes:
+        def add_indexed(row) -> None:
+            if target.add(row):
+                waiting.append(row)
+        return add_indexed
+    seen, push = target.tuples, waiting.append
+
+    def add(row) -> None:
+        if row not in seen:
+            seen.add(row)
+            push(row)
+    return add
+
+
+def _independent(delta, params) -> bool:
     """Whether no atom prefix, filter or generator of the delta plan reads a parameter."""
     read = {v.name for a in delta.atoms for v in ast.variables(a.plan.prefix)}
     read |= {v.name for f in delta.filters for v in ast.variables(f.literal)}
@@ -181,14 +199,17 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
     ``rules`` (:func:`linear`'s) whose stratum atom it fills, until none is new."""
     batch = BATCH if batch is None else batch
     pending = {n: list(db[n].tuples) for n in members}
+    sizes = {n: len(db[n]) for n in members}
     firings, rounds = _prepared(rules, members, db, intersect, pending)
-    queues = [(name, rows, [firing.step for firing in firings[name]]) for name, rows in pending.items()]
+    queues = [(name, rows, _each([firing.step for firing in firings[name]])) for name, rows in pending.items()]
     taken, moved = 0, True
     while moved:
         moved = False
-        for name, rows, steps in queues:
+        for name, rows, step in queues:
+            if not rows:
+                continue
+            moved, pop = True, rows.pop
             while rows:
-                moved = True
                 if len(rows) > batch:
                     # path(x, z) :- path(x, y), edge(y, z).   many path tuples waiting: one round
                     taken += len(rows)
@@ -198,12 +219,25 @@ def saturate(rules: list[tuple], members, db, intersect: str = "hash",
                     _report(progress, taken, members, db)
                     continue
                 # b(x + 1) :- a(x), x < 10.   one a tuple: its x bound, the rest of the body read
-                row = rows.pop()
+                step(pop())
                 taken += 1
-                for step in steps:
-                    step(row)
-                if not taken % PROGRESS:
+                if not taken & MASK:
                     _report(progress, taken, members, db)
+    for n in members:                           # the rows the Firings wrote directly (_adder)
+        if len(db[n]) != sizes[n]:
+            db[n].version += 1
+            db[n].presorted = None
+
+
+def _each(steps: list[Callable]) -> Callable[[tuple], None]:
+    """One call that runs every step on a row (the step itself when there is one)."""
+    if len(steps) == 1:
+        return steps[0]
+
+    def every(row) -> None:
+        for step in steps:
+            step(row)
+    return every
 
 
 def _prepared(rules: list[tuple], members, db, intersect: str, pending: dict) -> tuple[dict, dict]:
