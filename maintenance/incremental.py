@@ -127,6 +127,9 @@ class IncrementalMaintainer:
             out = Counter()
             rule.evaluate(rule.root, None, None, out)
             self.support[clause.head.relation].update(out)
+            for one in [rule] + [view.rule for view in rule.views]:
+                for atom in one.plan.atoms:     # as a restored maintainer has them, though a lookup above
+                    self.db[atom.relation].index(atom.order)    # failed first: changes come as surgeries
         return rule
 
     def construct(self, clause, evaluate_views: bool = True):

@@ -51,8 +51,6 @@ class RuleMaintainer:
         self.head_relation = clause.head.relation
         self.depth = plan.depth
         self.atoms = [AtomLevels(a, db[a.relation].arity, drop_prefix) for a in plan.atoms]
-        for levels in self.atoms:       # so its changes come as surgeries even if no join opened it yet
-            db[levels.relation].index(levels.order)     # (a lookup above failed; a reopened one has it)
         self.participants = [[] for _ in range(self.depth)]    # (atom, level) joined at each depth
         self.repeats = [[] for _ in range(self.depth)]         # (atom, level) looked up at each depth
         for a, levels in enumerate(self.atoms):
