@@ -16,7 +16,7 @@ Invariants:
 incremental maintenance edits in place -- another sorted container with a
 ``window(lo, hi)`` method (:class:`maintenance.surgery.ChunkedKeys`). ``keys`` always gives a
 list (flattening such a container once); :meth:`TrieNode.window` reads a bounded range of
-keys without flattening.
+keys, or the whole level as the container itself, without flattening.
 
 >>> root = TrieNode()
 >>> for t in [(1, 2), (1, 3), (0, 5)]:
