@@ -69,8 +69,12 @@ class TraceNode:
         kids = self.kids
         if not kids:
             return None
-        i = self._find(key)
-        return kids[i] if i < len(kids) and self.key_at(i) == key else None
+        keys = self.keys
+        if keys is None:
+            i = bisect_left(kids, key, key=_KEY)
+            return kids[i] if i < len(kids) and kids[i].key == key else None
+        i = bisect_left(keys, key)
+        return kids[i] if i < len(keys) and keys[i] == key else None
 
     def child_keys(self) -> list:
         """The children's keys, ascending."""
@@ -129,7 +133,7 @@ class TraceNode:
                 self.keys = [key]
             return None
         keys = self.keys
-        if not kids or key > self.key_at(-1):
+        if not kids or key > (kids[-1].key if keys is None else keys[-1]):    # (recording: appends)
             kids.append(value)
             if keys is not None:
                 keys.append(key)
