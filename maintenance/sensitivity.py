@@ -400,7 +400,7 @@ class SensitivityIndex:
         starts, ends = self.starts, self.ends
         if listed:
             nodes, inbulk = self.nodes, self.inbulk
-            out = [r for r in listed if inbulk[r] and nodes[r] is not None and starts[r] <= point <= ends[r]]
+            out = [r for r in listed if starts[r] <= point <= ends[r] and inbulk[r] and nodes[r] is not None]
         else:
             out = []
         if group is None:
