@@ -126,6 +126,7 @@ class Registry:
         index.nodes.append(node)
         index.owners.append(rule.number)
         index.kinds.append(SAME)
+        index.inbulk.append(0)
         index.size += 1
         handle = index.number << 32 | row
         self._place(node, handle, NEG if start is None else (0, start))

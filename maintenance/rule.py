@@ -192,7 +192,18 @@ class RuleMaintainer:
         self.node = child
 
     def up(self) -> None:
-        self.node = self.node.parent
+        """The join leaves the node: its lists and entries, grown by appends (a list of two keys
+        holds eight slots, an array of two handles five), are copied to their exact size."""
+        node = self.node
+        kids = node.kids
+        if kids is not None and len(kids) > 1:
+            node.kids = kids[:]
+            if node.keys is not None:
+                node.keys = node.keys[:]
+        entries = node.entries
+        if entries is not None and len(entries) > 1:
+            node.entries = entries[:]
+        self.node = node.parent
 
     def _emit(self, b) -> None:
         """A leaf: the head tuple the binding derives, under the key of the last depth."""
@@ -220,7 +231,7 @@ class RuleMaintainer:
             if type(node) is not TraceNode:           # a LazyTraceNode: the rest is on disk
                 continue
             if node.kids:
-                size += getsizeof(node.kids) + getsizeof(node.keys)
+                size += getsizeof(node.kids) + (getsizeof(node.keys) if node.keys is not None else 0)
                 for child in node.kids:
                     if type(child) is tuple:
                         size += getsizeof(child)

@@ -26,6 +26,9 @@ group starts as an ``array('I')`` of rows scanned in full by a match, kept ascen
 row is found by bisection (``array.remove`` makes an int object per element it passes, 3.5 us
 for 40 rows, where a list of entries compared identities); past :data:`SMALL` rows it becomes a
 :class:`maintenance.stabbing.StabbingGroup` (static interval trees built in bulk, see there).
+The first filing of a first recording's rows puts every small group into one array, ``bulk``,
+sorted by alpha id (``bulk_at``: where each id's rows start), instead of an array and a dict slot
+per group; rows added later go to groups in ``trees`` beside it (see :meth:`_file_bulk`).
 
 A workspace's stored maintainer leaves the rows on disk (``keep_stored``): a group is read when
 a change is matched against it. Adding a row to a group, or removing one, does not read it. A
@@ -88,7 +91,10 @@ class SensitivityIndex:
         self.regions: dict[int, tuple] = {}  # row -> (lo, hi) of an OTHER region
         self.alpha_ids: dict[tuple, int] = {}
         self.alpha_list: list[tuple] = []
-        self.trees: dict[int, array | StabbingGroup] = {}     # alpha id -> its rows
+        self.trees: dict[int, array | StabbingGroup] = {}     # alpha id -> its rows (not in bulk)
+        self.bulk = array("I")               # the first filing's small groups, rows by alpha id
+        self.bulk_at = array("I")            # alpha id -> its first position in ``bulk`` (and id + 1)
+        self.inbulk = bytearray()            # row -> 1 while ``bulk`` lists it (not freed since)
         self.free = array("I")
         self.filed = 0                       # rows from here on are not in their groups yet
         self.size = 0
@@ -193,6 +199,7 @@ class SensitivityIndex:
         self.nodes.append(node)
         self.owners.append(owner)
         self.kinds.append(kind)
+        self.inbulk.append(0)
         if kind == OTHER:
             self.regions[row] = region
         return row
@@ -231,6 +238,9 @@ class SensitivityIndex:
         nodes, kinds, alphas, trees = self.nodes, self.kinds, self.alphas, self.trees
         rows = [r for r in range(start, end) if nodes[r] is not None and not kinds[r] & ON_DISK]
         rows.sort(key=alphas.__getitem__)
+        if start == 0 and not trees and self.stored is None:
+            self._file_bulk(rows)
+            return
         for aid, run in groupby(rows, alphas.__getitem__):
             group = trees.get(aid)
             if group is None:
@@ -249,6 +259,37 @@ class SensitivityIndex:
                 trees[aid] = _grouped(group)
         self.filed = end
 
+    def _file_bulk(self, rows: list) -> None:
+        """The first filing (a first recording's rows, sorted by alpha id): the groups of at most
+        :data:`SMALL` rows go into ``bulk``, one array for all of them, instead of an array each
+        (64 bytes a group and its dict slot, where join3's groups hold 2-6 rows: 28 of 270 bytes
+        per interval); larger groups become stabbing groups. A row of ``bulk`` is matched while its
+        node is set and ``inbulk`` holds it (``release`` clears it: a reused row is filed anew)."""
+        alphas, trees, inbulk = self.alphas, self.trees, self.inbulk
+        bulk, at = array("I"), array("I", bytes(4 * (len(self.alpha_list) + 1)))
+        for aid, run in groupby(rows, alphas.__getitem__):
+            run = array("I", run)
+            if len(run) > SMALL:
+                trees[aid] = _grouped(run)
+                continue
+            at[aid] = len(bulk)
+            bulk.extend(run)
+            for r in run:
+                inbulk[r] = 1
+            at[aid + 1] = len(bulk)
+        for aid in range(1, len(at)):               # an id with no small group: empty, at its end
+            if at[aid] < at[aid - 1]:
+                at[aid] = at[aid - 1]
+        self.bulk, self.bulk_at = bulk, at
+        self.filed = len(self.nodes)
+
+    def _bulk_rows(self, aid: int):
+        """The rows ``bulk`` lists under ``aid`` (live or not: see ``inbulk`` and ``nodes``)."""
+        at = self.bulk_at
+        if aid + 1 >= len(at):
+            return ()
+        return self.bulk[at[aid]:at[aid + 1]]
+
     def _insert(self, row: int) -> None:
         self._file_row(row, self.alphas[row])
 
@@ -256,21 +297,32 @@ class SensitivityIndex:
         """The row into the group of its alpha id (a sorted array while small, then grouped)."""
         group = self.trees.get(aid)                     # (stored rows may still be on disk)
         if group is None:
-            self.trees[aid] = array("I", (row,))
+            self.trees[aid] = group = array("I", (row,))
         elif type(group) is array:
             insort(group, row)
-            if len(group) > SMALL:
-                self.trees[aid] = _grouped(group)
         else:
             group.add(row)
+            return
+        if len(group) > SMALL:
+            self.trees[aid] = _grouped(group + self._unbulk(aid))
+
+    def _unbulk(self, aid: int) -> array:
+        """The live rows ``bulk`` lists under ``aid``, which it lists no more (they join a group)."""
+        nodes, inbulk, out = self.nodes, self.inbulk, array("I")
+        for r in self._bulk_rows(aid):
+            if inbulk[r] and self.alphas[r] == aid:
+                inbulk[r] = 0
+                if nodes[r] is not None:
+                    out.append(r)
+        return out
 
     def remove(self, row: int):
         """The row stops answering; returns its node (for ``restore``), None if it was dead."""
         node = self.nodes[row]
         if node is None:
             return None
-        if row < self.filed and not self.kinds[row] & ON_DISK:    # (on disk or not filed yet: left out)
-            aid = self.alphas[row]
+        if row < self.filed and not self.kinds[row] & ON_DISK and not self.inbulk[row]:
+            aid = self.alphas[row]                      # (on disk, not filed yet or in bulk: left out)
             group = self.trees[aid]
             if type(group) is array:
                 del group[bisect_left(group, row)]
@@ -287,8 +339,8 @@ class SensitivityIndex:
         if self.nodes[row] is not None:
             return
         self.nodes[row] = node
-        if row >= self.filed or self.kinds[row] & ON_DISK and self.alphas[row] not in self.fetched:
-            pass                                        # filed at the next query, or still on disk
+        if row >= self.filed or self.inbulk[row] or self.kinds[row] & ON_DISK and self.alphas[row] not in self.fetched:
+            pass                                        # filed at the next query, in bulk, or still on disk
         else:
             self.kinds[row] &= ~ON_DISK & 0xFF
             self._insert(row)
@@ -299,6 +351,7 @@ class SensitivityIndex:
         kind = self.kinds[row]
         if self.nodes[row] is None and kind != FREE and not kind & STORED:
             self.kinds[row] = FREE
+            self.inbulk[row] = 0
             self.regions.pop(row, None)
             self.free.append(row)
 
@@ -339,13 +392,22 @@ class SensitivityIndex:
     def match(self, alpha: tuple, key) -> list[int]:
         """The rows under ``alpha`` whose interval holds ``key`` (the caller removes them)."""
         group = self._group(alpha)
-        if group is None:
+        aid = self.alpha_ids.get(alpha) if self.bulk else None
+        listed = self._bulk_rows(aid) if aid is not None else ()
+        if group is None and not listed:
             return []
         point = self.point(key)
+        starts, ends = self.starts, self.ends
+        if listed:
+            nodes, inbulk = self.nodes, self.inbulk
+            out = [r for r in listed if starts[r] <= point <= ends[r] and inbulk[r] and nodes[r] is not None]
+        else:
+            out = []
+        if group is None:
+            return out
         if type(group) is array:
-            starts, ends = self.starts, self.ends
-            return [r for r in group if starts[r] <= point <= ends[r]]
-        return group.stab(point, self)
+            return out + [r for r in group if starts[r] <= point <= ends[r]]
+        return out + group.stab(point, self)
 
     def rows(self) -> list[int]:
         """Every live row (every stored group is read)."""
@@ -353,7 +415,9 @@ class SensitivityIndex:
         if self.stored is not None:
             for alpha in self.stored.alphas():
                 self._group(alpha)
-        return [r for group in self.trees.values() for r in (group if type(group) is array else group.rows())]
+        nodes, inbulk = self.nodes, self.inbulk
+        listed = [r for r in self.bulk if inbulk[r] and nodes[r] is not None]
+        return listed + [r for group in self.trees.values() for r in (group if type(group) is array else group.rows())]
 
     def intervals(self) -> list[tuple]:
         """Every entry as (alpha, start, end), sorted: for tests and explain."""
@@ -369,7 +433,7 @@ class SensitivityIndex:
     def nbytes(self) -> int:
         """The memory of the columns and groups (the trace nodes' share not counted)."""
         columns = sum(_bytes(c) for c in (self.starts, self.ends, self.alphas, self.owners, self.free))
-        columns += len(self.kinds) + 8 * len(self.nodes) + 100 * (len(self.regions) + len(self.alpha_list))
+        columns += len(self.kinds) + len(self.inbulk) + _bytes(self.bulk) + _bytes(self.bulk_at) + 8 * len(self.nodes) + 100 * (len(self.regions) + len(self.alpha_list))
         groups = 0
         for group in self.trees.values():
             if type(group) is array:

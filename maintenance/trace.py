@@ -12,6 +12,10 @@ It keeps
     the checks (ascending), the node below it -- or, at the last depth, the
     head tuple the binding produced. Two parallel lists, found by bisection: a
     dict per node took 170 bytes more (most nodes have one or two children).
+    Where the children are trace nodes, ``keys`` is None and a child's key is
+    its own ``key`` (bisection by it): the list repeated them (join3 at 30k:
+    17 of 284 bytes per sensitivity interval). A node read from a workspace
+    may keep the list.
 
 The leaves under a region are therefore the region's old satisfying
 assignments: the maintenance rule compares them with a fresh evaluation of
@@ -22,10 +26,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right, insort
+from operator import attrgetter
 
 from lftj.lazy import loading
 
 SCAN = 64        # a node with at most this many entries finds one to remove by scanning
+_KEY = attrgetter("key")
 
 
 class TraceNode:
@@ -38,7 +44,7 @@ class TraceNode:
     def __init__(self, parent: "TraceNode | None", key, depth: int):
         self.parent, self.key, self.depth = parent, key, depth
         self.kids: list | None = None              # the children (TraceNode | head tuple), by key
-        self.keys: list | None = None              # the children's keys, ascending
+        self.keys: list | None = None              # the children's keys, ascending (None: see kids)
         self.entries: array | None = None          # sensitivity entries' handles, by region start
         self.alive = True
 
@@ -50,16 +56,41 @@ class TraceNode:
             node = node.parent
         return keys[::-1]
 
-    def child(self, key):
+    def _find(self, key) -> int:
+        """The position of the first child whose key is at least ``key``."""
         keys = self.keys
-        if not keys:
+        return bisect_left(self.kids, key, key=_KEY) if keys is None else bisect_left(keys, key)
+
+    def key_at(self, i: int):
+        keys = self.keys
+        return self.kids[i].key if keys is None else keys[i]
+
+    def child(self, key):
+        kids = self.kids
+        if not kids:
             return None
+        keys = self.keys
+        if keys is None:
+            i = bisect_left(kids, key, key=_KEY)
+            return kids[i] if i < len(kids) and kids[i].key == key else None
         i = bisect_left(keys, key)
-        return self.kids[i] if i < len(keys) and keys[i] == key else None
+        return kids[i] if i < len(keys) and keys[i] == key else None
+
+    def child_keys(self) -> list:
+        """The children's keys, ascending."""
+        kids = self.kids
+        if not kids:
+            return []
+        keys = self.keys
+        return [child.key for child in kids] if keys is None else keys
 
     def items(self):
         """(key, child) in key order."""
-        return zip(self.keys, self.kids) if self.keys else ()
+        kids = self.kids
+        if not kids:
+            return ()
+        keys = self.keys
+        return ((child.key, child) for child in kids) if keys is None else zip(keys, kids)
 
     def descend(self, path) -> "TraceNode | None":
         node = self
@@ -93,35 +124,48 @@ class TraceNode:
         self.put(key, value)
 
     def put(self, key, value):
-        """Set the child under ``key``; returns the one it replaced (None: there was none)."""
+        """Set the child under ``key`` (a trace node's own ``key`` is ``key``); returns the one it
+        replaced (None: there was none)."""
+        kids = self.kids
+        if kids is None:
+            self.kids = [value]
+            if not isinstance(value, TraceNode):
+                self.keys = [key]
+            return None
         keys = self.keys
-        if keys is None:
-            self.keys, self.kids = [key], [value]
-        elif not keys or key > keys[-1]:
-            keys.append(key)
-            self.kids.append(value)
-        else:
-            i = bisect_left(keys, key)
-            if i < len(keys) and keys[i] == key:
-                old, self.kids[i] = self.kids[i], value
-                return old
+        if not kids or key > (kids[-1].key if keys is None else keys[-1]):    # (recording: appends)
+            kids.append(value)
+            if keys is not None:
+                keys.append(key)
+            return None
+        i = self._find(key)
+        if i < len(kids) and self.key_at(i) == key:
+            old, kids[i] = kids[i], value
+            return old
+        kids.insert(i, value)
+        if keys is not None:
             keys.insert(i, key)
-            self.kids.insert(i, value)
         return None
 
     def pop_child(self, key):
-        i = bisect_left(self.keys, key)
-        del self.keys[i]
+        i = self._find(key)
+        if self.keys is not None:
+            del self.keys[i]
         return self.kids.pop(i)
 
     def children_in(self, lo, hi) -> list:
         """(key, child) for the children with ``lo <= key <= hi`` (None: unbounded)."""
-        keys = self.keys
-        if not keys:
+        kids = self.kids
+        if not kids:
             return []
+        keys = self.keys
+        if keys is None:
+            i = 0 if lo is None else bisect_left(kids, lo, key=_KEY)
+            j = len(kids) if hi is None else bisect_right(kids, hi, key=_KEY)
+            return [(child.key, child) for child in kids[i:j]]
         i = 0 if lo is None else bisect_left(keys, lo)
         j = len(keys) if hi is None else bisect_right(keys, hi)
-        return list(zip(keys[i:j], self.kids[i:j]))
+        return list(zip(keys[i:j], kids[i:j]))
 
     def size(self) -> int:
         """Nodes and leaves in this subtree (for stats)."""

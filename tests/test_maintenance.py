@@ -139,7 +139,9 @@ def _trace(node, entry) -> tuple:
     entries = sorted(repr((e.alpha, e.start, e.end, e.region[1:], e.alive)) for e in map(entry, node.entries or ()))
     children = tuple((repr(k), _trace(child, entry) if hasattr(child, "entries") else child)
                      for k, child in node.items())
-    assert sorted(node.keys or ()) == list(node.keys or ()) and len(node.keys or ()) == len(node.kids or ())
+    keys = [k for k, _ in node.items()]
+    assert sorted(keys) == keys and len(keys) == len(node.kids or ()) and len(set(keys)) == len(keys)
+    assert all(child.key == k for k, child in node.items() if hasattr(child, "entries"))
     return node.alive, tuple(entries), children
 
 

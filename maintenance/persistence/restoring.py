@@ -170,7 +170,7 @@ def _rebuild(rule, record, by_where, registry, head_of) -> list:
 
 
 def _append_child(node: TraceNode, key, child) -> None:
-    if node.keys is None:
+    if node.kids is None:                       # (a stored node keeps its list of keys)
         node.kids, node.keys = [child], [key]
     elif node.keys[-1] < key:
         node.kids.append(child)
