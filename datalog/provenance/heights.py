@@ -44,7 +44,8 @@ from datalog.planning.plan import Lookup
 from datalog.provenance.repair import repair
 
 
-REPAIR_LIMIT = 100_000      # facts touched since the last question past which the heights are recomputed
+REPAIR_LIMIT = 100_000      # facts touched since the last question past which (and past the kept facts'
+                            # number) the heights are recomputed
 
 
 class Heights:
@@ -73,7 +74,7 @@ class Heights:
             if self.touched is not None:
                 self.touched.setdefault(name, set()).update(change.inserted, change.retracted)
                 self.retracted.setdefault(name, set()).update(change.retracted)
-        if self.touched is not None and sum(map(len, self.touched.values())) > REPAIR_LIMIT:
+        if self.touched is not None and sum(map(len, self.touched.values())) > max(REPAIR_LIMIT, self.size()):
             self.touched, self.retracted = None, {}      # too many to follow: recompute
 
     def invalidate(self) -> None:
