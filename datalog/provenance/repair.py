@@ -200,8 +200,13 @@ class _Repair:
 
     def _offers(self, fact) -> None:
         """Each instance reading the fact offers its head its value."""
-        for head, offer in self._readers(fact):
-            if offer < self.rhs.get(head, self.height(head)):
+        least = self.height(fact) + 1                   # no instance reading it offers less
+        for head, evaluator, subst in self._readers(fact):
+            now = self.rhs.get(head, self.height(head))
+            if least >= now:
+                continue
+            offer = self._offer(evaluator, subst)
+            if offer < now:
                 self.rhs[head] = offer
                 self._queue(head, min(offer, self.height(head)))
 
@@ -212,22 +217,24 @@ class _Repair:
         self.heights.get(name, {}).pop(row, None)
         self.released.add(fact)
         self._update(fact, self.rhs[fact])     # its own instances may read it: its offer only rises
-        for head, offer in self._readers(fact, (fact, height)):
-            if offer == self.rhs.get(head, self.height(head)):
-                self._update(head, offer)       # heights only rose: no offer is below the old
+        for head, evaluator, subst in self._readers(fact):
+            now = self.rhs.get(head, self.height(head))
+            if height + 1 <= now and self._offer(evaluator, subst, (fact, height)) == now:
+                self._update(head, now)         # heights only rose: no offer is below the old
 
-    def _readers(self, fact, old=None):
-        """(head, offer) of each instance that reads ``fact`` at a positive atom; ``old``:
-        (fact, its former height), the offer as it was."""
+    def _readers(self, fact):
+        """(head, evaluator, binding) of each instance that reads ``fact`` at a positive atom."""
         name, row = fact
         for evaluator, atom in self.readers.get(name, ()):
             head = evaluator.clause.head.relation
             held = self.db[head].tuples
             for out, subst in evaluator.using(atom, row):
                 if out in held and out not in self.base.get(head, ()):
-                    yield (head, out), self._offer(evaluator, subst, old)
+                    yield (head, out), evaluator, subst
 
     def _offer(self, evaluator, subst, old=None) -> float:
+        """1 + the highest height of the instance's premises (``old``: (fact, the height to
+        read for it))."""
         highest = 0
         for premise in evaluator.premise_rows(subst):
             h = old[1] if old is not None and premise == old[0] else self.height(premise)
