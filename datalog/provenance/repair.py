@@ -25,13 +25,15 @@ downstream of the change.
    it supplied its ``rhs`` (the instance's old offer equals it) recomputes its ``rhs``.
 
 It declines (returns None) when the work (seeds and queue steps) grows past ``share`` of the kept
-facts (the level pass is then cheaper), or when a fact the relations hold is left without a
+facts or its time past the level pass's (which is then cheaper: a step reads a fact's instances
+tuple at a time, tens to a hundred times a fact's share of the pass), or when a fact the relations hold is left without a
 height (a premise outside what was repaired has none: a bug guard, never seen).
 """
 
 from __future__ import annotations
 
 import heapq
+import time
 from itertools import count
 
 from lftj.relation import Relation
@@ -46,10 +48,13 @@ from datalog.provenance.instances import Instances
 INF = float("inf")
 
 
-def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: float = 0.03):
+def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: float = 0.05,
+           budget: float = 1.0):
     """The new heights (relation -> {row: height}) after commits that touched these facts, or
     None when the stale relations must be recomputed (see the module docstring; their kept
-    heights may then be part-way repaired)."""
+    heights may then be part-way repaired): past ``share`` of the kept facts in steps, or past
+    ``budget`` seconds (the caller passes half the level pass's last time: a repair that would
+    cost more than recomputing stops there)."""
     limit = max(256, int(share * kept.size()))
     if sum(len(rows) for name, rows in touched.items() if name in kept.idb) > limit:
         return None                          # each touched fact is a step at least
@@ -57,7 +62,7 @@ def repair(kept, touched: dict[str, set], retracted: dict[str, set], share: floa
     if seeds is None:
         return None
     try:
-        _Repair(kept, limit).run(*seeds, touched)
+        _Repair(kept, limit, time.perf_counter() + budget).run(*seeds, touched)
     except _Unsettled:
         return None
     return kept.heights
@@ -121,9 +126,9 @@ class _Repair:
     """DynamicSWSF-FP over the kept heights (changed in place): ``rhs`` holds the inconsistent
     facts' least offers; a consistent fact's is its height."""
 
-    def __init__(self, kept, limit: int):
+    def __init__(self, kept, limit: int, deadline: float):
         self.db, self.idb, self.base, self.heights = kept.db, kept.idb, kept.base, kept.heights
-        self.limit, self.work = limit, 0
+        self.limit, self.work, self.deadline = limit, 0, deadline
         self.rules: dict[str, list[Instances]] = {}        # relation -> the evaluators of its rules
         self.readers: dict[str, list] = {}                 # relation -> (evaluator, positive atom reading it)
         for clause in kept.clauses:
@@ -188,7 +193,7 @@ class _Repair:
 
     def _step(self) -> None:
         self.work += 1
-        if self.work > self.limit:
+        if self.work > self.limit or (self.work % 64 == 0 and time.perf_counter() > self.deadline):
             raise _Unsettled
 
     def _lower(self, fact, rhs: float) -> None:
