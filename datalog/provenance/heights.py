@@ -20,10 +20,10 @@ nothing to a height). A fact first reached at level k has least height k: an ins
 
 After a commit, the heights of the relations it changed and of every relation downstream of
 them are stale. On the first question after it, :meth:`Heights.refresh` repairs them where the
-commits can have changed them (:mod:`repair`: the facts forward of what they touched, settled by
-Knuth's algorithm), or, when that declines (negation or aggregates over what changed, too many
-suspects), recomputes the stale relations by the level pass (the other relations' facts are
-released into ``known`` at their kept levels).
+commits changed them (:mod:`repair`: Ramalingam and Reps's dynamic form of Knuth's algorithm,
+work bound by the facts whose height changes), or, when that declines (too many facts touched,
+or past half the level pass's last time), recomputes the stale relations by the level pass (the
+other relations' facts are released into ``known`` at their kept levels).
 
 >>> from datalog.engine.engine import Engine
 >>> e = Engine.from_source("e(1,2). e(2,3). e(3,4). p(x,y) :- e(x,y). p(x,z) :- p(x,y), e(y,z).",
@@ -35,6 +35,8 @@ released into ``known`` at their kept levels).
 
 from __future__ import annotations
 
+import time
+
 from lftj.relation import Relation
 
 from datalog.evaluation.evaluate import Derivation
@@ -44,7 +46,8 @@ from datalog.planning.plan import Lookup
 from datalog.provenance.repair import repair
 
 
-REPAIR_LIMIT = 100_000      # facts touched since the last question past which the heights are recomputed
+REPAIR_LIMIT = 100_000      # facts touched since the last question past which (and past the kept facts'
+                            # number) the heights are recomputed
 
 
 class Heights:
@@ -62,6 +65,7 @@ class Heights:
         self.retracted: dict[str, set] = {}             # touched, and those they retracted (None: unknown)
         self.recomputed = 0            # level passes made (tests and the benchmark read them)
         self.repaired = 0              # repairs made (:mod:`repair`)
+        self.pass_seconds = 0.0        # the last level pass's time: a repair's budget
 
     def changed(self, delta: dict) -> None:
         """A commit changed the relations of ``delta`` (relation -> Change): their heights and
@@ -73,7 +77,7 @@ class Heights:
             if self.touched is not None:
                 self.touched.setdefault(name, set()).update(change.inserted, change.retracted)
                 self.retracted.setdefault(name, set()).update(change.retracted)
-        if self.touched is not None and sum(map(len, self.touched.values())) > REPAIR_LIMIT:
+        if self.touched is not None and sum(map(len, self.touched.values())) > max(REPAIR_LIMIT, self.size()):
             self.touched, self.retracted = None, {}      # too many to follow: recompute
 
     def invalidate(self) -> None:
@@ -98,14 +102,16 @@ class Heights:
         touched, retracted = self.touched, self.retracted
         stale, self.dirty, self.touched, self.retracted = self.dirty, set(), None, {}
         if touched and self.heights:
-            repaired = repair(self, touched, retracted)
+            repaired = repair(self, touched, retracted, budget=max(1.0, self.pass_seconds / 2))
             if repaired is not None:
                 self.heights = repaired
                 self.repaired += 1
                 return
+        started = time.perf_counter()
         try:
             fixed = {n: h for n, h in self.heights.items() if n not in stale}
             self.heights = {**fixed, **_levels(self, stale, fixed)}
+            self.pass_seconds = time.perf_counter() - started
         except BaseException:
             self.dirty = stale | self.dirty
             raise

@@ -63,6 +63,23 @@ class Instances(RuleEvaluator):
             if self.head_row(head, subst) == row:
                 yield subst
 
+    def using(self, atom: Atom, row: tuple) -> Iterator[tuple[tuple, Subst]]:
+        """(head row, binding) of every binding of the body in which the positive body ``atom``
+        (one of the clause's, by identity) is ``row``: the instances that read a fact."""
+        start = _bind(atom.args, row, {})
+        if start is None:
+            return
+        head = self.clause.head
+        if self.fast:
+            for subst in self._flat_solve(list(self.clause.body), start):
+                yield self.head_row(head, subst), subst
+            return
+        for subst in self.solve(self.clause.body, start):
+            if self.atom_row(atom, subst) == row:
+                out = self.head_row(head, subst)
+                if out is not None:
+                    yield out, subst
+
     # ---- the fast path: a body of atoms, negations and comparisons of variables and constants
     # (the reference evaluator's loop without its generality; the property tests check the proofs)
     def _flat_solve(self, literals: list, subst: Subst) -> Iterator[Subst]:
