@@ -299,6 +299,27 @@ def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path
         reopened.close()
 
 
+def test_a_rule_whose_lookup_failed_first_does_the_same_work_steady_and_reopened(tmp_path):
+    """r0_0's lookup e0(1, 0) fails, so its one-atom body e0(_, x) is never joined and the
+    evaluation (a scan) builds no (1, 0) index of e0; the first recording builds it, as a
+    restored maintainer does, so inserting e0(0, 0) revisits the same region in both (found
+    by the property test above)."""
+    text = (".decl e0(c0: number, c1: number)\n.decl r0_0(c0: number)\n"
+            "r0_0(x) :- e0(_, x), e0(1, 0).\nr0_0(0).\ne0(0, 1).\ne0(0, 2).\n")
+    steady = Workspace.create(tmp_path / "steady", text)
+    Workspace.create(tmp_path / "reopened", text).close()
+    reopened = Workspace.open(tmp_path / "reopened", compact_min=0)
+    try:
+        assert reopened.engine.maintainer is not None
+        change = {"e0": [(0, 0)]}
+        assert steady.engine.commit(change, {}) == reopened.engine.commit(change, {})
+        assert _work(steady.engine.stats()) == _work(reopened.engine.stats())
+        assert contents(steady.engine) == contents(reopened.engine)
+    finally:
+        steady.close()
+        reopened.close()
+
+
 def _blocked(rows):
     """Sensitivity groups of more than ``rows`` entries kept as StabbingGroups (None: the
     default); returns the function that puts the default back."""
