@@ -127,9 +127,8 @@ class IncrementalMaintainer:
             out = Counter()
             rule.evaluate(rule.root, None, None, out)
             self.support[clause.head.relation].update(out)
-            for one in [rule] + [view.rule for view in rule.views]:
-                for atom in one.plan.atoms:     # as a restored maintainer has them, though a lookup above
-                    self.db[atom.relation].index(atom.order)    # failed first: changes come as surgeries
+            for relation, order in rule.read_indexes():    # as a restored maintainer has them, though
+                self.db[relation].index(order)                # a lookup above failed first
         return rule
 
     def construct(self, clause, evaluate_views: bool = True):

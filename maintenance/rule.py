@@ -89,6 +89,13 @@ class RuleMaintainer:
         self.skipped = False
         registry.register(self)
 
+    def read_indexes(self):
+        """(relation, column order) of every trie index this rule and its aggregate views' rules
+        read: built (or made lazy) so that changes of those relations come as surgeries."""
+        for one in [self] + [view.rule for view in self.views]:
+            for atom in one.plan.atoms:
+                yield atom.relation, atom.order
+
     # ------------------------------------------------------------ evaluation
     def evaluate(self, node: TraceNode, lo, hi, out: Counter) -> None:
         """Evaluate the region (node, [lo, hi]) on the current relations, recording as it goes:

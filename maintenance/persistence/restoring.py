@@ -99,9 +99,8 @@ def _restore_rule(db, rule, record, by_where, registry, rows=None, where=None) -
 def _index_tries(db, rule) -> None:
     """The trie indexes the rule (and its aggregate views) read, so that changes come as surgeries:
     lazy ones (``Relation.lazy_index``), whose nodes are built when a commit first reads them."""
-    for one in [rule] + [view.rule for view in rule.views]:
-        for atom in one.plan.atoms:
-            db[atom.relation].lazy_index(atom.order)
+    for relation, order in rule.read_indexes():
+        db[relation].lazy_index(order)
 
 
 def _contribution(head) -> tuple:
