@@ -627,12 +627,7 @@ def counting_table(names, sizes, results, failures: list) -> tuple[list, list]:
             if twin is None:
                 continue
             ours, lat = summary(res), twin.get("latency") or {}
-            status = twin.get("status", "-")
-            if twin.get("check") not in (None, "ok"):
-                status = "WRONG"
-                failures.append(f"{name} {size} counting twin: {twin['check']}")
-            elif twin.get("check") == "ok":
-                status += ", checked"
+            status = _checked(twin.get("status", "-"), twin.get("check"), failures, f"{name} {size} counting twin")
             state = twin.get("state_bytes")
             rows.append([name, f"{res.get('edb', size):,}",
                          "-" if res.get("build") is None else f"{res['build']:.2f}", mb(res.get("index_bytes")),
@@ -642,6 +637,15 @@ def counting_table(names, sizes, results, failures: list) -> tuple[list, list]:
                          ms(median(lat.get("insert") or [])), ms(median(lat.get("retract") or [])),
                          ms(median(lat.get("batch") or [])), status])
     return headers, rows
+
+
+def _checked(status: str, check, failures: list, what: str) -> str:
+    """The status column after the replay against recomputation: WRONG (and the failure listed
+    under ``what``) if it disagreed, ", checked" added if it agreed, as it was if not replayed."""
+    if check not in (None, "ok"):
+        failures.append(f"{what}: {check}")
+        return "WRONG"
+    return status + ", checked" if check == "ok" else status
 
 
 def report(args, names, sizes, results, total: float) -> int:
@@ -655,12 +659,8 @@ def report(args, names, sizes, results, total: float) -> int:
             s = summary(res)
             lat = res.get("latency") or {}
             partial = res["status"] != "ok" and any(lat.values())
-            status = res["status"] + (" (partial)" if partial else "")
-            if res.get("check") not in (None, "ok"):
-                status = "WRONG"
-                failures.append(f"{name} {size}: {res['check']}")
-            elif res.get("check") == "ok":
-                status += ", checked"
+            status = _checked(res["status"] + (" (partial)" if partial else ""), res.get("check"), failures,
+                              f"{name} {size}")
             idx = res.get("index_bytes")
             ratio_mem = idx / res["edb_bytes"] if idx is not None and res.get("edb_bytes") else None
             nscr = len(res.get("scratch") or [])
