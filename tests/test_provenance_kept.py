@@ -96,9 +96,9 @@ def test_kept_proof_is_the_least_after_deletes_and_inserts():
     engine = Engine.from_source(PATH, provenance=True)
     assert engine.why('reach("p", "s")').height == 2
     engine.commit(retracts={"link": [("p", "r")]})
-    assert engine.heights.dirty                    # stale until asked
+    assert not engine.heights.dirty and engine.heights.repaired == 1     # maintained at the commit
     proof = engine.why('reach("p", "s")')
-    assert proof.height == 3 and check_proof(engine, proof) == [] and not engine.heights.dirty
+    assert proof.height == 3 and check_proof(engine, proof) == [] and engine.heights.recomputed == 1
     engine.commit(inserts={"link": [("p", "s")]})
     assert engine.why('reach("p", "s")').height == 1
     engine.extend('.decl far(a: symbol)\nfar(y) :- reach("p", y), !link("p", y).')
@@ -106,16 +106,21 @@ def test_kept_proof_is_the_least_after_deletes_and_inserts():
     assert proof.height == 3 and check_proof(engine, proof) == []
 
 
-def test_only_the_stale_relations_are_recomputed():
+def test_a_declined_repair_leaves_only_the_stale_relations_to_recompute(monkeypatch):
     engine = Engine.from_source(PATH + """
         .decl other(a: number)  .decl two(a: number)
         other(1). other(2).
         two(x) :- other(x).
     """, provenance=True)
     engine.run()
+    monkeypatch.setattr(kept_heights, "repair", lambda *args, **kwargs: None)
     engine.commit(retracts={"link": [("p", "r")]})
-    assert engine.heights.dirty == {"reach"}
-    assert engine.why("two(1)").height == 1
+    assert engine.heights.dirty == {"reach"} and engine.heights.touched is None
+    assert engine.heights.recomputed == 1              # not at the commit: on the next question
+    engine.commit(inserts={"other": [(3,)]})           # still stale, now "two" as well: recomputed
+    assert engine.heights.dirty == {"reach", "two"}
+    assert engine.why("two(1)").height == 1 and engine.heights.recomputed == 2
+    assert engine.heights.of("reach", ("p", "s")) == least_heights(engine)[("reach", ("p", "s"))]
 
 
 def test_evaluation_without_provenance_keeps_no_heights(monkeypatch):
