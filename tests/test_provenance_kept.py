@@ -271,3 +271,26 @@ def test_a_height_that_rises_releases_only_what_it_supplied():
     engine.commit(retracts={"assign": [(5, 1)]}, inserts={"assign": [(5, 4)]})
     assert [engine.heights.of("pt", (v, 10)) for v in (5, 6)] == [5, 6]
     assert engine.heights.recomputed == 1
+
+
+def test_the_first_heights_build_the_indexes_questions_and_repairs_read():
+    """With provenance the level pass also builds the trie indexes a proof and a repair read
+    (:meth:`Instances.prepare` walks the pick order), so neither the first question nor the
+    first commit's repair builds one."""
+    engine = Engine.from_source(POSITIVE["andersen"], provenance=True)
+    engine.insert("new", [(1, 10), (2, 20), (3, 30)])
+    engine.insert("assign", [(4, 1), (5, 4), (6, 2)])
+    engine.insert("store", [(4, 2), (6, 3)])
+    engine.insert("load", [(7, 5), (8, 6)])
+    engine.run()
+
+    def orders():
+        return {(name, order) for name, r in engine.db.items() for order in r.indexes}
+    built = orders()
+    for name in ("pt", "hpt"):
+        for row in sorted(engine.db[name]):
+            assert check_proof(engine, engine.explainer().why(name, row)) == []
+    engine.commit(retracts={"assign": [(5, 4)]}, inserts={"assign": [(7, 1)], "store": [(5, 3)]})
+    engine.commit(retracts={"new": [(2, 20)]})
+    assert engine.heights.repaired == 2
+    assert orders() == built

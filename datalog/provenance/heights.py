@@ -45,6 +45,8 @@ from datalog.evaluation.evaluate import Derivation
 from datalog.language.errors import InternalError
 from datalog.language.strata import dependencies
 from datalog.planning.plan import Lookup
+from datalog.provenance.explain import _named_wildcards
+from datalog.provenance.instances import Instances
 from datalog.provenance.repair import repair
 
 
@@ -126,6 +128,15 @@ class Heights:
             self.dirty = stale | self.dirty
             raise
         self.recomputed += 1
+        if self.recomputed == 1:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        """Build, with the first heights, the trie indexes through which a question reads a
+        fact's instances and a repair the instances that read a fact: kept up to date by the
+        commits from then on, as they would be once a first question had built them."""
+        for clause in self.clauses:
+            Instances(self.db, _named_wildcards(clause)).prepare()
 
     def size(self) -> int:
         return sum(len(h) for h in self.heights.values())

@@ -82,6 +82,33 @@ class Instances(RuleEvaluator):
 
     # ---- the fast path: a body of atoms, negations and comparisons of variables and constants
     # (the reference evaluator's loop without its generality; the property tests check the proofs)
+    def prepare(self) -> None:
+        """Build the trie indexes :meth:`of` and :meth:`using` read, which are otherwise built by
+        the first question or repair that reads them: the lookups of a flat clause's pick order,
+        walked over which variables are bound (the order depends on nothing else but the
+        relations' sizes), from the head's variables and from each positive atom's."""
+        if not self.fast:
+            return
+        body = list(self.clause.body)
+        starts = [self.clause.head, *(lit for lit in body if isinstance(lit, Atom))]
+        for start in starts:
+            self._walk(list(body), {v.name for v in ast.variables(start)})
+
+    def _walk(self, literals: list, bound: set[str]) -> None:
+        while literals:
+            literal = literals.pop(self._flat_pick(literals, dict.fromkeys(bound)))
+            if isinstance(literal, Comparison):
+                bound |= {t.name for t in (literal.left, literal.right) if isinstance(t, Variable)}
+                continue
+            atom = literal.atom if isinstance(literal, Negation) else literal
+            relation = self.db.get(atom.relation)
+            known = {i: None for i, arg in enumerate(atom.args)
+                     if isinstance(arg, ast.Constant) or isinstance(arg, Variable) and arg.name in bound}
+            if relation is not None and relation.stored and 0 < len(known) < relation.arity:
+                relation.index(_order(relation, known)[0])          # as lookup() reads it
+            if isinstance(literal, Atom):
+                bound |= {v.name for v in ast.variables(atom)}
+
     def _flat_solve(self, literals: list, subst: Subst) -> Iterator[Subst]:
         if not literals:
             yield subst
