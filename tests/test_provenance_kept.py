@@ -294,3 +294,21 @@ def test_the_first_heights_build_the_indexes_questions_and_repairs_read():
     engine.commit(retracts={"new": [(2, 20)]})
     assert engine.heights.repaired == 2
     assert orders() == built
+
+
+def test_a_repair_stopped_part_way_leaves_the_heights_stale_not_wrong(monkeypatch):
+    """Ctrl-C during the repair at a commit: the commit is made, and the heights it changed are
+    recomputed by the next question instead of being read half repaired."""
+    engine = Engine.from_source(PATH, provenance=True)
+    engine.run()
+    real = kept_heights.repair
+
+    def interrupted(kept, *args, **kwargs):
+        kept.heights["reach"].clear()                 # part-way: some heights already changed
+        raise KeyboardInterrupt
+    monkeypatch.setattr(kept_heights, "repair", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        engine.commit(retracts={"link": [("p", "r")]})
+    assert ("p", "r") not in engine.db["link"] and engine.heights.dirty == {"reach"}
+    monkeypatch.setattr(kept_heights, "repair", real)
+    assert engine.why('reach("p", "s")').height == 3 and engine.heights.recomputed == 2

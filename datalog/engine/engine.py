@@ -552,17 +552,18 @@ class Engine:
 
     def _committed(self, delta: Delta) -> None:
         """A commit was made: count it, note the commit of each EDB fact it inserted (the source
-        ``why`` names), and tell the subscribers."""
+        ``why`` names), tell the subscribers, and repair the kept heights (last: the commit is
+        made, whatever stops the repair)."""
         self._commits += 1
         self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
                              if self.db.get(key[0]) is kept[0]}                         # table is dropped
-        if self._kept is not None:
-            self._kept[1].changed(delta)          # stale until the next question (heights.refresh)
         for name, change in delta.items():
             if name not in self.idb:
                 self._inserted_at.record(self.commit_number, name, change.inserted, change.retracted)
         if self._subscriptions:
             tables.publish(self, self._subscriptions, delta, self.commit_number)
+        if self._kept is not None:
+            self._kept[1].changed(delta)          # repaired now, or stale until the next question
 
     def write_outputs(self, out_dir: str | None = None) -> list[str]:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""

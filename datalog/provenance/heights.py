@@ -110,7 +110,11 @@ class Heights:
         touched, retracted = self.touched, self.retracted
         stale, self.dirty, self.touched, self.retracted = self.dirty, set(), None, {}
         if touched and self.heights:
-            repaired = repair(self, touched, retracted, budget=max(1.0, self.pass_seconds / 2))
+            try:
+                repaired = repair(self, touched, retracted, budget=max(1.0, self.pass_seconds / 2))
+            except BaseException:             # stopped part-way (Ctrl-C): the next question recomputes
+                self.dirty, self.touched, self.retracted = stale | self.dirty, None, {}
+                raise
             if repaired is not None:
                 self.heights = repaired
                 self.repaired += 1
