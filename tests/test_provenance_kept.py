@@ -312,3 +312,17 @@ def test_a_repair_stopped_part_way_leaves_the_heights_stale_not_wrong(monkeypatc
     assert ("p", "r") not in engine.db["link"] and engine.heights.dirty == {"reach"}
     monkeypatch.setattr(kept_heights, "repair", real)
     assert engine.why('reach("p", "s")').height == 3 and engine.heights.recomputed == 2
+
+
+def test_extending_the_program_makes_new_heights_without_repairing_the_old(monkeypatch):
+    """``extend`` replaces the checked program: the heights kept for the old one are dropped, not
+    repaired with its clauses, and the next question computes the new program's."""
+    engine = Engine.from_source(PATH, provenance=True)
+    engine.run()
+    old = engine.heights
+    monkeypatch.setattr(kept_heights, "repair", lambda *a, **k: pytest.fail("repaired the old program's heights"))
+    engine.extend('reach(y, x) :- link(x, y).')           # a rule of a kept relation: it grows
+    monkeypatch.undo()
+    proof = engine.why('reach("s", "r")')
+    assert engine.heights is not old and proof.height == 1 and check_proof(engine, proof) == []
+    assert engine.heights.of("reach", ("p", "s")) == least_heights(engine)[("reach", ("p", "s"))]

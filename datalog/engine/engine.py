@@ -562,6 +562,8 @@ class Engine:
                 self._inserted_at.record(self.commit_number, name, change.inserted, change.retracted)
         if self._subscriptions:
             tables.publish(self, self._subscriptions, delta, self.commit_number)
+        if self._kept is not None and self._kept[0] != (id(self.checked), id(self.db)):
+            self._kept = None                     # of a program since extended: made anew when asked
         if self._kept is not None:
             self._kept[1].changed(delta)          # repaired now, or stale until the next question
 
