@@ -40,6 +40,13 @@ against ``full``: a fresh engine (in-process) or a fresh resident init reading t
 evaluating and writing the outputs. Phases: read changes (diff, or read what the source says
 changed), maintain (load, maintenance, commit), write back.
 
+Driver memory (Spark-resident runs: --resident and the patterns' resident workspace, issue 19's
+"driver peak memory below 1 GB"): per run and per refresh phase, "python RSS / heap / JVM RSS"
+in MB (bench.memory): this Python process's peak RSS (VmHWM, reset at the phase's start), the
+peak of what the phase allocated on the Python heap (tracemalloc, on only inside the phase), and
+the peak RSS of the JVM the driver started (in local mode the executors run in that JVM, so it
+is not the driver's alone; its heap is bounded by --memory).
+
 Distributed. Triangles over --triangle-edges random edges: ``datalog run --engine spark``
 (datalog.spark.distributed, local[2]) against the in-process engine, same results required.
 """
@@ -52,7 +59,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import provenance, table
+from . import memory, provenance, table
 
 PROGRAM = """
 .decl edge(src: number, dst: number)
@@ -84,7 +91,8 @@ def add_arguments(p) -> None:
     p.add_argument("--resident", action="store_true",
                    help="also a Spark-resident workspace (init --engine spark): its refresh against a fresh "
                         "resident init (a full reload and re-evaluation on Spark)")
-    p.add_argument("--resident-only", action="store_true", help="with --resident: skip the in-process workspace")
+    p.add_argument("--resident-only", action="store_true",
+                   help="with --resident: skip the in-process workspace (with --patterns: its in-process runs)")
     p.add_argument("--memory", default="8g", help="Spark driver memory; default 8g")
     p.add_argument("--patterns", action="store_true", help="the three change patterns (uniform, one partition, "
                                                            "append-only) against a full reload")
@@ -205,13 +213,28 @@ def _full(spark, program: str, work: Path) -> float:
 
 def _transpose_resident(rows):
     phases = ["rows changed", "repair", "diff", "maintain", "commit", "write back", "total", "vs full"]
+    phases += ["memory MB: python RSS / heap / JVM RSS"] + [f"  {p}" for p in ("repair", "diff", "maintain",
+                                                                              "commit", "write back", "total")]
     return [[phase, *[r[1].get(phase, "") for r in rows]] for phase in phases]
+
+
+def _memory_cells(whole: memory.Peaks, by_phase: dict) -> dict:
+    return {"  total": whole.text(), **{f"  {name}": peaks.text() for name, peaks in by_phase.items()}}
+
+
+def _refresh_measured(refresh, *args, **kwargs):
+    """``refresh(*args, **kwargs)``, its report, and its memory peaks: the whole and by phase."""
+    from datalog.spark.report import RefreshReport
+    by_phase = {}
+    with memory.phase() as tail, memory.per_report_phase(RefreshReport, by_phase):
+        report = refresh(*args, **kwargs)
+    return report, memory.overall([tail, *by_phase.values()]), by_phase
 
 
 def _resident_rows(spark, work: Path, args) -> list:
     """The refresh benchmark on a Spark-resident workspace: the same program and change
     pattern; ``full`` is a fresh resident init of the current tables (read, evaluate and count
-    in Spark, write the sinks)."""
+    in Spark, write the sinks), run after the refreshes (the first init pays the cold JVM)."""
     from pyspark.sql import functions as F
     from datalog.engine.engine import Engine
     from datalog.spark import resident_workspace
@@ -223,26 +246,36 @@ def _resident_rows(spark, work: Path, args) -> list:
 
     def engine_of(text, source):
         return Engine.from_source(text, where, name=source)
+    gc.collect()
     started = time.perf_counter()
-    resident_workspace.create(where / "ws", program, engine_of, out_dir=where)
-    full = time.perf_counter() - started
-    out = [("init", {"rows changed": f"{args.rows:,} (about) loaded", "total": f"{full:.1f}"})]
+    with memory.phase() as peaks:
+        resident_workspace.create(where / "ws", program, engine_of, out_dir=where)
+    seconds = time.perf_counter() - started
+    out = [("init", {"rows changed": f"{args.rows:,} (about) loaded", "total": f"{seconds:.1f}",
+                     "  total": peaks.text()})]
     for number, fraction in enumerate(float(f) for f in args.fractions.split(",")):
         changed = int(args.rows * fraction / 2)
         current = spark.read.parquet(str(where / "edges"))
         kept = current.where(F.pmod(F.xxhash64("src", "dst", F.lit(number + 7)), F.lit(args.rows)) >= changed)
         _replace(kept.unionByName(_edges(spark, changed, number + 1)).distinct().localCheckpoint(), where / "edges")
-        report = resident_workspace.refresh(where / "ws", engine_of, out_dir=where)
+        gc.collect()
+        report, whole, by_phase = _refresh_measured(resident_workspace.refresh, where / "ws", engine_of,
+                                                    out_dir=where)
         s = report.seconds
         total = sum(s.values())
         source = {x.relation: x for x in report.sources}["edge"]
         out.append((f"f={fraction:g}", {"rows changed": f"+{source.inserted:,} -{source.retracted:,}",
                                         **{k: f"{v:.2f}" for k, v in s.items()},
-                                        "total": f"{total:.2f}", "vs full": f"{full / total:.1f}x"}))
+                                        "total": f"{total:.2f}", **_memory_cells(whole, by_phase)}))
     shutil.rmtree(where / "again", ignore_errors=True)
+    gc.collect()
     started = time.perf_counter()
-    resident_workspace.create(where / "again", program, engine_of, out_dir=where)   # sinks overwritten
-    out.append(("full (init)", {"total": f"{time.perf_counter() - started:.2f}", "rows changed": "all"}))
+    with memory.phase() as peaks:
+        resident_workspace.create(where / "again", program, engine_of, out_dir=where)   # sinks overwritten
+    full = time.perf_counter() - started
+    out.append(("full (init)", {"total": f"{full:.2f}", "rows changed": "all", "  total": peaks.text()}))
+    for _, cells in out[1:-1]:        # against the full init after them: its JVM as warm as theirs
+        cells["vs full"] = f"{full / float(cells['total']):.1f}x"
     return out
 
 
@@ -310,9 +343,9 @@ def _patterns(spark, work: Path, args) -> str:
     from datalog.spark import resident_workspace
     from datalog.workspace.workspace import Workspace
     changed = max(int(args.pattern_rows * args.pattern_share), 2)
-    lines = []
+    lines, memories = [], []
     for pattern, flag in PATTERNS.items():
-        for kind in ("in-process", "resident"):
+        for kind in ("resident",) if args.resident_only else ("in-process", "resident"):
             where = work / f"{pattern}-{kind}"
             where.mkdir()
             _with_part(_edges(spark, args.pattern_rows, 0)).write.partitionBy("part").parquet(str(where / "edges"))
@@ -335,12 +368,18 @@ def _patterns(spark, work: Path, args) -> str:
                 full = _full(spark, program, where)
             else:
                 opened = 0.0
-                report = resident_workspace.refresh(where / "ws", engine_of, out_dir=where)
+                report, whole, by_phase = _refresh_measured(resident_workspace.refresh, where / "ws", engine_of,
+                                                            out_dir=where)
+                gc.collect()
                 started = time.perf_counter()
                 # the full reload reads the table as a plain snapshot source (no watermark kept)
-                resident_workspace.create(where / "again", PATTERN_PROGRAM.format(dir=where, flag=""), engine_of,
-                                          out_dir=where)
+                with memory.phase() as full_peaks:
+                    resident_workspace.create(where / "again", PATTERN_PROGRAM.format(dir=where, flag=""),
+                                              engine_of, out_dir=where)
                 full = time.perf_counter() - started
+                memories.append([pattern, whole.text(), *[by_phase[k].text() if k in by_phase else ""
+                                                          for k in ("diff", "read changes", "maintain", "write back")],
+                                 full_peaks.text()])
             phases = _phases(report.seconds)
             source = {x.relation: x for x in report.sources}["edge"]
             total = phases["total"] + opened
@@ -351,7 +390,10 @@ def _patterns(spark, work: Path, args) -> str:
     return (f"change patterns: {args.pattern_rows:,} rows in {PARTS} partitions, {changed:,} rows changed "
             f"({args.pattern_share:g}); seconds\n"
             + table.text(["pattern", "workspace", "changed", "rows read", "read changes", "maintain", "write back",
-                          "open", "refresh", "full reload", "speed-up"], lines, right=set(range(2, 11))))
+                          "open", "refresh", "full reload", "speed-up"], lines, right=set(range(2, 11)))
+            + "\nresident workspace, driver memory MB: python RSS / heap / JVM RSS peaks (bench.memory)\n"
+            + table.text(["pattern", "refresh", "diff", "read changes", "maintain", "write back", "full reload"],
+                         memories, right=set(range(1, 7))))
 
 
 # ---------------------------------------------------------------- distributed
