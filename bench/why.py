@@ -1,5 +1,6 @@
 """Provenance: latency of engine.why (a proof of least height, built on demand) and
-engine.why_not, right after evaluation and after 1,000 single-tuple commits (whose latency is reported too: with kept heights a commit repairs them).
+engine.why_not, right after evaluation and after 1,000 single-tuple commits (whose latency is
+reported too: with kept heights a commit repairs them).
 
 Workloads are bench.maintenance's: Andersen points-to (bench.workloads.andersen) and the
 transitive closure of a random DAG of disjoint blocks (tc-dag), at the given EDB sizes (total

@@ -65,6 +65,8 @@ class Heights:
         self.heights: dict[str, dict[tuple, int]] = {}
         self.dirty: set[str] = set(self.idb)
         self.downstream = _downstream(self.clauses)
+        # each clause's rule instances, read by a repair and a proof (made once: a repair runs each commit)
+        self.evaluators = [Instances(db, _named_wildcards(c)) for c in self.clauses]
         self.touched: dict[str, set] | None = None     # facts the commits since the last refresh
         self.retracted: dict[str, set] = {}             # touched, and those they retracted (None: unknown)
         self.recomputed = 0            # level passes made (tests and the benchmark read them)
@@ -139,8 +141,8 @@ class Heights:
         """Build, with the first heights, the trie indexes through which a question reads a
         fact's instances and a repair the instances that read a fact: kept up to date by the
         commits from then on, as they would be once a first question had built them."""
-        for clause in self.clauses:
-            Instances(self.db, _named_wildcards(clause)).prepare()
+        for evaluator in self.evaluators:
+            evaluator.prepare()
 
     def size(self) -> int:
         return sum(len(h) for h in self.heights.values())

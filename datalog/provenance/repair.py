@@ -42,7 +42,6 @@ from datalog.evaluation.evaluate import Derivation
 from datalog.language.ast import Atom
 from datalog.language.strata import dependencies
 from datalog.planning.plan import Lookup
-from datalog.provenance.explain import _named_wildcards
 from datalog.provenance.instances import Instances
 
 INF = float("inf")
@@ -131,9 +130,8 @@ class _Repair:
         self.limit, self.work, self.deadline = limit, 0, deadline
         self.rules: dict[str, list[Instances]] = {}        # relation -> the evaluators of its rules
         self.readers: dict[str, list] = {}                 # relation -> (evaluator, positive atom reading it)
-        for clause in kept.clauses:
-            evaluator = Instances(kept.db, _named_wildcards(clause))
-            self.rules.setdefault(clause.head.relation, []).append(evaluator)
+        for evaluator in kept.evaluators:
+            self.rules.setdefault(evaluator.clause.head.relation, []).append(evaluator)
             for literal in evaluator.clause.body:
                 if isinstance(literal, Atom):
                     self.readers.setdefault(literal.relation, []).append((evaluator, literal))
