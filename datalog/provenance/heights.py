@@ -50,8 +50,9 @@ from datalog.provenance.instances import Instances
 from datalog.provenance.repair import repair
 
 
-REPAIR_LIMIT = 100_000      # facts touched since the last question past which (and past the kept facts'
-                            # number) the heights are recomputed
+REPAIR_LIMIT = 100_000      # facts touched since the heights were last brought up to date (by a commit's
+                            # repair or a question) past which, and past the kept facts' number, they are
+                            # recomputed
 
 
 class Heights:
