@@ -200,7 +200,7 @@ class SensitivityIndex:
         self.owners.append(owner)
         self.kinds.append(kind)
         self.inbulk.append(0)
-        if kind == OTHER:
+        if kind & 0x3F == OTHER:                    # (a stored row's kind carries flags)
             self.regions[row] = region
         return row
 
@@ -208,7 +208,7 @@ class SensitivityIndex:
         row = self.free.pop()
         self.starts[row], self.ends[row], self.alphas[row] = s, e, aid
         self.nodes[row], self.owners[row], self.kinds[row] = node, owner, kind
-        if kind == OTHER:
+        if kind & 0x3F == OTHER:
             self.regions[row] = region
         if row < self.filed:
             self._file_row(row, aid)
