@@ -21,7 +21,7 @@ pytest.importorskip("pyspark")
 
 from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
-from datalog.spark import manifest  # noqa: E402
+from datalog.spark import deltas, manifest  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
 
 PROGRAM = """
@@ -110,6 +110,8 @@ def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
     with pytest.raises(DatalogError) as caught:
         manifest.read(tmp_path)
     assert caught.value.code == "workspace_corrupt"
+    manifest.write(tmp_path, {**body, "format": "datalog-spark-resident/1"})    # before layers: read
+    assert manifest.read(tmp_path)["seq"] == 3
     manifest.write(tmp_path, {**body, "format": "datalog-spark-resident/99"})
     with pytest.raises(DatalogError) as caught:
         manifest.read(tmp_path)
@@ -120,7 +122,14 @@ def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
     assert caught.value.code == "workspace_corrupt"
 
 
-def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch(spark, tmp_path):
+@pytest.mark.parametrize("layout", ["default", "layered"])
+def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch(spark, tmp_path, layout,
+                                                                                 monkeypatch):
+    # default: these relations are small, so nearly every commit writes them whole; layered:
+    # every commit lays its delta over the last version, and a third layer makes it whole again
+    if layout == "layered":
+        monkeypatch.setattr(deltas, "LAYER_SHARE", 10.0 ** 9)
+        monkeypatch.setattr(deltas, "MAX_LAYERS", 2)
     rng = random.Random(19)
     edges = {(rng.randrange(8), rng.randrange(8)) for _ in range(14)} | {(1, 2), (2, 3)}
     blocked = {3}
@@ -128,7 +137,7 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     ws = tmp_path / "ws"
     rw.create(ws, PROGRAM, _engine_of(tmp_path), out_dir=tmp_path)
     _check(spark, tmp_path, ws, edges, blocked, counts=False)
-    steps = ["insert", "delete", "mixed", "mixed"]
+    steps = ["insert", "delete", "mixed", "mixed", "insert"]
     for number, kind in enumerate(steps, 1):
         added = {(rng.randrange(8), rng.randrange(8)) for _ in range(3)} if kind != "delete" else set()
         removed = set(rng.sample(sorted(edges), 3)) if kind != "insert" else set()
@@ -142,7 +151,13 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     report = rw.refresh(ws, _engine_of(tmp_path), out_dir=tmp_path)     # no change: no commit
     assert report.commit is None and manifest.read(ws)["seq"] == len(steps)
     kept = {p.parent.name + "/" + p.name for p in (ws / "relations").glob("*/*")}
-    assert kept == {f"{n}/{v['version']}" for n, v in manifest.read(ws)["relations"].items()}
+    named = {f"{n}/{version}" for n, v in manifest.read(ws)["relations"].items()
+             for version in [v["version"], *(layer for layer, _ in v.get("layers", ()))]}
+    assert kept == named
+    if layout == "layered":             # laid over, then made whole, then laid over again
+        versions = manifest.read(ws)["relations"].values()
+        assert all(len(v.get("layers", ())) <= 2 for v in versions)
+        assert any(v.get("layers") and v["version"] != "v0" for v in versions)
 
 
 def test_init_refuses_what_it_does_not_maintain_and_leaves_nothing(spark, tmp_path):

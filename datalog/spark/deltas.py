@@ -63,13 +63,49 @@ COUNT, SIGN = "__n", "__d"
 
 @dataclass
 class Stored:
-    """One relation's version: its rows with counts as read back from Parquet, and how many."""
+    """One relation's version: its rows with counts as read back from Parquet, and how many;
+    for a stored relation, the version directory of its **base** (``rows``) and its **layers**,
+    the ``delta`` directories of the commits since, each with its row count (see
+    :func:`layered`)."""
 
     rows: object              # DataFrame c0.., __n
     size: int
+    base: str = ""
+    layers: tuple = ()        # ((version, rows), ...), oldest first
 
     def tuples(self):
         return self.rows.drop(COUNT)
+
+
+# A relation's new version is its old one with a commit's count changes laid over it, unless
+# its layers would pass one of these; then it is written whole as a new base
+MAX_LAYERS = 8
+LAYER_ROWS = 200_000          # all layers' rows together, at most (they are broadcast) ...
+LAYER_SHARE = 0.1             # ... and at most this share of the relation's tuples
+
+
+def layered(rows, layer, columns: list[str]):
+    """``rows`` (c0.., __n) with ``layer`` laid over it: a tuple in the layer (a ``delta``
+    directory: c0.., __n its new count, __d) has the layer's count, 0 meaning gone; the others
+    keep theirs. The layer is small (:data:`LAYER_ROWS`): a broadcast filters one scan of
+    ``rows``, nothing of the relation is shuffled."""
+    kept = rows.join(F.broadcast(layer.select(*columns)), columns, "left_anti")
+    return kept.unionByName(layer.where(F.col(COUNT) > 0).select(*columns, COUNT))
+
+
+def compacts(layers: tuple, rows: int, size: int) -> bool:
+    """Whether a new layer of ``rows`` rows over ``layers`` makes the version be written whole
+    (``size``: the relation's tuples after it)."""
+    total = sum(n for _, n in layers) + rows
+    return len(layers) + 1 > MAX_LAYERS or total > min(LAYER_ROWS, LAYER_SHARE * max(size, 1))
+
+
+def present(relation, keys, columns: list[str], size: int):
+    """The rows of ``relation`` whose ``columns`` are among ``keys`` (``size`` rows): when they
+    are few, a broadcast of them filters one scan of the relation (no shuffle of it)."""
+    if size <= BROADCAST_ROWS:
+        return relation.join(F.broadcast(keys), columns, "left_semi")
+    return relation.join(keys, columns, "left_semi")
 
 
 @dataclass
@@ -362,19 +398,25 @@ class Maintainer(Resident):
     # ------------------------------------------------------------ applying a count delta
     def _apply(self, name: str, counts, how: str) -> None:
         """Add the count delta ``counts`` (c0.., __d) to ``name``'s stored counts: write its
-        delta (where a count crosses zero) and, if there is one, its new version."""
+        delta (the new counts of the tuples whose count changed, and where a count crosses
+        zero) and, if there is one, its new version: the old one with the delta as a layer
+        (:func:`layered`), or written whole when its layers grow past :func:`compacts`."""
         where = self.directory(name)
         columns = self._columns(name)
         old = self.old.get(name)
         old_rows = old.rows if old is not None else self.empty(name).withColumn(COUNT, F.lit(0).cast("long"))
         if how != "counted":                            # a source's or a recomputed stratum's presence
-            moved = counts.withColumn(COUNT, F.when(F.col(SIGN) > 0, 1).otherwise(0).cast("long"))
+            moved = counts.dropDuplicates(columns).withColumn(
+                COUNT, F.when(F.col(SIGN) > 0, 1).otherwise(0).cast("long"))
         else:
-            joined = counts.join(old_rows, columns, "left")
-            before = F.coalesce(F.col(COUNT), F.lit(0))
-            moved = joined.select(*columns, (before + F.col(SIGN)).alias(COUNT),
-                                  (F.when((before == 0) & (before + F.col(SIGN) > 0), 1)
-                                   .when((before > 0) & (before + F.col(SIGN) <= 0), -1)
+            counts = guard(lambda: counts.localCheckpoint(eager=True), f"maintaining {name}")
+            size = guard(counts.count, f"counting {name}")
+            before = present(old_rows, counts.select(*columns), columns, size)
+            joined = counts.join(F.broadcast(before) if size <= BROADCAST_ROWS else before, columns, "left")
+            was = F.coalesce(F.col(COUNT), F.lit(0))
+            moved = joined.select(*columns, (was + F.col(SIGN)).alias(COUNT),
+                                  (F.when((was == 0) & (was + F.col(SIGN) > 0), 1)
+                                   .when((was > 0) & (was + F.col(SIGN) <= 0), -1)
                                    .otherwise(0)).alias(SIGN))
         path = uri(where / "delta")
         guard(lambda: moved.write.mode("overwrite").parquet(path), f"writing {where}")
@@ -388,12 +430,17 @@ class Maintainer(Resident):
                                 f"is left as before)")
         if not summary["all"] or (how != "counted" and not (summary["ins"] or summary["ret"])):
             return                                      # no count changed
-        rows = old_rows.join(written.select(*columns, F.col(COUNT).alias("__new")), columns, "full_outer")
-        rows = rows.select(*columns, F.coalesce(F.col("__new"), F.col(COUNT)).alias(COUNT)).where(F.col(COUNT) > 0)
-        path = uri(where / "rows")
-        guard(lambda: rows.write.mode("overwrite").parquet(path), f"writing {where}")
         size = (old.size if old else 0) + summary["ins"] - summary["ret"]
-        self.new[name] = Stored(self.spark.read.parquet(path), size)
+        layers = old.layers if old is not None else ()
+        if old is None or not old.base or compacts(layers, summary["all"], size):
+            rows = old_rows.join(written.select(*columns, F.col(COUNT).alias("__new")), columns, "full_outer")
+            rows = rows.select(*columns, F.coalesce(F.col("__new"), F.col(COUNT)).alias(COUNT)).where(F.col(COUNT) > 0)
+            path = uri(where / "rows")
+            guard(lambda: rows.write.mode("overwrite").parquet(path), f"writing {where}")
+            self.new[name] = Stored(self.spark.read.parquet(path), size, where.name)
+        else:
+            self.new[name] = Stored(layered(old_rows, written, columns), size, old.base,
+                                    layers + ((where.name, summary["all"]),))
         self.written.add(name)
         if summary["ins"] or summary["ret"]:
             delta = written.where(F.col(SIGN) != 0).select(*columns, SIGN)
@@ -436,4 +483,5 @@ def explain_lines(engine) -> list[str]:
     return lines
 
 
-__all__ = ["explain_lines", "Maintainer", "Stored", "Changed", "count_rules", "COUNT", "SIGN"]
+__all__ = ["explain_lines", "Maintainer", "Stored", "Changed", "count_rules", "layered", "compacts", "present",
+           "COUNT", "SIGN"]

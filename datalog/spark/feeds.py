@@ -89,6 +89,7 @@ class Found:
     read: int                      # rows read from the source
     rows: int                      # the source's rows (as far as the watermark counts them)
     chain: str                     # the source's chain after this refresh
+    size: int = 0                  # rows of events
 
 
 # ---------------------------------------------------------------- the watermark
@@ -187,7 +188,7 @@ def _append(source: Source, last: Path, target: Path, chain: list[str]) -> Found
     events, read = _write(source.spark, _read(source, root, fmt, new).withColumn(PRESENT, F.lit(1)),
                           target / "events")
     save(target, {"kind": "append", "files": _plain(now), "rows": mark["rows"] + read})
-    return Found(events, read, mark["rows"] + read, target.name)
+    return Found(events, read, mark["rows"] + read, target.name, read)
 
 
 def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
@@ -213,10 +214,10 @@ def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
     columns = [tables.quote(n) for n in source.names]
     net = signed.groupBy(*columns).agg(F.sum("__d").alias("__s")).where("__s != 0")
     events = net.select(*columns, F.when(F.col("__s") > 0, 1).otherwise(0).alias(PRESENT))
-    events, _ = _write(source.spark, events, target / "events")
+    events, size = _write(source.spark, events, target / "events")
     rows_now = mark["rows"] + sum(signs.to_pylist())
     save(target, {"kind": "cdf", "version": latest, "rows": rows_now})
-    return Found(events, feed.num_rows, rows_now, target.name)
+    return Found(events, feed.num_rows, rows_now, target.name, size)
 
 
 def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
@@ -248,7 +249,7 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
         inserted = inserted.join(others, source.names, "left_anti")
         retracted = retracted.join(others, source.names, "left_anti")
     events = inserted.withColumn(PRESENT, F.lit(1)).unionByName(retracted.withColumn(PRESENT, F.lit(0)))
-    events, _ = _write(spark, events, target / "events")
+    events, size = _write(spark, events, target / "events")
     for p in changed:
         if p in index:
             parts[p] = [target.name, index[p], counts.get(index[p], 0)]
@@ -258,7 +259,7 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
     save(target, {"kind": "partitioned", "files": _plain(now), "next": following, "parts": parts, "rows": rows})
     kept = {v for v, _, _ in parts.values()} - {target.name}
     order = sorted(kept, key=lambda v: int(v[1:])) + [target.name]
-    return Found(events, sum(counts.values()), rows, "+".join(order))
+    return Found(events, sum(counts.values()), rows, "+".join(order), size)
 
 
 # ---------------------------------------------------------------- files and partitions

@@ -3,7 +3,9 @@
 
 Its content is JSON ``{"body": {...}, "sha256": <hex of the body's canonical JSON>}``; the body
 holds the program text, the commit number ``seq``, per relation the version directory holding
-its rows (``relations/<name>/<version>``) and its row count, per Spark source the chain of its
+its base rows (``relations/<name>/<version>/rows``), its **layers** (the ``delta`` directories
+of later commits, laid over the base in order, with their row counts: a commit that changes a
+few tuples writes them, not the whole relation) and its tuple count, per Spark source the chain of its
 snapshot versions (``spark/<name>/v0+v3...``, :mod:`datalog.spark.diff`), and ``outputs``, the
 commit the Spark sinks are known to hold. A refresh writes every new version into a directory no
 manifest names, then replaces the manifest atomically (write beside, fsync, ``os.replace``): the
@@ -21,7 +23,8 @@ from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
 from datalog.sources import atomic
 
 NAME = "resident.json"
-FORMAT = "datalog-spark-resident/1"
+FORMAT = "datalog-spark-resident/2"
+READS = (FORMAT, "datalog-spark-resident/1")     # /1: no layers (the next commit writes /2)
 
 
 def is_resident(path: str | Path) -> bool:
@@ -55,7 +58,7 @@ def read(path: str | Path) -> dict:
         raise WorkspaceCorrupt(f"{where} cannot be read as a Spark-resident workspace's manifest: {exc}") from None
     if not good:
         raise WorkspaceCorrupt(f"{where} fails its checksum (damaged or edited)")
-    if body.get("format") != FORMAT:
+    if body.get("format") not in READS:
         raise WorkspaceVersion(f"{where} has format {body.get('format')!r}; this engine reads {FORMAT}")
     return body
 

@@ -5,7 +5,8 @@ holds the manifest (:mod:`datalog.spark.manifest`), plans and counts, never a re
 
     ws/resident.json                  the manifest: program, commit, which version is current
     ws/relations/<r>/<vN>/rows        r's tuples, c0, c1, ..., with __n, their support count
-    ws/relations/<r>/<vN>/delta       what commit N changed in r (c0.., __d +1/-1, __n)
+    ws/relations/<r>/<vN>/delta       what commit N changed in r: the tuples whose count changed,
+                                      __n their new count, __d +1/-1 where presence changed, else 0
     ws/static/<r>                     r's program facts and .input file rows, read once at init
     ws/spark/<r>/<vN>                 the snapshot chain of Spark source r (datalog.spark.diff)
     ws/lock                           the writer lock (datalog.workspace.lock)
@@ -50,7 +51,7 @@ from datalog.spark import diff, feeds, manifest
 from datalog.spark import report as reports
 from datalog.spark.report import RefreshReport, SourceReport, checkpoint, describe as lines_of
 from datalog.spark import tables as spark_io
-from datalog.spark.deltas import COUNT, SIGN, Maintainer, Stored, count_rules
+from datalog.spark.deltas import COUNT, SIGN, Maintainer, Stored, count_rules, layered, present
 from datalog.spark.resident import Resident, choices, column_names
 from datalog.spark.session import guard
 
@@ -107,8 +108,7 @@ def create(path, text: str, engine_of: EngineOf, source: str = "<input>", out_di
     building = path.parent / f".{path.name}.datalog-init-{uuid.uuid4().hex[:8]}"
     try:
         body = _build(engine, session, building, text, source, progress)
-        stored = {n: Stored(session.read.parquet(spark_io.uri(_rows_dir(building, n, "v0") / "rows")), v["rows"])
-                  for n, v in body["relations"].items()}
+        stored = _stored(session, building, body)
         for directive in engine.spark_directives("output"):
             _rewrite_sink(engine, session, directive, stored[directive.relation], out_dir)
         manifest.write(building, body)
@@ -256,8 +256,9 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
         return report
     relations = dict(body["relations"])
     for name in maintainer.written:
-        relations[name] = {"version": version, "rows": maintainer.new[name].size}
-    body = {**body, "seq": seq, "relations": relations, "sources": chains}
+        kept = maintainer.new[name]
+        relations[name] = {"version": kept.base, "layers": [list(layer) for layer in kept.layers], "rows": kept.size}
+    body = {**body, "format": manifest.FORMAT, "seq": seq, "relations": relations, "sources": chains}
     checkpoint("transaction")
     manifest.write(path, body)                  # the commit
     report.commit = seq
@@ -287,14 +288,17 @@ def _read_changes(engine, session, path: Path, directive, chain_text: str, versi
         return None, found.rows, found.chain, found.read
     columns = [f"c{i}" for i in range(engine.schema[name].arity)]
     events = found.events.toDF(*columns, feeds.PRESENT)
-    old = stored[name].tuples().withColumn("__was", F.lit(1)) if name in stored else None
-    if old is not None:
-        events = events.join(old, columns, "left")
+    if name in stored:
+        was = present(stored[name].tuples(), events.select(*columns), columns, found.size)
+        events = events.join(was.withColumn("__was", F.lit(1)), columns, "left")
         moved = events.where((F.col(feeds.PRESENT) == 1) & F.col("__was").isNull() |
                              (F.col(feeds.PRESENT) == 0) & F.col("__was").isNotNull())
     else:
         moved = events.where(F.col(feeds.PRESENT) == 1)
     signed = moved.select(*columns, F.when(F.col(feeds.PRESENT) == 1, 1).otherwise(-1).alias(SIGN))
+    # distinct: an appended file may repeat a row; kept once: the check, the count and the
+    # maintenance read it
+    signed = guard(lambda: signed.distinct().localCheckpoint(eager=True), f"reading {name}")
     if not guard(lambda: signed.limit(1).count(), f"reading {name}"):
         return None, found.rows, found.chain, found.read
     return signed, found.rows, found.chain, found.read
@@ -358,8 +362,18 @@ def _rewrite_sink(engine, session, directive, stored: Stored, out_dir) -> None:
 
 
 def _stored(session, path: Path, body: dict) -> dict[str, Stored]:
-    return {name: Stored(session.read.parquet(spark_io.uri(_rows_dir(path, name, v["version"]) / "rows")), v["rows"])
-            for name, v in body["relations"].items()}
+    return {name: _version(session, path, name, entry) for name, entry in body["relations"].items()}
+
+
+def _version(session, path: Path, name: str, entry: dict) -> Stored:
+    """A relation as the manifest's ``entry`` makes it up: its base's rows with its layers laid over."""
+    layers = tuple((v, n) for v, n in entry.get("layers", ()))
+    rows = session.read.parquet(spark_io.uri(_rows_dir(path, name, entry["version"]) / "rows"))
+    if layers:
+        columns = [c for c in rows.columns if c != COUNT]
+        for version, _ in layers:
+            rows = layered(rows, session.read.parquet(spark_io.uri(_rows_dir(path, name, version) / "delta")), columns)
+    return Stored(rows, entry["rows"], entry["version"], layers)
 
 
 def _static(session, path: Path, body: dict) -> dict[str, Stored]:
@@ -370,7 +384,8 @@ def _static(session, path: Path, body: dict) -> dict[str, Stored]:
 def _collect_garbage(path: Path, body: dict) -> None:
     """Remove every version directory the manifest does not name (what a killed refresh wrote,
     and the versions a commit replaced)."""
-    keep = {("relations", n, v["version"]) for n, v in body["relations"].items()}
+    keep = {("relations", n, version) for n, v in body["relations"].items()
+            for version in [v["version"], *(layer for layer, _ in v.get("layers", ()))]}
     keep |= {("spark", n, v) for n, chain in body["sources"].items() for v in chain.split("+")}
     for kind in ("relations", "spark"):
         root = path / kind
@@ -383,12 +398,11 @@ def _collect_garbage(path: Path, body: dict) -> None:
 # ---------------------------------------------------------------- reading
 
 def relation(path, name: str, spark: dict | None = None):
-    """A stored relation's tuples (c0..) as a DataFrame on the session (for tests and tools)."""
+    """A stored relation's rows (c0.., __n its support count) as a DataFrame on the session (for
+    tests and tools)."""
     from datalog.spark.session import session as spark_session
     body = manifest.read(path)
-    rows = spark_session(**(spark or {})).read.parquet(
-        spark_io.uri(_rows_dir(Path(path), name, body["relations"][name]["version"]) / "rows"))
-    return rows
+    return _version(spark_session(**(spark or {})), Path(path), name, body["relations"][name]).rows
 
 
 def describe(report: RefreshReport) -> list[str]:
