@@ -72,12 +72,18 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
             started = report.phase("read changes", started)
             checkpoint("diff")
             continue
-        frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name),
-                                      facts_dir, engine.allow_paths)
         chain = ws.sources.get(name, "v0").split("+")
         before = [source_snapshot(ws.path, name, v) for v in chain]
         target = source_snapshot(ws.path, name, version)
         rows, events = spark_diff.snapshot_meta(before[-1], spark)
+        files = spark_diff.files_of(spark, directive, facts_dir, engine.allow_paths)   # before reading
+        if spark_diff.same_files(before[-1], files):     # not a file changed: not read
+            changes[name], chains[name] = ([], []), "+".join(chain)
+            report.sources.append(SourceReport(name, rows, 0, 0, read=0))
+            started = report.phase("diff+transfer", started)
+            continue
+        frame = spark_io.source_frame(spark, directive, engine.schema[name].types, engine.column_names(name),
+                                      facts_dir, engine.allow_paths)
         if len(chain) >= CHAIN or events > CHAIN_SHARE * max(rows, 1):
             _, rows = spark_diff.stage(frame, target)
             started = report.phase("stage", started)
@@ -87,6 +93,7 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
             inserted, retracted, rows, written = spark_diff.delta_version(spark, frame, before, target, progress,
                                                                         f"diff {name}")
             chains[name] = "+".join(chain + [version] if written else chain)
+        spark_diff.record_files(source_snapshot(ws.path, name, chains[name].split("+")[-1]), files)
         changes[name] = inserted, retracted
         report.sources.append(SourceReport(name, rows, len(inserted), len(retracted)))
         started = report.phase("diff+transfer", started)

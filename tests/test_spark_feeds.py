@@ -7,6 +7,7 @@ changes again), and a deletion in an append-only source is ``append_only_violate
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -366,3 +367,42 @@ def test_cli_refresh_prints_the_rows_read(spark, tmp_path):
     out = subprocess.run([*run, "refresh", "ws"], cwd=tmp_path, env=env, check=True, capture_output=True,
                          text=True).stdout
     assert "source edge: 2 rows read (of 102: only what changed), +2 -0" in out
+
+
+# ---------------------------------------------------------------- snapshot sources' files
+
+SNAPSHOT = '.decl edge(src: number, dst: number)\n.input edge(IO=spark, path="edges")\n' + RULES
+
+
+def _overwrite(spark, where: Path, rows) -> None:
+    spark.createDataFrame(sorted(rows), "src long, dst long").coalesce(1).write.mode("overwrite").parquet(str(where))
+
+
+@pytest.mark.parametrize("Kind", KINDS, ids=["in-process", "resident"])
+def test_a_snapshot_source_whose_files_did_not_change_is_not_read(spark, tmp_path, Kind):
+    edges = {(1, 2), (2, 3)}
+    _overwrite(spark, tmp_path / "edges", edges)
+    kind = Kind(tmp_path, SNAPSHOT)
+    edges |= {(3, 1), (4, 4)}
+    _overwrite(spark, tmp_path / "edges", edges)
+    assert kind.refresh().commit is not None            # read, diffed; its files' listing kept
+    _check(kind, edges)
+    (data,) = (tmp_path / "edges").glob("*.parquet")
+    good, stamp = data.read_bytes(), data.stat()
+    data.write_bytes(b"\0" * len(good))                 # unreadable, same size and time: not read
+    os.utime(data, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    report = kind.refresh()
+    assert report.commit is None and _read(report) == 0
+    _check(kind, edges)
+    os.utime(data, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 5_000_000))    # a later time: read
+    with pytest.raises(DatalogError) as caught:
+        kind.refresh()
+    assert caught.value.code == "spark_error"
+    data.write_bytes(good)                              # the rows as before, a new time: read, no change
+    report = kind.refresh()
+    assert report.commit is None and _read(report) == len(edges)
+    _check(kind, edges)
+    edges -= {(1, 2)}
+    _overwrite(spark, tmp_path / "edges", edges)
+    assert kind.refresh().commit is not None
+    _check(kind, edges)

@@ -5,12 +5,15 @@ every row the source had, duplicates kept) and then *delta* versions (``events``
 refresh found inserted, ``__present`` 1, or retracted, 0). A row is in the snapshot if its last
 event in the chain says so (the full version counts as one event "present" per row). Every
 version also holds ``digest``, the digest of the whole snapshot, and ``meta.json`` with its
-row count and its chain's event count (for reports and for when to start a new full version).
+row count and its chain's event count (for reports and for when to start a new full version),
+and ``files.json`` the listing of the source's files it was read from (names, sizes,
+modification times; :func:`same_files`): a refresh that lists the same files skips the source.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -231,4 +234,53 @@ def remove(where: Path) -> None:
     shutil.rmtree(where, ignore_errors=True)
 
 
-__all__ = ["stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]
+# ---------------------------------------------------------------- unchanged files
+
+FILES = "files.json"
+
+
+def files_of(spark, directive, facts_dir, allow_paths: bool) -> dict | None:
+    """A snapshot source's data files, name -> (size, modification time in ms), from the
+    filesystem's metadata only (:func:`datalog.spark.tables.listing`); None when the source is
+    not a directory of files (a catalog table of another provider) or lists none. Take it
+    *before* reading the source: a file changed after the listing is then seen by the next
+    refresh."""
+    from datalog.language.errors import MissingInput, Unsupported
+    from datalog.spark import tables
+    try:
+        root, _ = tables.files_root(spark, directive, facts_dir, allow_paths)
+    except (MissingInput, Unsupported):
+        return None
+    found = tables.listing(spark, root)
+    return {name: list(meta) for name, meta in found.items()} or None
+
+
+def same_files(where: Path, files: dict | None) -> bool:
+    """Whether the snapshot whose last version is ``where`` was taken of exactly ``files`` (the
+    same names, sizes and modification times): then the source has not changed since and need
+    not be read. A missing, damaged (checksum) or foreign record is no."""
+    if files is None:
+        return False
+    try:
+        document = json.loads((Path(where) / FILES).read_bytes())
+        body = document["body"]
+        if hashlib.sha256(_canonical(body)).hexdigest() != document["sha256"]:
+            return False
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return body == files
+
+
+def record_files(where: Path, files: dict | None) -> None:
+    """Say that the snapshot whose last version is ``where`` holds the rows of ``files``
+    (listed before they were read), with a SHA-256 of the record."""
+    if files is not None:
+        text = json.dumps({"body": files, "sha256": hashlib.sha256(_canonical(files)).hexdigest()})
+        atomic.write(Path(where) / FILES, [text.encode()])
+
+
+def _canonical(body) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+__all__ = ["files_of", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]

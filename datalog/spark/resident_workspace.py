@@ -18,13 +18,14 @@ and renames the directory it built into place: a killed init leaves no workspace
 
 **refresh**: (1) *repair*: sinks that may not hold the last commit are rewritten from the
 stored relations; (2) *diff*: each Spark source against its snapshot chain, inside Spark
-(:func:`datalog.spark.diff.delta_events`, or a new full version every ``CHAIN`` versions), the
-changes staying in Spark -- a source that carries its own changes is read for them instead
+(:func:`datalog.spark.diff.delta_events`, or a new full version every ``CHAIN`` versions; a
+source whose files are as the last refresh listed them is not read), the changes staying in Spark -- a source that carries its own changes is read for them instead
 (:mod:`datalog.spark.feeds`, the events joined with the stored relation so that only changes of
 presence remain); (3) *maintain*: delta rules with counts stratum by stratum, DRed for
 recursive ones
-(:class:`datalog.spark.deltas.Maintainer`), each changed relation's new version and delta
-written into ``relations/<r>/v<N+1>``; (4) *commit*: the manifest replaced atomically; (5)
+(:class:`datalog.spark.deltas.Maintainer`), each changed relation's delta written into
+``relations/<r>/v<N+1>``, its new version being the old one with that delta laid over it (or,
+past a few layers, written whole there: :func:`datalog.spark.deltas.compacts`); (4) *commit*: the manifest replaced atomically; (5)
 *write back*: a sink whose relation changed gets the inserted rows appended (``mode=merge``
 without retractions) or is rewritten from the new version (Parquet cannot delete in place),
 then the manifest records that the sinks hold commit N+1; (6) versions no manifest names are
@@ -137,7 +138,10 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
         target = _source_dir(where, directive.relation, "v0")
         if feeds.kind(directive):
             return feeds.stage(_feed(engine, session, directive), target)[0]
-        return diff.stage(Resident.source(evaluator, directive), target)[0]
+        files = diff.files_of(session, directive, engine.facts_dir, engine.allow_paths)   # before reading
+        rows = diff.stage(Resident.source(evaluator, directive), target)[0]
+        diff.record_files(target, files)
+        return rows
     evaluator.source = staged
     evaluator.load()
     body = {"format": manifest.FORMAT, "program": text, "source": source, "seq": 0, "outputs": 0,
@@ -241,7 +245,8 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
             changes, rows[name], chains[name], read[name] = _read_changes(engine, session, path, directive,
                                                                           chains[name], version, stored)
         else:
-            changes, rows[name], chains[name] = _diff(engine, session, path, directive, chains[name], version)
+            changes, rows[name], chains[name], read[name] = _diff(engine, session, path, directive,
+                                                                  chains[name], version)
         if changes is not None:
             maintainer._check_source(directive, changes.where(F.col(SIGN) > 0), engine.schema[name].types)
             deltas[name] = changes
@@ -279,8 +284,8 @@ def _feed(engine, session, directive) -> feeds.Source:
 
 def _read_changes(engine, session, path: Path, directive, chain_text: str, version: str, stored: dict):
     """A source that carries its changes (:mod:`datalog.spark.feeds`): as :func:`_diff`, and the
-    rows read; the events meet the stored relation here, so that only changes of presence remain
-    (an appended row may be there already, a retracted one gone)."""
+    rows read; the events of an append-only or change-feed source meet the stored relation here,
+    so that only changes of presence remain (an appended row may be there already)."""
     name = directive.relation
     chain = [_source_dir(path, name, v) for v in chain_text.split("+")]
     found = feeds.refresh(_feed(engine, session, directive), chain, _source_dir(path, name, version))
@@ -288,7 +293,11 @@ def _read_changes(engine, session, path: Path, directive, chain_text: str, versi
         return None, found.rows, found.chain, found.read
     columns = [f"c{i}" for i in range(engine.schema[name].arity)]
     events = found.events.toDF(*columns, feeds.PRESENT)
-    if name in stored:
+    if feeds.kind(directive) == "partitioned":
+        # its events are its changes of presence already (the changed partitions' rows against
+        # the rows kept of them, and of the others): not checked again
+        moved = events
+    elif name in stored:
         was = present(stored[name].tuples(), events.select(*columns), columns, found.size)
         events = events.join(was.withColumn("__was", F.lit(1)), columns, "left")
         moved = events.where((F.col(feeds.PRESENT) == 1) & F.col("__was").isNull() |
@@ -305,15 +314,19 @@ def _read_changes(engine, session, path: Path, directive, chain_text: str, versi
 
 
 def _diff(engine, session, path: Path, directive, chain_text: str, version: str):
-    """(the source's presence changes as c0.., __d -- None if none --, its row count, its new chain)."""
+    """(the source's presence changes as c0.., __d -- None if none --, its row count, its new chain,
+    the rows read: None for all of them, 0 when its files are as the last refresh read them)."""
     name = directive.relation
     info = engine.schema[name]
-    frame = spark_io.source_frame(session, directive, info.types, column_names(info), engine.facts_dir,
-                                  engine.allow_paths)
     chain = chain_text.split("+")
     before = [_source_dir(path, name, v) for v in chain]
     target = _source_dir(path, name, version)
     rows, events = diff.snapshot_meta(before[-1], session)
+    files = diff.files_of(session, directive, engine.facts_dir, engine.allow_paths)    # before reading
+    if diff.same_files(before[-1], files):
+        return None, rows, chain_text, 0                 # not a file changed: not read
+    frame = spark_io.source_frame(session, directive, info.types, column_names(info), engine.facts_dir,
+                                  engine.allow_paths)
     if len(chain) >= reports.CHAIN or events > reports.CHAIN_SHARE * max(rows, 1):
         _, rows = diff.stage(frame, target)
         changes = diff.difference_frame(session, target, before)
@@ -322,12 +335,13 @@ def _diff(engine, session, path: Path, directive, chain_text: str, version: str)
     else:
         changes, rows, changed = diff.delta_events(session, frame, before, target)
         new_chain = "+".join(chain + [version]) if changes is not None else chain_text
+    diff.record_files(_source_dir(path, name, new_chain.split("+")[-1]), files)
     if not changed:
-        return None, rows, new_chain
+        return None, rows, new_chain, None
     columns = [c for c in changes.columns if not c.startswith("__")]
     signed = changes.select(*[F.col(spark_io.quote(c)).alias(f"c{i}") for i, c in enumerate(columns)],
                             F.when(F.col("__present") == 1, 1).otherwise(-1).alias(SIGN))
-    return signed, rows, new_chain
+    return signed, rows, new_chain, None
 
 
 def _counts(maintainer: Maintainer, name: str) -> tuple[int, int]:

@@ -36,7 +36,7 @@ from urllib.parse import unquote, urlsplit
 from datalog.language import ast
 from datalog.language.checks import SPARK_FORMATS, check_spark_directive
 from datalog.language.errors import (BadCommand, BadFactFile, DriverTooLarge, InputPath, MissingInput, OutputPath,
-                                     TypeMismatch, Unsupported)
+                                     SparkError, TypeMismatch, Unsupported)
 from datalog.language.types import AUTO
 from datalog.sources import paths
 from datalog.spark.session import first_line, guard
@@ -120,6 +120,11 @@ def _open_source(spark, directive: ast.Directive, facts_dir, allow_paths: bool):
         what = f"table {table}" if table is not None else f"query {query!r}" if query else f"path {path}"
         raise MissingInput(f"Spark cannot read {what} for {directive.relation}: "
                            f"{first_line(exc)}", directive.span) from None
+    except Exception as exc:                # py4j: a damaged file (a Parquet footer read at load)
+        if type(exc).__module__.startswith("py4j"):
+            raise SparkError(f"Spark failed reading the source of {directive.relation}: {first_line(exc)}",
+                             directive.span) from None
+        raise
 
 
 def delta_source(spark, directive: ast.Directive, facts_dir, allow_paths: bool) -> tuple[str, "DataFrame", int]:
