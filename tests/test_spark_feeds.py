@@ -117,6 +117,30 @@ def test_append_only_reads_only_the_new_files(spark, tmp_path, Kind):
     _check(kind, edges)
 
 
+def test_appended_rows_beyond_the_kept_bounds_are_new_and_the_bounds_follow(spark, tmp_path):
+    from datalog.spark import manifest
+    edges = {(1, 2), (2, 3), (3, 1)}
+    _append(spark, tmp_path / "edges", edges)
+    kind = Resident(tmp_path, APPEND)
+    assert manifest.read(kind.ws)["relations"]["edge"]["bounds"] == [[1, 3], [1, 3]]
+    steps = [{(100, 1), (100, 1), (101, 2)},      # beyond src's bounds: new without a look; a copy kept once
+             {(100, 1), (2, 100)},                # (100, 1) within the widened bounds: there already
+             {(3, 1), (-5, -5)},                  # overlapping them: looked up; (3, 1) there already
+             {(-6, -5), (-5, 7)},                 # below them
+             set()]
+    for added in steps:
+        if added:
+            spark.createDataFrame(sorted(added) + [sorted(added)[0]], "src long, dst long").coalesce(1) \
+                .write.mode("append").parquet(str(tmp_path / "edges"))
+        report = kind.refresh()
+        assert (report.commit is None) == (not added - edges)
+        edges |= added
+        _check(kind, edges)
+        entry = manifest.read(kind.ws)["relations"]["edge"]
+        assert entry["rows"] == len(edges)
+        assert entry["bounds"] == [[min(e[i] for e in edges), max(e[i] for e in edges)] for i in (0, 1)]
+
+
 @pytest.mark.parametrize("Kind", KINDS, ids=["in-process", "resident"])
 def test_a_deletion_in_an_append_only_source_is_an_error_and_changes_nothing(spark, tmp_path, Kind):
     _append(spark, tmp_path / "edges", [(1, 2), (2, 3)])
@@ -406,3 +430,18 @@ def test_a_snapshot_source_whose_files_did_not_change_is_not_read(spark, tmp_pat
     _overwrite(spark, tmp_path / "edges", edges)
     assert kind.refresh().commit is not None
     _check(kind, edges)
+
+
+def test_a_damaged_or_edited_files_record_means_read_again(tmp_path):
+    from datalog.spark import diff
+    files = {"a.parquet": [10, 1_700_000_000_000], "b/c.parquet": [7, 1_700_000_000_001]}
+    assert not diff.same_files(tmp_path, files)                   # no record: read
+    diff.record_files(tmp_path, files)
+    assert diff.same_files(tmp_path, files)
+    assert not diff.same_files(tmp_path, {**files, "d.parquet": [1, 1]})
+    assert not diff.same_files(tmp_path, None)                    # not a directory of files: read
+    record = tmp_path / diff.FILES
+    record.write_text(record.read_text().replace("1700000000001", "1700000000002"))
+    assert not diff.same_files(tmp_path, {**files, "b/c.parquet": [7, 1_700_000_000_002]})   # checksum fails
+    record.write_text("{not json")
+    assert not diff.same_files(tmp_path, files)

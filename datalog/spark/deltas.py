@@ -72,6 +72,7 @@ class Stored:
     size: int
     base: str = ""
     layers: tuple = ()        # ((version, rows), ...), oldest first
+    bounds: list | None = None    # per column [least, greatest] a tuple ever had (kept for some sources)
 
     def tuples(self):
         return self.rows.drop(COUNT)
@@ -98,6 +99,40 @@ def compacts(layers: tuple, rows: int, size: int) -> bool:
     (``size``: the relation's tuples after it)."""
     total = sum(n for _, n in layers) + rows
     return len(layers) + 1 > MAX_LAYERS or total > min(LAYER_ROWS, LAYER_SHARE * max(size, 1))
+
+
+def bounds_of(frame, columns: list[str]) -> list:
+    """Per column the least and the greatest value of ``frame``'s rows (one Spark job); ``[]``
+    when it has none (``columns`` not empty)."""
+    row = guard(lambda: frame.agg(*_bounding(columns, F.lit(True))).first(), "bounding")
+    return _bounds(row, columns) or []
+
+
+def _bounding(columns: list[str], where) -> list:
+    return [f(F.when(where, F.col(c))).alias(f"__{f.__name__}{c}") for c in columns for f in (F.min, F.max)]
+
+
+def _bounds(row, columns: list[str]) -> list | None:
+    if not columns or row[f"__min{columns[0]}"] is None:
+        return None
+    return [[row[f"__min{c}"], row[f"__max{c}"]] for c in columns]
+
+
+def widened(bounds: list, more: list | None) -> list:
+    """Bounds holding both (``[]``, ``more`` None: no rows)."""
+    if not more:
+        return bounds
+    return [[min(a[0], b[0]), max(a[1], b[1])] for a, b in zip(bounds, more)] if bounds else more
+
+
+def apart(bounds: list | None, others: list | None) -> bool:
+    """Whether no tuple within ``bounds`` can be one within ``others``: on some column their
+    ranges do not meet, or one holds no rows (``[]``); None, unknown: they may."""
+    if bounds is None or others is None:
+        return False
+    if not bounds or not others:
+        return True
+    return any(a[1] < b[0] or b[1] < a[0] for a, b in zip(bounds, others))
 
 
 def present(relation, keys, columns: list[str], size: int):
@@ -423,8 +458,8 @@ class Maintainer(Resident):
         written = self.spark.read.parquet(path)
         summary = guard(lambda: written.agg(
             F.count(F.when(F.col(SIGN) > 0, 1)).alias("ins"), F.count(F.when(F.col(SIGN) < 0, 1)).alias("ret"),
-            F.count(F.when(F.col(COUNT) < 0, 1)).alias("bad"), F.count(F.lit(1)).alias("all")).first(),
-            f"counting {name}")
+            F.count(F.when(F.col(COUNT) < 0, 1)).alias("bad"), F.count(F.lit(1)).alias("all"),
+            *_bounding(columns, F.col(SIGN) > 0)).first(), f"counting {name}")
         if summary["bad"]:
             raise InternalError(f"a support count of {name} went below zero in a refresh (a bug: the workspace "
                                 f"is left as before)")
@@ -432,15 +467,17 @@ class Maintainer(Resident):
             return                                      # no count changed
         size = (old.size if old else 0) + summary["ins"] - summary["ret"]
         layers = old.layers if old is not None else ()
+        bounds = widened(old.bounds, _bounds(summary, columns)) if old is not None and old.bounds is not None \
+            else None
         if old is None or not old.base or compacts(layers, summary["all"], size):
             rows = old_rows.join(written.select(*columns, F.col(COUNT).alias("__new")), columns, "full_outer")
             rows = rows.select(*columns, F.coalesce(F.col("__new"), F.col(COUNT)).alias(COUNT)).where(F.col(COUNT) > 0)
             path = uri(where / "rows")
             guard(lambda: rows.write.mode("overwrite").parquet(path), f"writing {where}")
-            self.new[name] = Stored(self.spark.read.parquet(path), size, where.name)
+            self.new[name] = Stored(self.spark.read.parquet(path), size, where.name, bounds=bounds)
         else:
             self.new[name] = Stored(layered(old_rows, written, columns), size, old.base,
-                                    layers + ((where.name, summary["all"]),))
+                                    layers + ((where.name, summary["all"]),), bounds)
         self.written.add(name)
         if summary["ins"] or summary["ret"]:
             delta = written.where(F.col(SIGN) != 0).select(*columns, SIGN)
@@ -484,4 +521,5 @@ def explain_lines(engine) -> list[str]:
 
 
 __all__ = ["explain_lines", "Maintainer", "Stored", "Changed", "count_rules", "layered", "compacts", "present",
+           "bounds_of", "widened", "apart",
            "COUNT", "SIGN"]

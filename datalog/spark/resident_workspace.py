@@ -52,7 +52,8 @@ from datalog.spark import diff, feeds, manifest
 from datalog.spark import report as reports
 from datalog.spark.report import RefreshReport, SourceReport, checkpoint, describe as lines_of
 from datalog.spark import tables as spark_io
-from datalog.spark.deltas import COUNT, SIGN, Maintainer, Stored, count_rules, layered, present
+from datalog.spark.deltas import (COUNT, SIGN, Maintainer, Stored, apart, bounds_of, count_rules, layered,
+                                  present)
 from datalog.spark.resident import Resident, choices, column_names
 from datalog.spark.session import guard
 
@@ -144,6 +145,9 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
         return rows
     evaluator.source = staged
     evaluator.load()
+    # a source whose events meet the stored relation (_read_changes) keeps its bounds
+    bounded = {d.relation for d in engine.spark_directives("input")
+               if feeds.kind(d) in ("append", "cdf") and engine.schema[d.relation].arity}
     body = {"format": manifest.FORMAT, "program": text, "source": source, "seq": 0, "outputs": 0,
             "relations": {}, "static": {}, "sources": {n: "v0" for n in sources}}
     static: dict[str, Stored] = {}
@@ -174,6 +178,8 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
         kept = _write_rows(session, _rows_dir(where, name, "v0") / "rows",
                            frame.withColumn(COUNT, F.lit(1).cast("long")))
         body["relations"][name] = {"version": "v0", "rows": kept.size}
+        if name in bounded:
+            body["relations"][name]["bounds"] = bounds_of(kept.rows, [f"c{i}" for i in range(info.arity)])
     return body
 
 
@@ -263,6 +269,8 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     for name in maintainer.written:
         kept = maintainer.new[name]
         relations[name] = {"version": kept.base, "layers": [list(layer) for layer in kept.layers], "rows": kept.size}
+        if kept.bounds is not None:
+            relations[name]["bounds"] = kept.bounds
     body = {**body, "format": manifest.FORMAT, "seq": seq, "relations": relations, "sources": chains}
     checkpoint("transaction")
     manifest.write(path, body)                  # the commit
@@ -297,6 +305,10 @@ def _read_changes(engine, session, path: Path, directive, chain_text: str, versi
         # its events are its changes of presence already (the changed partitions' rows against
         # the rows kept of them, and of the others): not checked again
         moved = events
+    elif name in stored and apart(stored[name].bounds, bounds_of(events, columns)):
+        # outside every tuple the relation ever held (its bounds, kept in the manifest: new
+        # keys, as appended logs have): none is there, and the relation is not scanned
+        moved = events.where(F.col(feeds.PRESENT) == 1)
     elif name in stored:
         was = present(stored[name].tuples(), events.select(*columns), columns, found.size)
         events = events.join(was.withColumn("__was", F.lit(1)), columns, "left")
@@ -387,7 +399,7 @@ def _version(session, path: Path, name: str, entry: dict) -> Stored:
         columns = [c for c in rows.columns if c != COUNT]
         for version, _ in layers:
             rows = layered(rows, session.read.parquet(spark_io.uri(_rows_dir(path, name, version) / "delta")), columns)
-    return Stored(rows, entry["rows"], entry["version"], layers)
+    return Stored(rows, entry["rows"], entry["version"], layers, entry.get("bounds"))
 
 
 def _static(session, path: Path, body: dict) -> dict[str, Stored]:
