@@ -112,6 +112,17 @@ def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
     assert caught.value.code == "workspace_corrupt"
     manifest.write(tmp_path, {**body, "format": "datalog-spark-resident/1"})    # before layers: read
     assert manifest.read(tmp_path)["seq"] == 3
+    for bad in ({"../../x": {"version": "v0", "rows": 1}}, {"e": {"version": "../v0", "rows": 1}},
+                {"e": {"version": "v0", "rows": 1, "layers": [["/tmp", 3]]}},
+                {"e": {"version": "v0", "rows": 1, "bounds": [[1]]}}):
+        manifest.write(tmp_path, {**body, "relations": bad})      # a valid checksum: forged, not damaged
+        with pytest.raises(DatalogError) as caught:
+            manifest.read(tmp_path)
+        assert caught.value.code == "workspace_corrupt" and "malformed" in str(caught.value)
+    manifest.write(tmp_path, {**body, "sources": {"e": "v0+v/../3"}})
+    with pytest.raises(DatalogError) as caught:
+        manifest.read(tmp_path)
+    assert caught.value.code == "workspace_corrupt"
     manifest.write(tmp_path, {**body, "format": "datalog-spark-resident/99"})
     with pytest.raises(DatalogError) as caught:
         manifest.read(tmp_path)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
@@ -60,7 +61,39 @@ def read(path: str | Path) -> dict:
         raise WorkspaceCorrupt(f"{where} fails its checksum (damaged or edited)")
     if body.get("format") not in READS:
         raise WorkspaceVersion(f"{where} has format {body.get('format')!r}; this engine reads {FORMAT}")
+    problem = _malformed(body)
+    if problem:
+        raise WorkspaceCorrupt(f"{where}: {problem}")
     return body
+
+
+_VERSION = re.compile(r"v[0-9]+")
+_NAME = re.compile(r"[A-Za-z_?][A-Za-z0-9_?]*(\.[A-Za-z_?][A-Za-z0-9_?]*)*")
+
+
+def _malformed(body: dict) -> str | None:
+    """What is wrong with the parts of ``body`` that name directories or shape the relations
+    (a relation or version name that could lead elsewhere, a layer or bound of the wrong
+    shape), or None."""
+    relations, sources = body.get("relations", {}), body.get("sources", {})
+    if not isinstance(relations, dict) or not isinstance(sources, dict):
+        return "the relation or source list is malformed"
+    for name, entry in relations.items():
+        if not _NAME.fullmatch(name) or not isinstance(entry, dict) or \
+                not _VERSION.fullmatch(str(entry.get("version"))) or not isinstance(entry.get("rows"), int):
+            return f"the entry of relation {name!r} is malformed"
+        layers, bounds = entry.get("layers", []), entry.get("bounds", [])
+        if not isinstance(layers, list) or not all(
+                isinstance(x, list) and len(x) == 2 and _VERSION.fullmatch(str(x[0])) and isinstance(x[1], int)
+                for x in layers):
+            return f"the layers of relation {name!r} are malformed"
+        if not isinstance(bounds, list) or not all(isinstance(b, list) and len(b) == 2 for b in bounds):
+            return f"the bounds of relation {name!r} are malformed"
+    for name, chain in sources.items():
+        if not _NAME.fullmatch(name) or not isinstance(chain, str) or \
+                not all(_VERSION.fullmatch(v) for v in chain.split("+")):
+            return f"the snapshot chain of source {name!r} is malformed"
+    return None
 
 
 __all__ = ["NAME", "FORMAT", "is_resident", "read", "write"]

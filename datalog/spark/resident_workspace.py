@@ -305,7 +305,8 @@ def _read_changes(engine, session, path: Path, directive, chain_text: str, versi
         # its events are its changes of presence already (the changed partitions' rows against
         # the rows kept of them, and of the others): not checked again
         moved = events
-    elif name in stored and apart(stored[name].bounds, bounds_of(events, columns)):
+    elif name in stored and stored[name].bounds is not None and apart(stored[name].bounds,
+                                                                      bounds_of(events, columns)):
         # outside every tuple the relation ever held (its bounds, kept in the manifest: new
         # keys, as appended logs have): none is there, and the relation is not scanned
         moved = events.where(F.col(feeds.PRESENT) == 1)
