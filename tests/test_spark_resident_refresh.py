@@ -21,7 +21,7 @@ pytest.importorskip("pyspark")
 
 from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
-from datalog.spark import deltas, manifest  # noqa: E402
+from datalog.spark import manifest, versions  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
 
 PROGRAM = """
@@ -139,8 +139,8 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     # default: these relations are small, so nearly every commit writes them whole; layered:
     # every commit lays its delta over the last version, and a third layer makes it whole again
     if layout == "layered":
-        monkeypatch.setattr(deltas, "LAYER_SHARE", 10.0 ** 9)
-        monkeypatch.setattr(deltas, "MAX_LAYERS", 2)
+        monkeypatch.setattr(versions, "LAYER_SHARE", 10.0 ** 9)
+        monkeypatch.setattr(versions, "MAX_LAYERS", 2)
     rng = random.Random(19)
     edges = {(rng.randrange(8), rng.randrange(8)) for _ in range(14)} | {(1, 2), (2, 3)}
     blocked = {3}

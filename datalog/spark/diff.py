@@ -18,9 +18,10 @@ import json
 import shutil
 from pathlib import Path
 
+from datalog.language.errors import MissingInput, Unsupported
 from datalog.sources import atomic
 from datalog.spark.session import guard
-from datalog.spark.tables import Progress, quote, rows_of, uri
+from datalog.spark.tables import Progress, files_root, listing, quote, rows_of, uri
 
 try:                                            # without them session() is spark_unavailable first
     import pyarrow as pa
@@ -245,13 +246,11 @@ def files_of(spark, directive, facts_dir, allow_paths: bool) -> dict | None:
     not a directory of files (a catalog table of another provider) or lists none. Take it
     *before* reading the source: a file changed after the listing is then seen by the next
     refresh."""
-    from datalog.language.errors import MissingInput, Unsupported
-    from datalog.spark import tables
     try:
-        root, _ = tables.files_root(spark, directive, facts_dir, allow_paths)
+        root, _ = files_root(spark, directive, facts_dir, allow_paths)
     except (MissingInput, Unsupported):
         return None
-    found = tables.listing(spark, root)
+    found = listing(spark, root)
     return {name: list(meta) for name, meta in found.items()} or None
 
 

@@ -52,8 +52,8 @@ from datalog.spark import diff, feeds, manifest
 from datalog.spark import report as reports
 from datalog.spark.report import RefreshReport, SourceReport, checkpoint, describe as lines_of
 from datalog.spark import tables as spark_io
-from datalog.spark.deltas import (COUNT, SIGN, Maintainer, Stored, apart, bounds_of, count_rules, layered,
-                                  present)
+from datalog.spark.deltas import Maintainer, count_rules
+from datalog.spark.versions import COUNT, SIGN, Stored, apart, bounds_of, layered, present
 from datalog.spark.resident import Resident, choices, column_names
 from datalog.spark.session import guard
 
@@ -318,9 +318,9 @@ def _read_changes(engine, session, path: Path, directive, chain_text: str, versi
     else:
         moved = events.where(F.col(feeds.PRESENT) == 1)
     signed = moved.select(*columns, F.when(F.col(feeds.PRESENT) == 1, 1).otherwise(-1).alias(SIGN))
-    # distinct: an appended file may repeat a row; kept once: the check, the count and the
-    # maintenance read it
-    signed = guard(lambda: signed.distinct().localCheckpoint(eager=True), f"reading {name}")
+    # kept once: the check, the count and the maintenance read it (an appended file may repeat
+    # a row: the maintainer keeps one of each, Maintainer._apply)
+    signed = guard(lambda: signed.localCheckpoint(eager=True), f"reading {name}")
     if not guard(lambda: signed.limit(1).count(), f"reading {name}"):
         return None, found.rows, found.chain, found.read
     return signed, found.rows, found.chain, found.read
