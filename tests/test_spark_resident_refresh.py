@@ -166,9 +166,9 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
              for version in [v["version"], *(layer for layer, _ in v.get("layers", ()))]}
     assert kept == named
     if layout == "layered":             # laid over, then made whole, then laid over again
-        versions = manifest.read(ws)["relations"].values()
-        assert all(len(v.get("layers", ())) <= 2 for v in versions)
-        assert any(v.get("layers") and v["version"] != "v0" for v in versions)
+        entries = manifest.read(ws)["relations"].values()
+        assert all(len(v.get("layers", ())) <= 2 for v in entries)
+        assert any(v.get("layers") and v["version"] != "v0" for v in entries)
 
 
 def test_init_refuses_what_it_does_not_maintain_and_leaves_nothing(spark, tmp_path):
