@@ -13,13 +13,12 @@ modification times; :func:`same_files`): a refresh that lists the same files ski
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
 from datalog.language.errors import MissingInput, Unsupported
-from datalog.sources import atomic
+from datalog.sources import atomic, sealed
 from datalog.spark.session import guard
 from datalog.spark.tables import Progress, files_root, listing, quote, rows_of, uri
 
@@ -261,25 +260,16 @@ def same_files(where: Path, files: dict | None) -> bool:
     if files is None:
         return False
     try:
-        document = json.loads((Path(where) / FILES).read_bytes())
-        body = document["body"]
-        if hashlib.sha256(_canonical(body)).hexdigest() != document["sha256"]:
-            return False
-    except (OSError, ValueError, KeyError, TypeError):
+        return sealed.read(Path(where) / FILES) == files
+    except (OSError, ValueError):
         return False
-    return body == files
 
 
 def record_files(where: Path, files: dict | None) -> None:
     """Say that the snapshot whose last version is ``where`` holds the rows of ``files``
     (listed before they were read), with a SHA-256 of the record."""
     if files is not None:
-        text = json.dumps({"body": files, "sha256": hashlib.sha256(_canonical(files)).hexdigest()})
-        atomic.write(Path(where) / FILES, [text.encode()])
-
-
-def _canonical(body) -> bytes:
-    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        sealed.write(Path(where) / FILES, files)
 
 
 __all__ = ["files_of", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]

@@ -32,15 +32,13 @@ row may be present already): the callers keep only the changes of presence.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from datalog.language import ast
 from datalog.language.checks import flag
 from datalog.language.errors import InternalError, MissingInput, SourceNotAppendOnly, WorkspaceCorrupt
-from datalog.sources import atomic
+from datalog.sources import sealed
 from datalog.spark import tables
 from datalog.spark.session import guard
 
@@ -95,10 +93,8 @@ class Found:
 # ---------------------------------------------------------------- the watermark
 
 def save(where: Path, mark: dict) -> None:
-    body = json.dumps(mark, sort_keys=True, separators=(",", ":"))
-    text = json.dumps({"body": mark, "sha256": hashlib.sha256(body.encode()).hexdigest()})
     Path(where).mkdir(parents=True, exist_ok=True)
-    atomic.write(Path(where) / WATERMARK, [text.encode()])
+    sealed.write(Path(where) / WATERMARK, mark)
 
 
 def load(where: Path, expected: str) -> dict:
@@ -106,14 +102,11 @@ def load(where: Path, expected: str) -> dict:
     not JSON, fails its checksum or is of another kind (the program's declaration changed)."""
     path = Path(where) / WATERMARK
     try:
-        document = json.loads(path.read_bytes())
-        mark = document["body"]
-        good = hashlib.sha256(json.dumps(mark, sort_keys=True, separators=(",", ":")).encode()).hexdigest() \
-            == document["sha256"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        mark = sealed.read(path)
+    except sealed.Mismatch:
+        raise WorkspaceCorrupt(f"{path} fails its checksum (damaged or edited)") from None
+    except (OSError, ValueError) as exc:
         raise WorkspaceCorrupt(f"{path}: the watermark of a change-carrying source cannot be read: {exc}") from None
-    if not good:
-        raise WorkspaceCorrupt(f"{path} fails its checksum (damaged or edited)")
     if not isinstance(mark, dict) or mark.get("kind") != expected:
         raise WorkspaceCorrupt(f"{path} is the watermark of a {mark.get('kind') if isinstance(mark, dict) else '?'} "
                                f"source, not of a {expected} one")

@@ -1,7 +1,7 @@
 """The manifest of a Spark-resident workspace (``datalog init ws/ prog.dl --engine spark``):
 ``ws/resident.json``, the one file that says which Parquet versions make up the workspace.
 
-Its content is JSON ``{"body": {...}, "sha256": <hex of the body's canonical JSON>}``; the body
+Its content is a sealed JSON record (:mod:`datalog.sources.sealed`: the body and its SHA-256); the body
 holds the program text, the commit number ``seq``, per relation the version directory holding
 its base rows (``relations/<name>/<version>/rows``), its **layers** (the ``delta`` directories
 of later commits, laid over the base in order, with their row counts: a commit that changes a
@@ -15,13 +15,11 @@ never executed. No pyspark here: the CLI reads it to know which kind a workspace
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from pathlib import Path
 
 from datalog.language.errors import WorkspaceCorrupt, WorkspaceVersion
-from datalog.sources import atomic
+from datalog.sources import sealed
 
 NAME = "resident.json"
 FORMAT = "datalog-spark-resident/2"
@@ -37,14 +35,9 @@ def is_resident(path: str | Path) -> bool:
         return False
 
 
-def _canonical(body: dict) -> bytes:
-    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-
-
 def write(path: str | Path, body: dict) -> None:
     """Replace the manifest of the workspace at ``path`` by ``body``, atomically."""
-    text = json.dumps({"body": body, "sha256": hashlib.sha256(_canonical(body)).hexdigest()}, indent=1)
-    atomic.write(Path(path) / NAME, [text.encode()])
+    sealed.write(Path(path) / NAME, body, indent=1)
 
 
 def read(path: str | Path) -> dict:
@@ -52,13 +45,13 @@ def read(path: str | Path) -> dict:
     ``workspace_version`` for another format."""
     where = Path(path) / NAME
     try:
-        document = json.loads(where.read_bytes())
-        body = document["body"]
-        good = hashlib.sha256(_canonical(body)).hexdigest() == document["sha256"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        body = sealed.read(where)
+    except sealed.Mismatch:
+        raise WorkspaceCorrupt(f"{where} fails its checksum (damaged or edited)") from None
+    except (OSError, ValueError) as exc:
         raise WorkspaceCorrupt(f"{where} cannot be read as a Spark-resident workspace's manifest: {exc}") from None
-    if not good:
-        raise WorkspaceCorrupt(f"{where} fails its checksum (damaged or edited)")
+    if not isinstance(body, dict):
+        raise WorkspaceCorrupt(f"{where} is not a Spark-resident workspace's manifest")
     if body.get("format") not in READS:
         raise WorkspaceVersion(f"{where} has format {body.get('format')!r}; this engine reads {FORMAT}")
     problem = _malformed(body)
