@@ -445,3 +445,28 @@ def test_a_damaged_or_edited_files_record_means_read_again(tmp_path):
     assert not diff.same_files(tmp_path, {**files, "b/c.parquet": [7, 1_700_000_000_002]})   # checksum fails
     record.write_text("{not json")
     assert not diff.same_files(tmp_path, files)
+
+
+# ---------------------------------------------------------------- NULL in what a refresh reads
+
+@pytest.mark.parametrize("how", ["append", "partitioned", "snapshot"])
+@pytest.mark.parametrize("Kind", KINDS, ids=["in-process", "resident"])
+def test_a_null_read_by_a_refresh_is_refused_and_changes_nothing(spark, tmp_path, Kind, how):
+    edges = {(1, 2), (2, 3), (3, 1)}
+    if how == "partitioned":
+        _write_part(spark, tmp_path / "edges", 0, edges)
+        flag = ", partitioned=true, columns=\"src,dst\""
+    else:
+        _append(spark, tmp_path / "edges", edges)
+        flag = ", append_only=true" if how == "append" else ""
+    kind = Kind(tmp_path, f'.decl edge(src: number, dst: number)\n.input edge(IO=spark, path="edges"{flag})\n'
+                + RULES)
+    bad = [(4, None), (1_000_000, 5)]                   # beyond the kept bounds, and a NULL
+    if how == "partitioned":
+        _write_part(spark, tmp_path / "edges", 1, bad)
+    else:
+        _append(spark, tmp_path / "edges", bad)
+    with pytest.raises(DatalogError) as caught:
+        kind.refresh()
+    assert caught.value.code == "type_mismatch" and "edge" in str(caught.value)
+    _check(kind, edges)                                 # nothing committed

@@ -364,6 +364,8 @@ class Maintainer(Resident):
         else:
             counts = guard(lambda: counts.localCheckpoint(eager=True), f"maintaining {name}")
             size = guard(counts.count, f"counting {name}")
+            if not size:
+                return                                  # no count changed
             before = present(old_rows, counts.select(*columns), columns, size)
             joined = counts.join(F.broadcast(before) if size <= BROADCAST_ROWS else before, columns, "left")
             was = F.coalesce(F.col(COUNT), F.lit(0))

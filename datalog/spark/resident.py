@@ -372,6 +372,21 @@ class _Known:
     size: int
 
 
+def unfit(types: list[str]):
+    """Whether a row (c0, c1, ...) holds what no Datalog relation can: a NULL, or a float NaN."""
+    bad = F.lit(False)
+    for i, t in enumerate(types):
+        bad = bad | F.col(f"c{i}").isNull()
+        if t == "float":
+            bad = bad | F.isnan(F.col(f"c{i}"))
+    return bad
+
+
+def refuse_unfit(directive) -> None:
+    raise TypeMismatch(f"the Spark source of {directive.relation} has NULL or NaN values, which Datalog "
+                       f"relations cannot hold", directive.span)
+
+
 @dataclass
 class Resident:
     """Evaluates ``engine``'s program on ``spark`` keeping every relation a DataFrame
@@ -448,14 +463,8 @@ class Resident:
         return spark_io.frame_of(self.spark, rows, [f"c{i}" for i in range(info.arity)], list(info.types))
 
     def _check_source(self, directive, frame, types) -> None:
-        bad = F.lit(False)
-        for i, t in enumerate(types):
-            bad = bad | F.col(f"c{i}").isNull()
-            if t == "float":
-                bad = bad | F.isnan(F.col(f"c{i}"))
-        if guard(lambda: frame.where(bad).limit(1).count(), f"reading {directive.relation}"):
-            raise TypeMismatch(f"the Spark source of {directive.relation} has NULL or NaN values, which Datalog "
-                               f"relations cannot hold", directive.span)
+        if guard(lambda: frame.where(unfit(types)).limit(1).count(), f"reading {directive.relation}"):
+            refuse_unfit(directive)
 
     # ------------------------------------------------------------ evaluation
     def run(self) -> None:
@@ -821,4 +830,4 @@ def run_resident(engine, out_dir: str | None = None, progress: Progress | None =
     return resident, resident.write_outputs(out_dir)
 
 
-__all__ = ["Resident", "SortedRows", "NotResident", "Choice", "choices", "explain_lines", "run_resident"]
+__all__ = ["Resident", "SortedRows", "NotResident", "Choice", "choices", "explain_lines", "run_resident", "unfit", "refuse_unfit"]

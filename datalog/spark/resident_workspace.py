@@ -17,15 +17,15 @@ of a non-recursive stratum (:func:`datalog.spark.deltas.count_rules`), writes th
 and renames the directory it built into place: a killed init leaves no workspace.
 
 **refresh**: (1) *repair*: sinks that may not hold the last commit are rewritten from the
-stored relations; (2) *diff*: each Spark source against its snapshot chain, inside Spark
-(:func:`datalog.spark.diff.delta_events`, or a new full version every ``CHAIN`` versions; a
-source whose files are as the last refresh listed them is not read), the changes staying in Spark -- a source that carries its own changes is read for them instead
-(:mod:`datalog.spark.feeds`, the events joined with the stored relation so that only changes of
-presence remain); (3) *maintain*: delta rules with counts stratum by stratum, DRed for
+stored relations; (2) *changes*: per Spark source its changes of presence, in Spark
+(:mod:`datalog.spark.changes`: a snapshot source diffed against its snapshot chain, or not read
+when its files are as the last refresh listed them; a source that carries its changes read for
+them); (3) *maintain*: delta rules with counts stratum by stratum, DRed for
 recursive ones
 (:class:`datalog.spark.deltas.Maintainer`), each changed relation's delta written into
 ``relations/<r>/v<N+1>``, its new version being the old one with that delta laid over it (or,
-past a few layers, written whole there: :func:`datalog.spark.deltas.compacts`); (4) *commit*: the manifest replaced atomically; (5)
+past a few layers, written whole there: :func:`datalog.spark.versions.compacts`); (4) *commit*:
+the manifest replaced atomically; (5)
 *write back*: a sink whose relation changed gets the inserted rows appended (``mode=merge``
 without retractions) or is rewritten from the new version (Parquet cannot delete in place),
 then the manifest records that the sinks hold commit N+1; (6) versions no manifest names are
@@ -48,12 +48,11 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.language.errors import Unsupported, WorkspaceExists, WorkspaceLocked, WorkspaceMissing
-from datalog.spark import diff, feeds, manifest
-from datalog.spark import report as reports
+from datalog.spark import changes, diff, feeds, manifest
 from datalog.spark.report import RefreshReport, SourceReport, checkpoint, describe as lines_of
 from datalog.spark import tables as spark_io
 from datalog.spark.deltas import Maintainer, count_rules
-from datalog.spark.versions import COUNT, SIGN, Stored, apart, bounds_of, layered, present
+from datalog.spark.versions import COUNT, SIGN, Stored, bounds_of, layered
 from datalog.spark.resident import Resident, choices, column_names
 from datalog.spark.session import guard
 
@@ -65,10 +64,6 @@ except ImportError:                             # pragma: no cover - depends on 
 
 def _rows_dir(path: Path, name: str, version: str) -> Path:
     return path / "relations" / name / version
-
-
-def _source_dir(path: Path, name: str, version: str) -> Path:
-    return path / "spark" / name / version
 
 
 # the engine of a program text: Engine.from_source with the command's -F, --master/--conf and
@@ -136,16 +131,16 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
     sources = {d.relation for d in engine.spark_directives("input")}
 
     def staged(directive):                      # the rows the snapshot v0 holds, read back
-        target = _source_dir(where, directive.relation, "v0")
+        target = changes.source_dir(where, directive.relation, "v0")
         if feeds.kind(directive):
-            return feeds.stage(_feed(engine, session, directive), target)[0]
+            return feeds.stage(changes.feed(engine, session, directive), target)[0]
         files = diff.files_of(session, directive, engine.facts_dir, engine.allow_paths)   # before reading
         rows = diff.stage(Resident.source(evaluator, directive), target)[0]
         diff.record_files(target, files)
         return rows
     evaluator.source = staged
     evaluator.load()
-    # a source whose events meet the stored relation (_read_changes) keeps its bounds
+    # a source whose events meet the stored relation (changes.from_feed) keeps its bounds
     bounded = {d.relation for d in engine.spark_directives("input")
                if feeds.kind(d) in ("append", "cdf") and engine.schema[d.relation].arity}
     body = {"format": manifest.FORMAT, "program": text, "source": source, "seq": 0, "outputs": 0,
@@ -248,14 +243,12 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     for directive in engine.spark_directives("input"):
         name = directive.relation
         if feeds.kind(directive):
-            changes, rows[name], chains[name], read[name] = _read_changes(engine, session, path, directive,
-                                                                          chains[name], version, stored)
+            found = changes.from_feed(engine, session, path, directive, chains[name], version, stored)
         else:
-            changes, rows[name], chains[name], read[name] = _diff(engine, session, path, directive,
-                                                                  chains[name], version)
-        if changes is not None:
-            maintainer._check_source(directive, changes.where(F.col(SIGN) > 0), engine.schema[name].types)
-            deltas[name] = changes
+            found = changes.from_snapshot(engine, session, path, directive, chains[name], version)
+        delta, rows[name], chains[name], read[name] = found
+        if delta is not None:
+            deltas[name] = delta
         started = report.phase("read changes" if feeds.kind(directive) else "diff", started)
         checkpoint("diff")                    # the new versions written, nothing committed
     if deltas:
@@ -282,79 +275,6 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     report.phase("write back", started)
     _collect_garbage(path, body)
     return report
-
-
-def _feed(engine, session, directive) -> feeds.Source:
-    info = engine.schema[directive.relation]
-    return feeds.Source(session, directive, column_names(info), list(info.types), engine.facts_dir,
-                        engine.allow_paths)
-
-
-def _read_changes(engine, session, path: Path, directive, chain_text: str, version: str, stored: dict):
-    """A source that carries its changes (:mod:`datalog.spark.feeds`): as :func:`_diff`, and the
-    rows read; the events of an append-only or change-feed source meet the stored relation here,
-    so that only changes of presence remain (an appended row may be there already)."""
-    name = directive.relation
-    chain = [_source_dir(path, name, v) for v in chain_text.split("+")]
-    found = feeds.refresh(_feed(engine, session, directive), chain, _source_dir(path, name, version))
-    if found.events is None:
-        return None, found.rows, found.chain, found.read
-    columns = [f"c{i}" for i in range(engine.schema[name].arity)]
-    events = found.events.toDF(*columns, feeds.PRESENT)
-    if feeds.kind(directive) == "partitioned":
-        # its events are its changes of presence already (the changed partitions' rows against
-        # the rows kept of them, and of the others): not checked again
-        moved = events
-    elif name in stored and stored[name].bounds is not None and apart(stored[name].bounds,
-                                                                      bounds_of(events, columns)):
-        # outside every tuple the relation ever held (its bounds, kept in the manifest: new
-        # keys, as appended logs have): none is there, and the relation is not scanned
-        moved = events.where(F.col(feeds.PRESENT) == 1)
-    elif name in stored:
-        was = present(stored[name].tuples(), events.select(*columns), columns, found.size)
-        events = events.join(was.withColumn("__was", F.lit(1)), columns, "left")
-        moved = events.where((F.col(feeds.PRESENT) == 1) & F.col("__was").isNull() |
-                             (F.col(feeds.PRESENT) == 0) & F.col("__was").isNotNull())
-    else:
-        moved = events.where(F.col(feeds.PRESENT) == 1)
-    signed = moved.select(*columns, F.when(F.col(feeds.PRESENT) == 1, 1).otherwise(-1).alias(SIGN))
-    # kept once: the check, the count and the maintenance read it (an appended file may repeat
-    # a row: the maintainer keeps one of each, Maintainer._apply)
-    signed = guard(lambda: signed.localCheckpoint(eager=True), f"reading {name}")
-    if not guard(lambda: signed.limit(1).count(), f"reading {name}"):
-        return None, found.rows, found.chain, found.read
-    return signed, found.rows, found.chain, found.read
-
-
-def _diff(engine, session, path: Path, directive, chain_text: str, version: str):
-    """(the source's presence changes as c0.., __d -- None if none --, its row count, its new chain,
-    the rows read: None for all of them, 0 when its files are as the last refresh read them)."""
-    name = directive.relation
-    info = engine.schema[name]
-    chain = chain_text.split("+")
-    before = [_source_dir(path, name, v) for v in chain]
-    target = _source_dir(path, name, version)
-    rows, events = diff.snapshot_meta(before[-1], session)
-    files = diff.files_of(session, directive, engine.facts_dir, engine.allow_paths)    # before reading
-    if diff.same_files(before[-1], files):
-        return None, rows, chain_text, 0                 # not a file changed: not read
-    frame = spark_io.source_frame(session, directive, info.types, column_names(info), engine.facts_dir,
-                                  engine.allow_paths)
-    if len(chain) >= reports.CHAIN or events > reports.CHAIN_SHARE * max(rows, 1):
-        _, rows = diff.stage(frame, target)
-        changes = diff.difference_frame(session, target, before)
-        changed = guard(changes.count, "diffing") if changes is not None else 0
-        new_chain = version
-    else:
-        changes, rows, changed = diff.delta_events(session, frame, before, target)
-        new_chain = "+".join(chain + [version]) if changes is not None else chain_text
-    diff.record_files(_source_dir(path, name, new_chain.split("+")[-1]), files)
-    if not changed:
-        return None, rows, new_chain, None
-    columns = [c for c in changes.columns if not c.startswith("__")]
-    signed = changes.select(*[F.col(spark_io.quote(c)).alias(f"c{i}") for i, c in enumerate(columns)],
-                            F.when(F.col("__present") == 1, 1).otherwise(-1).alias(SIGN))
-    return signed, rows, new_chain, None
 
 
 def _counts(maintainer: Maintainer, name: str) -> tuple[int, int]:

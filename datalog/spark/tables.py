@@ -319,7 +319,7 @@ def rows_of(frame: "DataFrame", progress: Progress | None = None, label: str = "
     rows: list[tuple] = []
     done, total = 0, table.num_rows
     for batch in table.to_batches(max_chunksize=200_000):
-        columns = [_python_values(c) for c in batch.columns]
+        columns = [_python_values(c, relation or label) for c in batch.columns]
         rows.extend(zip(*columns) if columns else [()] * batch.num_rows)
         done += batch.num_rows
         if progress and total:
@@ -342,24 +342,26 @@ def driver_max_rows(spark) -> int:
         raise BadCommand(f"{DRIVER_MAX_ROWS}={value!r} is not a number of rows") from None
 
 
-def _python_values(column) -> list:
+def _python_values(column, what: str = "") -> list:
     """An Arrow column as Python values (decimals as floats: the engine's float type; a decimal
-    of scale 0, 20 digits, is an unsigned column as :func:`source_frame` casts it: ints)."""
+    of scale 0, 20 digits, is an unsigned column as :func:`source_frame` casts it: ints);
+    ``what``: the relation (or the step) its errors name."""
+    where = f" ({what})" if what else ""
     if pa.types.is_decimal(column.type) and column.type.scale == 0 and column.type.precision == 20:
         if column.null_count:
-            raise TypeMismatch("a Spark source has NULL values, which Datalog relations cannot hold")
+            raise TypeMismatch(f"a Spark source has NULL values{where}, which Datalog relations cannot hold")
         values = [int(v) for v in column.to_pylist()]
         bad = next((v for v in values if not 0 <= v < 2 ** 64), None)
         if bad is not None:
-            raise BadFactFile(f"a Spark source has {bad} in an unsigned column (0 .. 2^64-1)")
+            raise BadFactFile(f"a Spark source has {bad} in an unsigned column{where} (0 .. 2^64-1)")
         return values
     if pa.types.is_decimal(column.type):
         column = column.cast(pa.float64())
     values = column.to_pylist()
     if column.null_count:
-        raise TypeMismatch("a Spark source has NULL values, which Datalog relations cannot hold")
+        raise TypeMismatch(f"a Spark source has NULL values{where}, which Datalog relations cannot hold")
     if pa.types.is_floating(column.type) and pc.any(pc.is_nan(column)).as_py():
-        raise BadFactFile("a Spark source has NaN in a float column, which Datalog relations cannot hold "
+        raise BadFactFile(f"a Spark source has NaN in a float column{where}, which Datalog relations cannot hold "
                           "(NaN has no place in the order of a relation's values)")
     return values
 
