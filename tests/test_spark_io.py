@@ -230,3 +230,27 @@ def test_unsigned_goes_through_spark_as_decimal_20_0(spark, tables):
     spark.createDataFrame([(-1,)], "x long").write.mode("overwrite").saveAsTable("db.negative")
     with pytest.raises(BadFactFile, match="unsigned"):
         _engine('.decl u(x: unsigned)\n.input u(IO=spark, table="db.negative")')
+
+
+def test_observed_aggregates_equal_a_job_and_never_wait_without_end(spark, tmp_path):
+    """datalog.spark.session.Observed: the values counted while a write or a checkpoint runs
+    the frame equal the same aggregates run as a job of their own; read without any action
+    having run the frame, they are computed by a job after a bounded wait."""
+    from pyspark.sql import functions as F
+    from datalog.spark.session import Observed
+    frame = spark.range(5000).withColumn("x", (F.col("id") * 7) % 13)
+    exprs = lambda: (F.count(F.lit(1)).alias("n"), F.min("x").alias("lo"), F.max("x").alias("hi"),  # noqa: E731
+                     F.count(F.when(F.col("x") > 10, 1)).alias("big"))
+    expected = frame.agg(*exprs()).first().asDict()
+    observed = Observed(frame.where("id % 3 = 0"), *exprs())
+    observed.frame.write.parquet(str(tmp_path / "w"))
+    assert observed.values() == frame.where("id % 3 = 0").agg(*exprs()).first().asDict()
+    observed = Observed(frame, *exprs())
+    observed.frame.localCheckpoint(eager=True)
+    assert observed.values() == expected
+    empty = Observed(frame.where("id < 0"), *exprs())
+    empty.frame.write.parquet(str(tmp_path / "e"))
+    assert empty.values() == {"n": 0, "lo": None, "hi": None, "big": 0}
+    never = Observed(frame, *exprs())
+    never.WAIT = 0.05
+    assert never.values() == expected                   # no action ran it: computed by a job

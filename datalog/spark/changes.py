@@ -22,7 +22,7 @@ from datalog.spark import diff, feeds
 from datalog.spark import report as reports
 from datalog.spark import tables as spark_io
 from datalog.spark.resident import column_names, refuse_unfit, unfit
-from datalog.spark.session import guard
+from datalog.spark.session import Observed, guard
 from datalog.spark.versions import SIGN, apart, bounding, bounds_in, present
 
 try:                                            # the optional extra
@@ -35,31 +35,30 @@ def source_dir(path: Path, name: str, version: str) -> Path:
     return path / "spark" / name / version
 
 
-def feed(engine, session, directive) -> feeds.Source:
+def feed(engine, session, directive, measures: tuple = ()) -> feeds.Source:
     info = engine.schema[directive.relation]
     return feeds.Source(session, directive, column_names(info), list(info.types), engine.facts_dir,
-                        engine.allow_paths)
+                        engine.allow_paths, measures)
 
 
 def from_feed(engine, session, path: Path, directive, chain_text: str, version: str, stored: dict):
     """A source that carries its changes: (its presence changes -- None if none --, its row
     count, its new chain, the rows read)."""
     name = directive.relation
-    chain = [source_dir(path, name, v) for v in chain_text.split("+")]
-    found = feeds.refresh(feed(engine, session, directive), chain, source_dir(path, name, version))
-    if found.events is None:
-        return None, found.rows, found.chain, found.read
     columns = [f"c{i}" for i in range(engine.schema[name].arity)]
-    events = found.events.toDF(*columns, feeds.PRESENT)       # read back from Parquet: no lineage
-    inserted = F.col(feeds.PRESENT) == 1
     kept = stored.get(name)
     bounded = kept is not None and kept.bounds is not None and feeds.kind(directive) != "partitioned"
-    # one job: the rows the events insert, their NULLs and NaNs, and (if the relation keeps
-    # bounds) the events' bounds
-    summary = guard(lambda: events.agg(F.count(F.when(inserted, 1)).alias("__ins"),
-                                       F.count(F.when(inserted & unfit(engine.schema[name].types), 1)).alias("__bad"),
-                                       *(bounding(columns, F.lit(True)) if bounded else [])).first(),
-                    f"reading {name}")
+    inserted = F.col(feeds.PRESENT) == 1
+    # counted while the events are read: the rows they insert, their NULLs and NaNs, and (if
+    # the relation keeps bounds) the events' bounds
+    measures = (F.count(F.when(inserted, 1)).alias("__ins"),
+                F.count(F.when(inserted & unfit(engine.schema[name].types), 1)).alias("__bad"),
+                *(bounding(columns, F.lit(True)) if bounded else []))
+    chain = [source_dir(path, name, v) for v in chain_text.split("+")]
+    found = feeds.refresh(feed(engine, session, directive, measures), chain, source_dir(path, name, version))
+    if found.events is None:
+        return None, found.rows, found.chain, found.read
+    events, summary = found.events, found.measured
     if summary["__bad"]:
         refuse_unfit(directive)
     if feeds.kind(directive) == "partitioned":
@@ -74,10 +73,11 @@ def from_feed(engine, session, path: Path, directive, chain_text: str, version: 
         was = present(kept.tuples(), events.select(*columns), columns, found.size)
         events = events.join(was.withColumn("__was", F.lit(1)), columns, "left")
         moved = events.where(inserted & F.col("__was").isNull() | ~inserted & F.col("__was").isNotNull())
-        # kept once: the count and the maintenance read it (an appended file may repeat a row:
-        # the maintainer keeps one of each, Maintainer._apply)
-        moved = guard(lambda: moved.localCheckpoint(eager=True), f"reading {name}")
-        size = guard(lambda: moved.limit(1).count(), f"reading {name}")
+        # kept once, counted meanwhile: the maintenance reads it (an appended file may repeat
+        # a row: the maintainer keeps one of each, Maintainer._apply)
+        observed = Observed(moved, F.count(F.lit(1)).alias("n"))
+        moved = guard(lambda: observed.frame.localCheckpoint(eager=True), f"reading {name}")
+        size = observed.values(f"reading {name}")["n"]
     if not size:
         return None, found.rows, found.chain, found.read
     signed = moved.select(*columns, F.when(F.col(feeds.PRESENT) == 1, 1).otherwise(-1).alias(SIGN))

@@ -50,7 +50,7 @@ from typing import Callable
 from datalog.language import ast
 from datalog.language.errors import InternalError
 from datalog.spark.resident import BROADCAST_ROWS, Resident, _aggregates, _col, _Known, _reads, _union
-from datalog.spark.session import guard
+from datalog.spark.session import Observed, guard
 from datalog.spark.tables import uri
 from datalog.spark.versions import (COUNT, SIGN, Stored, bounding, bounds_in, compacts, layered, present,
                                     widened)
@@ -362,8 +362,9 @@ class Maintainer(Resident):
             moved = counts.dropDuplicates(columns).withColumn(
                 COUNT, F.when(F.col(SIGN) > 0, 1).otherwise(0).cast("long"))
         else:
-            counts = guard(lambda: counts.localCheckpoint(eager=True), f"maintaining {name}")
-            size = guard(counts.count, f"counting {name}")
+            observed = Observed(counts, F.count(F.lit(1)).alias("n"))
+            counts = guard(lambda: observed.frame.localCheckpoint(eager=True), f"maintaining {name}")
+            size = observed.values(f"counting {name}")["n"]
             if not size:
                 return                                  # no count changed
             before = present(old_rows, counts.select(*columns), columns, size)
@@ -374,12 +375,14 @@ class Maintainer(Resident):
                                    .when((was > 0) & (was + F.col(SIGN) <= 0), -1)
                                    .otherwise(0)).alias(SIGN))
         path = uri(where / "delta")
-        guard(lambda: moved.write.mode("overwrite").parquet(path), f"writing {where}")
+        # the summary is counted while the delta is written (no job of its own)
+        observed = Observed(moved, F.count(F.when(F.col(SIGN) > 0, 1)).alias("ins"),
+                            F.count(F.when(F.col(SIGN) < 0, 1)).alias("ret"),
+                            F.count(F.when(F.col(COUNT) < 0, 1)).alias("bad"), F.count(F.lit(1)).alias("all"),
+                            *bounding(columns, F.col(SIGN) > 0))
+        guard(lambda: observed.frame.write.mode("overwrite").parquet(path), f"writing {where}")
+        summary = observed.values(f"counting {name}")
         written = self.spark.read.parquet(path)
-        summary = guard(lambda: written.agg(
-            F.count(F.when(F.col(SIGN) > 0, 1)).alias("ins"), F.count(F.when(F.col(SIGN) < 0, 1)).alias("ret"),
-            F.count(F.when(F.col(COUNT) < 0, 1)).alias("bad"), F.count(F.lit(1)).alias("all"),
-            *bounding(columns, F.col(SIGN) > 0)).first(), f"counting {name}")
         if summary["bad"]:
             raise InternalError(f"a support count of {name} went below zero in a refresh (a bug: the workspace "
                                 f"is left as before)")

@@ -21,13 +21,14 @@ Three kinds, each declared on its ``.input`` (any other Spark source is a snapsh
 What a source was read up to, its **watermark** (the files read with their size and
 modification time; the Delta version; per partition the version directory keeping its rows),
 is ``watermark.json`` in the last version directory of the source's chain (``spark/r/vN``), with
-a SHA-256 of its content: the chain moves with the commit that applies the changes (the log
+a SHA-256 of its content (:mod:`datalog.sources.sealed`): the chain moves with the commit that applies the changes (the log
 record of an in-process workspace, the manifest of a Spark-resident one), so a refresh that
 fails leaves the old watermark and the next one reads the same changes again.
 
-The events a refresh found are ``vN/events`` (row columns and ``__present``: 1 inserted, 0
-retracted); they are what the source says changed, before they meet the relation (an appended
-row may be present already): the callers keep only the changes of presence.
+The events a refresh found (row columns and ``__present``: 1 inserted, 0 retracted) are kept by
+the executors for that refresh only (``localCheckpoint``); they are what the source says
+changed, before they meet the relation (an appended row may be present already): the callers
+keep only the changes of presence.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from datalog.language.checks import flag
 from datalog.language.errors import InternalError, MissingInput, SourceNotAppendOnly, WorkspaceCorrupt
 from datalog.sources import sealed
 from datalog.spark import tables
-from datalog.spark.session import guard
+from datalog.spark.session import Observed, guard
 
 try:                                            # without them session() is spark_unavailable first
     import pyarrow as pa
@@ -65,7 +66,8 @@ def kind(directive: ast.Directive) -> str | None:
 @dataclass
 class Source:
     """How to read one source: the session, its directive, the relation's column names and
-    types, and where its local paths are relative to."""
+    types, and where its local paths are relative to; ``measures``: aggregates of the events
+    (over ``c0, c1, ..., __present``) the caller wants, computed while they are read."""
 
     spark: object
     directive: ast.Directive
@@ -73,6 +75,7 @@ class Source:
     types: list[str]
     facts_dir: object = "."
     allow_paths: bool = False
+    measures: tuple = ()
 
     @property
     def relation(self) -> str:
@@ -83,11 +86,12 @@ class Source:
 class Found:
     """What a refresh read of one source."""
 
-    events: "DataFrame | None"     # row columns + __present, as written to the new version; None: no change
+    events: "DataFrame | None"     # c0, c1, ..., __present; None: no change
     read: int                      # rows read from the source
     rows: int                      # the source's rows (as far as the watermark counts them)
     chain: str                     # the source's chain after this refresh
     size: int = 0                  # rows of events
+    measured: dict | None = None   # the values of Source.measures over the events
 
 
 # ---------------------------------------------------------------- the watermark
@@ -178,10 +182,9 @@ def _append(source: Source, last: Path, target: Path, chain: list[str]) -> Found
     new = sorted(set(now) - set(mark["files"]))
     if not new:
         return Found(None, 0, mark["rows"], "+".join(chain))
-    events, read = _write(source.spark, _read(source, root, fmt, new).withColumn(PRESENT, F.lit(1)),
-                          target / "events")
+    events, read, measured = _kept(_read(source, root, fmt, new).withColumn(PRESENT, F.lit(1)), source)
     save(target, {"kind": "append", "files": _plain(now), "rows": mark["rows"] + read})
-    return Found(events, read, mark["rows"] + read, target.name, read)
+    return Found(events, read, mark["rows"] + read, target.name, read, measured)
 
 
 def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
@@ -207,10 +210,10 @@ def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
     columns = [tables.quote(n) for n in source.names]
     net = signed.groupBy(*columns).agg(F.sum("__d").alias("__s")).where("__s != 0")
     events = net.select(*columns, F.when(F.col("__s") > 0, 1).otherwise(0).alias(PRESENT))
-    events, size = _write(source.spark, events, target / "events")
+    events, size, measured = _kept(events, source)
     rows_now = mark["rows"] + sum(signs.to_pylist())
     save(target, {"kind": "cdf", "version": latest, "rows": rows_now})
-    return Found(events, feed.num_rows, rows_now, target.name, size)
+    return Found(events, feed.num_rows, rows_now, target.name, size, measured)
 
 
 def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
@@ -242,7 +245,7 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
         inserted = inserted.join(others, source.names, "left_anti")
         retracted = retracted.join(others, source.names, "left_anti")
     events = inserted.withColumn(PRESENT, F.lit(1)).unionByName(retracted.withColumn(PRESENT, F.lit(0)))
-    events, size = _write(spark, events, target / "events")
+    events, size, measured = _kept(events, source)
     for p in changed:
         if p in index:
             parts[p] = [target.name, index[p], counts.get(index[p], 0)]
@@ -252,7 +255,7 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
     save(target, {"kind": "partitioned", "files": _plain(now), "next": following, "parts": parts, "rows": rows})
     kept = {v for v, _, _ in parts.values()} - {target.name}
     order = sorted(kept, key=lambda v: int(v[1:])) + [target.name]
-    return Found(events, sum(counts.values()), rows, "+".join(order), size)
+    return Found(events, sum(counts.values()), rows, "+".join(order), size, measured)
 
 
 # ---------------------------------------------------------------- files and partitions
@@ -335,6 +338,17 @@ def _union(frames: list, source: Source) -> "DataFrame":
     for frame in frames[1:]:
         union = union.unionByName(frame)
     return union
+
+
+def _kept(frame: "DataFrame", source: Source) -> tuple["DataFrame", int, dict]:
+    """A refresh's events as ``c0, c1, ..., __present``, computed once and kept by the executors
+    for this refresh (a Parquet write and read back cost 0.3 s more for 10,000 rows), how many,
+    and the values of ``source.measures``: all counted while they are computed (one job)."""
+    frame = frame.toDF(*[f"c{i}" for i in range(len(frame.columns) - 1)], PRESENT)
+    observed = Observed(frame, F.count(F.lit(1)).alias("__events"), *source.measures)
+    kept = guard(lambda: observed.frame.localCheckpoint(eager=True), f"reading {source.relation}")
+    measured = observed.values(f"counting {source.relation}")
+    return kept, measured.pop("__events"), measured
 
 
 def _write(spark, frame: "DataFrame", where: Path) -> tuple["DataFrame", int]:

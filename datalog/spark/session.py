@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from datalog.language.errors import SparkError, SparkUnavailable
@@ -20,7 +21,7 @@ from datalog.language.errors import SparkError, SparkUnavailable
 try:                                            # the optional extra: pip install 'datalog-lftj[spark]'
     import pyarrow as pa
     from pyspark.errors import PySparkException
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Observation, SparkSession
 except ImportError as exc:                      # pragma: no cover - depends on the installation
     _MISSING = exc
 else:
@@ -136,4 +137,31 @@ def guard(action, what: str):
         raise
 
 
-__all__ = ["session", "stop", "guard", "first_line", "JAVA_OPTIONS"]
+class Observed:
+    """Aggregates of a frame computed while an action runs it (Spark's ``observe``), without a
+    job of their own: run an action on :attr:`frame`, then read :meth:`values`. Spark fills
+    them when the action ends; should it not have (an action that skipped the frame), they
+    are computed by a job, never waited for without end."""
+
+    WAIT = 1.0                      # seconds to wait for Spark to fill them after the action
+
+    def __init__(self, frame, *exprs):
+        self.source, self.exprs = frame, exprs
+        self.observation = Observation()
+        self.frame = frame.observe(self.observation, *exprs)
+
+    def values(self, what: str = "measuring") -> dict:
+        deadline = time.monotonic() + self.WAIT
+        try:
+            future = self.observation._jo.future()
+            while not future.isCompleted() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if future.isCompleted():
+                return guard(lambda: self.observation.get, what)
+        except Exception as exc:                # not this Spark's Observation: compute them
+            if isinstance(exc, SparkError):
+                raise
+        return guard(lambda: self.source.agg(*self.exprs).first().asDict(), what)
+
+
+__all__ = ["session", "stop", "guard", "first_line", "JAVA_OPTIONS", "Observed"]
