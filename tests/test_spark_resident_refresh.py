@@ -133,12 +133,14 @@ def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
     assert caught.value.code == "workspace_corrupt"
 
 
-@pytest.mark.parametrize("layout", ["default", "layered"])
+@pytest.mark.parametrize("layout", ["default", "layered", "untyped"])
 def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch(spark, tmp_path, layout,
                                                                                  monkeypatch):
     # default: these relations are small, so nearly every commit writes them whole; layered:
-    # every commit lays its delta over the last version, and a third layer makes it whole again
-    if layout == "layered":
+    # every commit lays its delta over the last version, and a third layer makes it whole again;
+    # untyped: layered, from a workspace whose versions are not known to be written with the
+    # engine's column types (as before they were), read by inferring their schema
+    if layout != "default":
         monkeypatch.setattr(versions, "LAYER_SHARE", 10.0 ** 9)
         monkeypatch.setattr(versions, "MAX_LAYERS", 2)
     rng = random.Random(19)
@@ -147,6 +149,12 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     _write(spark, tmp_path, edges, blocked)
     ws = tmp_path / "ws"
     rw.create(ws, PROGRAM, _engine_of(tmp_path), out_dir=tmp_path)
+    body = manifest.read(ws)
+    assert body["typed"] and all(v["typed"] for v in body["relations"].values())
+    if layout == "untyped":
+        manifest.write(ws, {**{k: v for k, v in body.items() if k != "typed"},
+                            "relations": {n: {k: x for k, x in v.items() if k != "typed"}
+                                          for n, v in body["relations"].items()}})
     _check(spark, tmp_path, ws, edges, blocked, counts=False)
     steps = ["insert", "delete", "mixed", "mixed", "insert"]
     for number, kind in enumerate(steps, 1):
@@ -165,10 +173,12 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     named = {f"{n}/{version}" for n, v in manifest.read(ws)["relations"].items()
              for version in [v["version"], *(layer for layer, _ in v.get("layers", ()))]}
     assert kept == named
-    if layout == "layered":             # laid over, then made whole, then laid over again
-        entries = manifest.read(ws)["relations"].values()
+    entries = manifest.read(ws)["relations"].values()
+    if layout != "default":             # laid over, then made whole, then laid over again
         assert all(len(v.get("layers", ())) <= 2 for v in entries)
         assert any(v.get("layers") and v["version"] != "v0" for v in entries)
+    # a version written whole by this engine is typed; one still based on an untyped base is not
+    assert all(v.get("typed", False) == (layout != "untyped" or v["version"] != "v0") for v in entries)
 
 
 def test_init_refuses_what_it_does_not_maintain_and_leaves_nothing(spark, tmp_path):

@@ -53,7 +53,7 @@ from datalog.spark.resident import BROADCAST_ROWS, Resident, _aggregates, _col, 
 from datalog.spark.session import Observed, guard
 from datalog.spark.tables import uri
 from datalog.spark.versions import (COUNT, SIGN, Stored, bounding, bounds_in, compacts, layered, present,
-                                    widened)
+                                    schema, typed, widened)
 
 try:                                            # the optional extra
     from pyspark.sql import functions as F
@@ -375,14 +375,15 @@ class Maintainer(Resident):
                                    .when((was > 0) & (was + F.col(SIGN) <= 0), -1)
                                    .otherwise(0)).alias(SIGN))
         path = uri(where / "delta")
+        types = self.engine.schema[name].types
         # the summary is counted while the delta is written (no job of its own)
-        observed = Observed(moved, F.count(F.when(F.col(SIGN) > 0, 1)).alias("ins"),
+        observed = Observed(typed(moved, types, COUNT, SIGN), F.count(F.when(F.col(SIGN) > 0, 1)).alias("ins"),
                             F.count(F.when(F.col(SIGN) < 0, 1)).alias("ret"),
                             F.count(F.when(F.col(COUNT) < 0, 1)).alias("bad"), F.count(F.lit(1)).alias("all"),
                             *bounding(columns, F.col(SIGN) > 0))
         guard(lambda: observed.frame.write.mode("overwrite").parquet(path), f"writing {where}")
         summary = observed.values(f"counting {name}")
-        written = self.spark.read.parquet(path)
+        written = self.spark.read.schema(schema(types, COUNT, SIGN)).parquet(path)
         if summary["bad"]:
             raise InternalError(f"a support count of {name} went below zero in a refresh (a bug: the workspace "
                                 f"is left as before)")
@@ -396,11 +397,12 @@ class Maintainer(Resident):
             rows = old_rows.join(written.select(*columns, F.col(COUNT).alias("__new")), columns, "full_outer")
             rows = rows.select(*columns, F.coalesce(F.col("__new"), F.col(COUNT)).alias(COUNT)).where(F.col(COUNT) > 0)
             path = uri(where / "rows")
-            guard(lambda: rows.write.mode("overwrite").parquet(path), f"writing {where}")
-            self.new[name] = Stored(self.spark.read.parquet(path), size, where.name, bounds=bounds)
+            guard(lambda: typed(rows, types, COUNT).write.mode("overwrite").parquet(path), f"writing {where}")
+            self.new[name] = Stored(self.spark.read.schema(schema(types, COUNT)).parquet(path), size, where.name,
+                                    bounds=bounds, typed=True)
         else:
             self.new[name] = Stored(layered(old_rows, written, columns), size, old.base,
-                                    layers + ((where.name, summary["all"]),), bounds)
+                                    layers + ((where.name, summary["all"]),), bounds, old.typed)
         self.written.add(name)
         if summary["ins"] or summary["ret"]:
             delta = written.where(F.col(SIGN) != 0).select(*columns, SIGN)

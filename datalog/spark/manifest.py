@@ -5,7 +5,9 @@ Its content is a sealed JSON record (:mod:`datalog.sources.sealed`: the body and
 holds the program text, the commit number ``seq``, per relation the version directory holding
 its base rows (``relations/<name>/<version>/rows``), its **layers** (the ``delta`` directories
 of later commits, laid over the base in order, with their row counts: a commit that changes a
-few tuples writes them, not the whole relation) and its tuple count, per Spark source the chain of its
+few tuples writes them, not the whole relation), its tuple count and ``typed`` (its base and
+layers were written with the column types the engine reads them with, so no schema is inferred;
+``typed`` at the top: the same of the static relations), per Spark source the chain of its
 snapshot versions (``spark/<name>/v0+v3...``, :mod:`datalog.spark.diff`), and ``outputs``, the
 commit the Spark sinks are known to hold. A refresh writes every new version into a directory no
 manifest names, then replaces the manifest atomically (write beside, fsync, ``os.replace``): the
@@ -69,7 +71,7 @@ def _malformed(body: dict) -> str | None:
     (a relation or version name that could lead elsewhere, a layer or bound of the wrong
     shape), or None."""
     relations, sources = body.get("relations", {}), body.get("sources", {})
-    if not isinstance(relations, dict) or not isinstance(sources, dict):
+    if not isinstance(relations, dict) or not isinstance(sources, dict) or not isinstance(body.get("typed", False), bool):
         return "the relation or source list is malformed"
     for name, entry in relations.items():
         if not _NAME.fullmatch(name) or not isinstance(entry, dict) or \
@@ -82,6 +84,8 @@ def _malformed(body: dict) -> str | None:
             return f"the layers of relation {name!r} are malformed"
         if not isinstance(bounds, list) or not all(isinstance(b, list) and len(b) == 2 for b in bounds):
             return f"the bounds of relation {name!r} are malformed"
+        if not isinstance(entry.get("typed", False), bool):
+            return f"the entry of relation {name!r} is malformed"
     for name, chain in sources.items():
         if not _NAME.fullmatch(name) or not isinstance(chain, str) or \
                 not all(_VERSION.fullmatch(v) for v in chain.split("+")):

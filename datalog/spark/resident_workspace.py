@@ -52,9 +52,9 @@ from datalog.spark import changes, diff, feeds, manifest
 from datalog.spark.report import RefreshReport, SourceReport, checkpoint, describe as lines_of
 from datalog.spark import tables as spark_io
 from datalog.spark.deltas import Maintainer, count_rules
-from datalog.spark.versions import COUNT, SIGN, Stored, bounds_of, layered
+from datalog.spark.versions import COUNT, SIGN, Stored, bounds_of, layered, schema, typed
 from datalog.spark.resident import Resident, choices, column_names
-from datalog.spark.session import guard
+from datalog.spark.session import Observed, guard
 
 try:                                            # the optional extra
     from pyspark.sql import functions as F
@@ -105,7 +105,7 @@ def create(path, text: str, engine_of: EngineOf, source: str = "<input>", out_di
     building = path.parent / f".{path.name}.datalog-init-{uuid.uuid4().hex[:8]}"
     try:
         body = _build(engine, session, building, text, source, progress)
-        stored = _stored(session, building, body)
+        stored = _stored(session, building, body, engine)
         for directive in engine.spark_directives("output"):
             _rewrite_sink(engine, session, directive, stored[directive.relation], out_dir)
         manifest.write(building, body)
@@ -144,12 +144,13 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
     bounded = {d.relation for d in engine.spark_directives("input")
                if feeds.kind(d) in ("append", "cdf") and engine.schema[d.relation].arity}
     body = {"format": manifest.FORMAT, "program": text, "source": source, "seq": 0, "outputs": 0,
-            "relations": {}, "static": {}, "sources": {n: "v0" for n in sources}}
+            "relations": {}, "static": {}, "sources": {n: "v0" for n in sources}, "typed": True}
     static: dict[str, Stored] = {}
     for name in list(evaluator.frames):
         if name not in sources:
             static[name] = _write_rows(session, where / "static" / name,
-                                       evaluator.frames[name].withColumn(COUNT, F.lit(1).cast("long")))
+                                       evaluator.frames[name].withColumn(COUNT, F.lit(1).cast("long")),
+                                       engine.schema[name].types)
             body["static"][name] = static[name].size
     done: set[str] = set()
     for number, stratum in enumerate(engine.checked.strata, 1):
@@ -162,26 +163,28 @@ def _build(engine, session, where: Path, text: str, source: str, progress) -> di
         for name in stratum.relations:
             counted = count_rules(evaluator, name, static[name].rows if name in static else None,
                                   [c for c in rules if c.head.relation == name])
-            kept = _write_rows(session, _rows_dir(where, name, "v0") / "rows", counted)
+            kept = _write_rows(session, _rows_dir(where, name, "v0") / "rows", counted, engine.schema[name].types)
             evaluator.frames[name], evaluator.sizes[name] = kept.tuples(), kept.size
-            body["relations"][name] = {"version": "v0", "rows": kept.size}
+            body["relations"][name] = {"version": "v0", "rows": kept.size, "typed": True}
             done.add(name)
     for name, info in engine.schema.items():
         if name in done or not info.arity:
             continue
         frame = evaluator.frames.get(name, evaluator.empty(name))
         kept = _write_rows(session, _rows_dir(where, name, "v0") / "rows",
-                           frame.withColumn(COUNT, F.lit(1).cast("long")))
-        body["relations"][name] = {"version": "v0", "rows": kept.size}
+                           frame.withColumn(COUNT, F.lit(1).cast("long")), info.types)
+        body["relations"][name] = {"version": "v0", "rows": kept.size, "typed": True}
         if name in bounded:
             body["relations"][name]["bounds"] = bounds_of(kept.rows, [f"c{i}" for i in range(info.arity)])
     return body
 
 
-def _write_rows(session, where: Path, frame) -> Stored:
-    guard(lambda: frame.write.mode("overwrite").parquet(spark_io.uri(where)), f"writing {where}")
-    rows = session.read.parquet(spark_io.uri(where))
-    return Stored(rows, guard(rows.count, "counting"))
+def _write_rows(session, where: Path, frame, types: list[str]) -> Stored:
+    """``frame`` (c0.., __n) written at ``where`` with the types of :func:`schema`, read back."""
+    observed = Observed(typed(frame, types, COUNT), F.count(F.lit(1)).alias("n"))
+    guard(lambda: observed.frame.write.mode("overwrite").parquet(spark_io.uri(where)), f"writing {where}")
+    rows = session.read.schema(schema(types, COUNT)).parquet(spark_io.uri(where))
+    return Stored(rows, observed.values("counting")["n"], typed=True)
 
 
 # ---------------------------------------------------------------- refresh
@@ -227,7 +230,7 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     _collect_garbage(path, body)
     if engine.spark_directives("output"):
         engine.check_spark_sinks(out_dir)
-    stored = _stored(session, path, body)
+    stored = _stored(session, path, body, engine)
     if engine.spark_directives("output") and body["outputs"] != body["seq"]:
         report.repaired = [d.relation for d in engine.spark_directives("output")]
         for directive in engine.spark_directives("output"):
@@ -237,7 +240,7 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     started = report.phase("repair", started)
     seq = body["seq"] + 1
     version = f"v{seq}"
-    maintainer = Maintainer(engine, session, stored, _static(session, path, body),
+    maintainer = Maintainer(engine, session, stored, _static(session, path, body, engine),
                             lambda name: _rows_dir(path, name, version), progress=progress)
     deltas, chains, rows, read = {}, dict(body["sources"]), {}, {}
     for directive in engine.spark_directives("input"):
@@ -262,6 +265,8 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     for name in maintainer.written:
         kept = maintainer.new[name]
         relations[name] = {"version": kept.base, "layers": [list(layer) for layer in kept.layers], "rows": kept.size}
+        if kept.typed:
+            relations[name]["typed"] = True
         if kept.bounds is not None:
             relations[name]["bounds"] = kept.bounds
     body = {**body, "format": manifest.FORMAT, "seq": seq, "relations": relations, "sources": chains}
@@ -308,23 +313,35 @@ def _rewrite_sink(engine, session, directive, stored: Stored, out_dir) -> None:
                          engine.allow_paths)
 
 
-def _stored(session, path: Path, body: dict) -> dict[str, Stored]:
-    return {name: _version(session, path, name, entry) for name, entry in body["relations"].items()}
+def _stored(session, path: Path, body: dict, engine) -> dict[str, Stored]:
+    return {name: _version(session, path, name, entry, engine.schema[name].types)
+            for name, entry in body["relations"].items()}
 
 
-def _version(session, path: Path, name: str, entry: dict) -> Stored:
-    """A relation as the manifest's ``entry`` makes it up: its base's rows with its layers laid over."""
+def _version(session, path: Path, name: str, entry: dict, types: list[str] | None) -> Stored:
+    """A relation as the manifest's ``entry`` makes it up: its base's rows with its layers laid
+    over; read with their schema when they were written with it (``typed``) and ``types`` are known."""
     layers = tuple((v, n) for v, n in entry.get("layers", ()))
-    rows = session.read.parquet(spark_io.uri(_rows_dir(path, name, entry["version"]) / "rows"))
+    known = entry.get("typed") is True and types is not None
+    rows = _read(session, _rows_dir(path, name, entry["version"]) / "rows", schema(types, COUNT) if known else None)
     if layers:
         columns = [c for c in rows.columns if c != COUNT]
         for version, _ in layers:
-            rows = layered(rows, session.read.parquet(spark_io.uri(_rows_dir(path, name, version) / "delta")), columns)
-    return Stored(rows, entry["rows"], entry["version"], layers, entry.get("bounds"))
+            layer = _read(session, _rows_dir(path, name, version) / "delta",
+                          schema(types, COUNT, SIGN) if known else None)
+            rows = layered(rows, layer, columns)
+    return Stored(rows, entry["rows"], entry["version"], layers, entry.get("bounds"), known)
 
 
-def _static(session, path: Path, body: dict) -> dict[str, Stored]:
-    return {name: Stored(session.read.parquet(spark_io.uri(path / "static" / name)), size)
+def _read(session, where: Path, ddl: str | None):
+    reader = session.read.schema(ddl) if ddl is not None else session.read
+    return reader.parquet(spark_io.uri(where))
+
+
+def _static(session, path: Path, body: dict, engine) -> dict[str, Stored]:
+    known = body.get("typed") is True
+    return {name: Stored(_read(session, path / "static" / name,
+                               schema(engine.schema[name].types, COUNT) if known else None), size)
             for name, size in body["static"].items()}
 
 
@@ -349,7 +366,7 @@ def relation(path, name: str, spark: dict | None = None):
     tests and tools)."""
     from datalog.spark.session import session as spark_session
     body = manifest.read(path)
-    return _version(spark_session(**(spark or {})), Path(path), name, body["relations"][name]).rows
+    return _version(spark_session(**(spark or {})), Path(path), name, body["relations"][name], None).rows
 
 
 def describe(report: RefreshReport) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datalog.spark.resident import BROADCAST_ROWS
+from datalog.spark.resident import BROADCAST_ROWS, _spark_type
 from datalog.spark.session import guard
 
 try:                                            # the optional extra
@@ -31,9 +31,27 @@ class Stored:
     base: str = ""
     layers: tuple = ()        # ((version, rows), ...), oldest first
     bounds: list | None = None    # per column [least, greatest] a tuple ever had (kept for some sources)
+    typed: bool = False       # its base and layers were written with the types of :func:`schema`
 
     def tuples(self):
         return self.rows.drop(COUNT)
+
+
+def schema(types: list[str], *extra: str) -> str:
+    """The Spark schema (DDL) a relation's rows are written with: ``c0, c1, ...`` as resident
+    evaluation types the declared ``types``, ``__n`` bigint, and ``__d`` int if in ``extra``
+    (a layer). Read with it, a version's directories need no schema inference (a Spark job
+    each, 0.04-0.09 s)."""
+    extras = {COUNT: "bigint", SIGN: "int"}
+    return ", ".join([f"c{i} {_spark_type(t).simpleString()}" for i, t in enumerate(types)] +
+                     [f"{e} {extras[e]}" for e in extra])
+
+
+def typed(frame, types: list[str], *extra: str):
+    """``frame``'s columns ``c0, ..., extra`` cast to :func:`schema`'s types."""
+    extras = {COUNT: "bigint", SIGN: "int"}
+    return frame.select(*[F.col(f"c{i}").cast(_spark_type(t)).alias(f"c{i}") for i, t in enumerate(types)],
+                        *[F.col(e).cast(extras[e]).alias(e) for e in extra])
 
 
 # A relation's new version is its old one with a commit's count changes laid over it, unless
@@ -101,5 +119,5 @@ def present(relation, keys, columns: list[str], size: int):
     return relation.join(keys, columns, "left_semi")
 
 
-__all__ = ["COUNT", "SIGN", "Stored", "MAX_LAYERS", "LAYER_ROWS", "LAYER_SHARE", "layered", "compacts",
+__all__ = ["COUNT", "SIGN", "Stored", "schema", "typed", "MAX_LAYERS", "LAYER_ROWS", "LAYER_SHARE", "layered", "compacts",
            "bounds_of", "bounding", "bounds_in", "widened", "apart", "present"]
