@@ -43,7 +43,7 @@ def feed(engine, session, directive, measures: tuple = ()) -> feeds.Source:
 
 def from_feed(engine, session, path: Path, directive, chain_text: str, version: str, stored: dict):
     """A source that carries its changes: (its presence changes -- None if none --, its row
-    count, its new chain, the rows read)."""
+    count, its new chain, the rows read, whether the changes name each row once)."""
     name = directive.relation
     columns = [f"c{i}" for i in range(engine.schema[name].arity)]
     kept = stored.get(name)
@@ -57,7 +57,7 @@ def from_feed(engine, session, path: Path, directive, chain_text: str, version: 
     chain = [source_dir(path, name, v) for v in chain_text.split("+")]
     found = feeds.refresh(feed(engine, session, directive, measures), chain, source_dir(path, name, version))
     if found.events is None:
-        return None, found.rows, found.chain, found.read
+        return None, found.rows, found.chain, found.read, True
     events, summary = found.events, found.measured
     if summary["__bad"]:
         refuse_unfit(directive)
@@ -79,15 +79,16 @@ def from_feed(engine, session, path: Path, directive, chain_text: str, version: 
         moved = guard(lambda: observed.frame.localCheckpoint(eager=True), f"reading {name}")
         size = observed.values(f"reading {name}")["n"]
     if not size:
-        return None, found.rows, found.chain, found.read
+        return None, found.rows, found.chain, found.read, True
     signed = moved.select(*columns, F.when(F.col(feeds.PRESENT) == 1, 1).otherwise(-1).alias(SIGN))
-    return signed, found.rows, found.chain, found.read
+    # an appended file may repeat a row; a partition's or a feed's events are grouped by row
+    return signed, found.rows, found.chain, found.read, feeds.kind(directive) != "append"
 
 
 def from_snapshot(engine, session, path: Path, directive, chain_text: str, version: str):
     """A snapshot source: (its presence changes -- None if none --, its row count, its new
     chain, the rows read: None for all of them, 0 when its files are as the last refresh read
-    them)."""
+    them, whether the changes name each row once: not known)."""
     name = directive.relation
     info = engine.schema[name]
     chain = chain_text.split("+")
@@ -96,7 +97,7 @@ def from_snapshot(engine, session, path: Path, directive, chain_text: str, versi
     rows, events = diff.snapshot_meta(before[-1], session)
     files = diff.files_of(session, directive, engine.facts_dir, engine.allow_paths)    # before reading
     if diff.same_files(before[-1], files):
-        return None, rows, chain_text, 0                 # not a file changed: not read
+        return None, rows, chain_text, 0, False          # not a file changed: not read
     frame = spark_io.source_frame(session, directive, info.types, column_names(info), engine.facts_dir,
                                   engine.allow_paths)
     if len(chain) >= reports.CHAIN or events > reports.CHAIN_SHARE * max(rows, 1):
@@ -109,13 +110,13 @@ def from_snapshot(engine, session, path: Path, directive, chain_text: str, versi
         new_chain = "+".join(chain + [version]) if changes is not None else chain_text
     diff.record_files(source_dir(path, name, new_chain.split("+")[-1]), files)
     if not changed:
-        return None, rows, new_chain, None
+        return None, rows, new_chain, None, False
     columns = [c for c in changes.columns if not c.startswith("__")]
     signed = changes.select(*[F.col(spark_io.quote(c)).alias(f"c{i}") for i, c in enumerate(columns)],
                             F.when(F.col("__present") == 1, 1).otherwise(-1).alias(SIGN))
     if guard(lambda: signed.where((F.col(SIGN) > 0) & unfit(info.types)).limit(1).count(), f"reading {name}"):
         refuse_unfit(directive)
-    return signed, rows, new_chain, None
+    return signed, rows, new_chain, None, False
 
 
 __all__ = ["source_dir", "feed", "from_feed", "from_snapshot"]

@@ -105,10 +105,11 @@ class Maintainer(Resident):
         return _Known(stored.tuples(), stored.size)
 
     # ------------------------------------------------------------ a refresh
-    def maintain(self, sources: dict) -> None:
-        """``sources``: relation -> its delta (c0.., __d) as read from the snapshot diff."""
+    def maintain(self, sources: dict, distinct: set = frozenset()) -> None:
+        """``sources``: relation -> its delta (c0.., __d) as read from the source (``distinct``:
+        the relations whose delta names each row once)."""
         for name, delta in sources.items():
-            self._apply(name, delta.select(*self._columns(name), SIGN), "source")
+            self._apply(name, delta.select(*self._columns(name), SIGN), "source" if name in distinct else "repeated")
         for number, stratum in enumerate(self.engine.checked.strata, 1):
             rules = [c for c in stratum.clauses if c.body]
             if not rules or not any(_reads(c, set(self.changes)) for c in rules):
@@ -359,8 +360,9 @@ class Maintainer(Resident):
         old = self.old.get(name)
         old_rows = old.rows if old is not None else self.empty(name).withColumn(COUNT, F.lit(0).cast("long"))
         if how != "counted":                            # a source's or a recomputed stratum's presence
-            moved = counts.dropDuplicates(columns).withColumn(
-                COUNT, F.when(F.col(SIGN) > 0, 1).otherwise(0).cast("long"))
+            # a source's delta that may repeat a row (an appended file's), a recomputed one: once each
+            once = counts if how == "source" else counts.dropDuplicates(columns)
+            moved = once.withColumn(COUNT, F.when(F.col(SIGN) > 0, 1).otherwise(0).cast("long"))
         else:
             observed = Observed(counts, F.count(F.lit(1)).alias("n"))
             counts = guard(lambda: observed.frame.localCheckpoint(eager=True), f"maintaining {name}")

@@ -237,14 +237,16 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
     spark = source.spark
     old = _union([_part_rows(spark, by_name[parts[p][0]], parts[p][1]) for p in changed if p in parts], source)
     new = _union([_part_rows(spark, target, index[p]) for p in index], source)
-    old, new = old.distinct(), new.distinct()
-    inserted, retracted = new.subtract(old), old.subtract(new)
+    # one aggregation (a shuffle), not two distincts and two subtractions: a row only among the
+    # changed partitions' new rows is inserted, one only among the rows kept of them retracted
+    tagged = old.withColumn("__new", F.lit(1)).unionByName(new.withColumn("__new", F.lit(2)))
+    sides = tagged.groupBy(*[F.col(tables.quote(n)) for n in source.names]).agg(F.bit_or("__new").alias("__in"))
+    events = sides.where(F.col("__in") != 3).select(*[F.col(tables.quote(n)) for n in source.names],
+                                                   (F.col("__in") == 2).cast("int").alias(PRESENT))
     if not _disjoint(source.directive, set(old_parts) | set(new_parts)):
         others = _union([_part_rows(spark, by_name[v], i) for p, (v, i, _) in parts.items() if p not in changed],
                         source)
-        inserted = inserted.join(others, source.names, "left_anti")
-        retracted = retracted.join(others, source.names, "left_anti")
-    events = inserted.withColumn(PRESENT, F.lit(1)).unionByName(retracted.withColumn(PRESENT, F.lit(0)))
+        events = events.join(others, source.names, "left_anti")
     events, size, measured = _kept(events, source)
     for p in changed:
         if p in index:

@@ -242,20 +242,22 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     version = f"v{seq}"
     maintainer = Maintainer(engine, session, stored, _static(session, path, body, engine),
                             lambda name: _rows_dir(path, name, version), progress=progress)
-    deltas, chains, rows, read = {}, dict(body["sources"]), {}, {}
+    deltas, chains, rows, read, distinct = {}, dict(body["sources"]), {}, {}, set()
     for directive in engine.spark_directives("input"):
         name = directive.relation
         if feeds.kind(directive):
             found = changes.from_feed(engine, session, path, directive, chains[name], version, stored)
         else:
             found = changes.from_snapshot(engine, session, path, directive, chains[name], version)
-        delta, rows[name], chains[name], read[name] = found
+        delta, rows[name], chains[name], read[name], once = found
         if delta is not None:
             deltas[name] = delta
+            if once:
+                distinct.add(name)
         started = report.phase("read changes" if feeds.kind(directive) else "diff", started)
         checkpoint("diff")                    # the new versions written, nothing committed
     if deltas:
-        maintainer.maintain(deltas)
+        maintainer.maintain(deltas, distinct)
     report.sources = [SourceReport(n, rows[n], *_counts(maintainer, n), read=read.get(n)) for n in rows]
     started = report.phase("maintain", started)
     if not deltas:                              # no change: no commit (a staged full version is dropped)
