@@ -470,3 +470,29 @@ def test_a_null_read_by_a_refresh_is_refused_and_changes_nothing(spark, tmp_path
         kind.refresh()
     assert caught.value.code == "type_mismatch" and "edge" in str(caught.value)
     _check(kind, edges)                                 # nothing committed
+
+
+def test_many_new_files_are_read_whole_and_the_listing_setting_is_restored(spark, tmp_path, monkeypatch):
+    """Past 32 new files of a local source, Spark is told to list them in the driver for that
+    read only (datalog.spark.tables._listed_here): every row is read, the setting is as before."""
+    edges = {(1, 2), (2, 3)}
+    _append(spark, tmp_path / "edges", edges)
+    kind = Resident(tmp_path, APPEND)
+    added = {(100 + i, i) for i in range(40)}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    for src, dst in sorted(added):                  # one file each
+        pq.write_table(pa.table({"src": [src], "dst": [dst]}), tmp_path / "edges" / f"more-{src}.parquet")
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    before = spark.conf.get(key, None)
+    from datalog.spark import tables
+    settings, conf_set = [], tables.conf_set
+
+    def recorded(session, name, value):
+        settings.append((name, value, session.conf.get(name, None)))
+        return conf_set(session, name, value)
+    monkeypatch.setattr(tables, "conf_set", recorded)
+    report = kind.refresh()
+    assert _read(report) == 40 and spark.conf.get(key, None) == before
+    assert settings == [(key, "40", before)]        # set for the read of the 40 new files only
+    _check(kind, edges | added)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from datalog.language.errors import MissingInput, Unsupported
 from datalog.sources import atomic, sealed
-from datalog.spark.session import guard
+from datalog.spark.session import conf_set, guard
 from datalog.spark.tables import Progress, files_root, listing, quote, rows_of, uri
 
 try:                                            # without them session() is spark_unavailable first
@@ -67,16 +67,8 @@ def _wide_aggregation(spark):
     """Room for every digest bucket in the first-level hash map of Spark's aggregation (2^16
     entries unless set; past them rows go to the slower general map): the digest of 10M rows
     took 2.6-2.8 s instead of 3.7 s at 2^19 (C2, local[2]). Set for the digest's jobs only."""
-    key = "spark.sql.codegen.aggregate.fastHashMap.capacityBit"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, str((BUCKETS - 1).bit_length() + 1))
-    try:
+    with conf_set(spark, "spark.sql.codegen.aggregate.fastHashMap.capacityBit", str((BUCKETS - 1).bit_length() + 1)):
         yield
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
 
 
 def _hash(rows: "DataFrame"):

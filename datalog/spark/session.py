@@ -137,6 +137,20 @@ def guard(action, what: str):
         raise
 
 
+@contextlib.contextmanager
+def conf_set(spark, key: str, value: str):
+    """The Spark SQL setting ``key`` is ``value`` inside the block, as it was after it."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
 class Observed:
     """Aggregates of a frame computed while an action runs it (Spark's ``observe``), without a
     job of their own: run an action on :attr:`frame`, then read :meth:`values`. Spark fills
@@ -164,4 +178,4 @@ class Observed:
         return guard(lambda: self.source.agg(*self.exprs).first().asDict(), what)
 
 
-__all__ = ["session", "stop", "guard", "first_line", "JAVA_OPTIONS", "Observed"]
+__all__ = ["session", "stop", "guard", "first_line", "JAVA_OPTIONS", "Observed", "conf_set"]

@@ -40,7 +40,7 @@ from datalog.language.errors import (BadCommand, BadFactFile, DriverTooLarge, In
                                      SparkError, TypeMismatch, Unsupported)
 from datalog.language.types import AUTO
 from datalog.sources import paths
-from datalog.spark.session import first_line, guard
+from datalog.spark.session import conf_set, first_line, guard
 
 try:                                            # without them session() is spark_unavailable first
     import pyarrow as pa
@@ -168,21 +168,13 @@ def _listed_here(spark, root: str, paths: int):
     """While Spark takes in ``paths`` files of a local dataset: their statuses are read by the
     driver, not by a listing job (Spark starts one past 32 paths: 0.25 s for 100 files here;
     the files were just listed, :func:`listing`). A remote store keeps Spark's parallel listing."""
-    if not root.lower().startswith("file:") or paths <= 32 or paths > _LISTED_HERE:
-        yield
-        return
     before = spark.conf.get(_DISCOVERY, None)
-    if before is not None and before.isdigit() and int(before) >= paths:
+    if not root.lower().startswith("file:") or paths <= 32 or paths > _LISTED_HERE or (
+            before is not None and before.isdigit() and int(before) >= paths):
         yield
         return
-    spark.conf.set(_DISCOVERY, str(paths))
-    try:
+    with conf_set(spark, _DISCOVERY, str(paths)):
         yield
-    finally:
-        if before is None:
-            spark.conf.unset(_DISCOVERY)
-        else:
-            spark.conf.set(_DISCOVERY, before)
 
 
 def files_root(spark, directive: ast.Directive, facts_dir, allow_paths: bool) -> tuple[str, str]:
