@@ -121,11 +121,29 @@ def test_a_failed_extension_changes_nothing(bad, code):
     assert engine.commit(inserts={"edge": [(6, 7)]})["path"].inserted == {(6, 7)}
 
 
-def interrupt_after(seconds: float) -> threading.Timer:
-    """A real SIGINT to this process (the main thread raises KeyboardInterrupt)."""
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
+class interrupt_after:
+    """Real SIGINTs to this process (the main thread raises KeyboardInterrupt): the first after
+    ``seconds``, then one every :attr:`AGAIN` seconds until :meth:`join`. Python drops a
+    KeyboardInterrupt raised inside a gc callback (hypothesis installs one): a clean-clone CI
+    lost the only SIGINT there and the interrupted extension ran on for minutes, to its end. A
+    second SIGINT comes long after any rollback (milliseconds) would have ended."""
+
+    AGAIN = 2.0
+
+    def __init__(self, seconds: float):
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._send, args=(seconds,), daemon=True)
+        self.thread.start()
+
+    def _send(self, seconds: float) -> None:
+        wait = seconds
+        while not self.done.wait(wait):
+            os.kill(os.getpid(), signal.SIGINT)
+            wait = self.AGAIN
+
+    def join(self) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 @pytest.fixture
