@@ -17,6 +17,7 @@ except ImportError:                             # pragma: no cover - depends on 
     pass
 
 COUNT, SIGN = "__n", "__d"
+EXTRA_TYPES = {COUNT: "bigint", SIGN: "int"}    # the count and sign columns as stored
 
 
 @dataclass
@@ -42,16 +43,14 @@ def schema(types: list[str], *extra: str) -> str:
     evaluation types the declared ``types``, ``__n`` bigint, and ``__d`` int if in ``extra``
     (a layer). Read with it, a version's directories need no schema inference (a Spark job
     each, 0.04-0.09 s)."""
-    extras = {COUNT: "bigint", SIGN: "int"}
     return ", ".join([f"c{i} {_spark_type(t).simpleString()}" for i, t in enumerate(types)] +
-                     [f"{e} {extras[e]}" for e in extra])
+                     [f"{e} {EXTRA_TYPES[e]}" for e in extra])
 
 
 def typed(frame, types: list[str], *extra: str):
     """``frame``'s columns ``c0, ..., extra`` cast to :func:`schema`'s types."""
-    extras = {COUNT: "bigint", SIGN: "int"}
     return frame.select(*[F.col(f"c{i}").cast(_spark_type(t)).alias(f"c{i}") for i, t in enumerate(types)],
-                        *[F.col(e).cast(extras[e]).alias(e) for e in extra])
+                        *[F.col(e).cast(EXTRA_TYPES[e]).alias(e) for e in extra])
 
 
 # A relation's new version is its old one with a commit's count changes laid over it, unless
