@@ -39,6 +39,7 @@ from pathlib import Path
 from datalog.language import ast
 from datalog.language.checks import flag
 from datalog.language.errors import InternalError, MissingInput, SourceNotAppendOnly, WorkspaceCorrupt
+from datalog.language.types import AUTO
 from datalog.sources import sealed
 from datalog.spark import tables
 from datalog.spark.session import Observed, guard
@@ -234,9 +235,8 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
             index[p] = parts[p][1] if p in parts else following
             following += p not in parts
     counts = _write_parts(source, root, fmt, {p: sorted(new_parts[p]) for p in index}, index, target)
-    spark = source.spark
-    old = _union([_part_rows(spark, by_name[parts[p][0]], parts[p][1]) for p in changed if p in parts], source)
-    new = _union([_part_rows(spark, target, index[p]) for p in index], source)
+    old = _union([_part_rows(source, by_name[parts[p][0]], parts[p][1]) for p in changed if p in parts], source)
+    new = _union([_part_rows(source, target, index[p]) for p in index], source)
     # one aggregation (a shuffle), not two distincts and two subtractions: a row only among the
     # changed partitions' new rows is inserted, one only among the rows kept of them retracted
     tagged = old.withColumn("__new", F.lit(1)).unionByName(new.withColumn("__new", F.lit(2)))
@@ -244,7 +244,7 @@ def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:
     events = sides.where(F.col("__in") != 3).select(*[F.col(tables.quote(n)) for n in source.names],
                                                    (F.col("__in") == 2).cast("int").alias(PRESENT))
     if not _disjoint(source.directive, set(old_parts) | set(new_parts)):
-        others = _union([_part_rows(spark, by_name[v], i) for p, (v, i, _) in parts.items() if p not in changed],
+        others = _union([_part_rows(source, by_name[v], i) for p, (v, i, _) in parts.items() if p not in changed],
                         source)
         events = events.join(others, source.names, "left_anti")
     events, size, measured = _kept(events, source)
@@ -313,17 +313,29 @@ def _write_parts(source: Source, root: str, fmt: str, files: dict[str, list[str]
     for frame in frames[1:]:
         union = union.unionByName(frame)
     path = tables.uri(where / "parts")
-    guard(lambda: union.write.mode("overwrite").partitionBy(PART).parquet(path), f"writing {where}")
-    counts = guard(lambda: source.spark.read.parquet(path).groupBy(PART).count().collect(), f"counting {where}")
-    found = {int(r[0]): int(r[1]) for r in counts}
-    if set(found) - set(index.values()):
+    numbers = sorted(set(index.values()))
+    # each partition's rows counted while they are written (no job of their own)
+    observed = Observed(union, *[F.count(F.when(F.col(PART) == n, 1)).alias(f"__rows{n}") for n in numbers],
+                        F.count(F.lit(1)).alias("__rows"))
+    guard(lambda: observed.frame.write.mode("overwrite").partitionBy(PART).parquet(path), f"writing {where}")
+    counts = observed.values(f"counting {where}")
+    found = {n: counts[f"__rows{n}"] for n in numbers if counts[f"__rows{n}"]}
+    if sum(found.values()) != counts["__rows"]:
         raise InternalError(f"partition rows of {source.relation} were written under an unknown partition")
     return found
 
 
-def _part_rows(spark, version: Path, number: int):
+def _part_rows(source: Source, version: Path, number: int):
+    """The rows the workspace kept of one partition (None: it had none), read with the types
+    :func:`tables.typed` wrote them with when the declaration fixes them (no schema inference,
+    a Spark job of its own)."""
     where = version / "parts" / f"{PART}={number}"
-    return spark.read.parquet(_local_uri(where)) if where.exists() else None
+    if not where.exists():
+        return None
+    reader = source.spark.read
+    if AUTO not in source.types:
+        reader = reader.schema(tables.schema_of(source.names, source.types))
+    return reader.parquet(_local_uri(where))
 
 
 def _local_uri(where: Path) -> str:

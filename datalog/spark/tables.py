@@ -387,13 +387,18 @@ def _python_values(column, what: str = "") -> list:
     return values
 
 
+def schema_of(names: list[str], types: list[str], nullable: bool = True):
+    """The Spark schema of a relation's rows: ``names`` with the Spark types of ``types``."""
+    return T.StructType([T.StructField(n, _spark_type(t), nullable) for n, t in zip(names, types)])
+
+
 def frame_of(spark, rows: Iterable[tuple], names: list[str], types: list[str]) -> "DataFrame":
     """A DataFrame of ``rows`` built through Arrow (3-6 s per million rows otherwise)."""
     rows = list(rows)
     arrow_types = [{"number": pa.int64(), "float": pa.float64(), "unsigned": pa.decimal128(20, 0)}.get(t, pa.string())
                    for t in types]
     columns = [pa.array([r[i] for r in rows], type=arrow_types[i]) for i in range(len(names))]
-    schema = T.StructType([T.StructField(n, _spark_type(t), False) for n, t in zip(names, types)])
+    schema = schema_of(names, types, nullable=False)
     table = pa.Table.from_arrays(columns, names=names) if names else pa.table({})
     return spark.createDataFrame(table, schema=schema)
 
@@ -479,5 +484,5 @@ def uri(where: Path) -> str:
     return Path(where).resolve().as_uri()
 
 
-__all__ = ["driver_max_rows", "DRIVER_MAX_ROWS", "source_frame", "typed", "delta_source", "read_files", "files_root", "listing", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
+__all__ = ["driver_max_rows", "DRIVER_MAX_ROWS", "source_frame", "schema_of", "typed", "delta_source", "read_files", "files_root", "listing", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",
            "located", "local_name", "check_sink_paths"]
