@@ -21,7 +21,7 @@ pytest.importorskip("pyspark")
 
 from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
-from datalog.spark import manifest, versions  # noqa: E402
+from datalog.spark import manifest, resident, versions  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
 
 PROGRAM = """
@@ -133,16 +133,24 @@ def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
     assert caught.value.code == "workspace_corrupt"
 
 
-@pytest.mark.parametrize("layout", ["default", "layered", "untyped"])
+@pytest.mark.parametrize("layout", ["default", "layered", "untyped", "narrowed"])
 def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch(spark, tmp_path, layout,
                                                                                  monkeypatch):
     # default: these relations are small, so nearly every commit writes them whole; layered:
     # every commit lays its delta over the last version, and a third layer makes it whole again;
     # untyped: layered, from a workspace whose versions are not known to be written with the
-    # engine's column types (as before they were), read by inferring their schema
+    # engine's column types (as before they were), read by inferring their schema; narrowed:
+    # layered, and every join of a few rows (a delta) with a relation filters the relation by
+    # their values first, as it does for large relations only (Resident._narrowed)
     if layout != "default":
         monkeypatch.setattr(versions, "LAYER_SHARE", 10.0 ** 9)
         monkeypatch.setattr(versions, "MAX_LAYERS", 2)
+    narrowed = []
+    if layout == "narrowed":
+        monkeypatch.setattr(resident, "PROBE_ROWS", 0)
+        real = resident.Resident._narrowed
+        monkeypatch.setattr(resident.Resident, "_narrowed",
+                            lambda self, *a: narrowed.append(a) or real(self, *a))
     rng = random.Random(19)
     edges = {(rng.randrange(8), rng.randrange(8)) for _ in range(14)} | {(1, 2), (2, 3)}
     blocked = {3}
@@ -167,6 +175,7 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
         report = rw.refresh(ws, _engine_of(tmp_path), out_dir=tmp_path)
         assert report.commit == number, kind
         _check(spark, tmp_path, ws, edges, blocked, counts=number == len(steps))
+    assert bool(narrowed) == (layout == "narrowed")
     report = rw.refresh(ws, _engine_of(tmp_path), out_dir=tmp_path)     # no change: no commit
     assert report.commit is None and manifest.read(ws)["seq"] == len(steps)
     kept = {p.parent.name + "/" + p.name for p in (ws / "relations").glob("*/*")}
