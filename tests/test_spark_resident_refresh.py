@@ -190,6 +190,60 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     assert all(v.get("typed", False) == (layout != "untyped" or v["version"] != "v0") for v in entries)
 
 
+GROUPS = """
+.decl e(a: number, b: number)
+.input e(IO=spark, path="e")
+.decl w(a: number)
+.input w(IO=spark, path="w")
+.decl deg(a: number, n: number)
+deg(x, n) :- e(x, _), n = count : { e(x, _) }.
+.decl top(a: number, m: number)
+top(x, m) :- e(x, _), !w(x), m = max y : { e(x, y) }.
+.decl light(a: number, s: number)
+light(x, s) :- w(x), s = sum y : { e(x, y), !w(y) }.
+.decl total(n: number)
+total(n) :- n = count : { e(_, _) }.
+.decl pair(a: number, b: number, n: number)
+pair(x, y, n) :- e(x, y), n = count : { e(x, z), e(z, y) }.
+"""
+# e changes at every refresh, w at every other: light's changed atoms hold its grouping variable
+# x only while w does not change (!w(y)); total has none; pair's e(x, z) lacks its y
+TOUCHED = {"deg", "top"}
+WHOLE = {"total", "pair"}
+
+
+def test_aggregate_rules_recompute_the_touched_groups_and_equal_from_scratch(spark, tmp_path):
+    rng = random.Random(7)
+    facts = {"e": {(rng.randrange(6), rng.randrange(6)) for _ in range(12)}, "w": {(1,), (4,)}}
+
+    def write():
+        spark.createDataFrame(sorted(facts["e"]), "a long, b long").write.mode("overwrite").parquet(str(tmp_path / "e"))
+        spark.createDataFrame(sorted(facts["w"]), "a long").write.mode("overwrite").parquet(str(tmp_path / "w"))
+
+    def check():
+        engine = Engine.from_source("\n".join(line for line in GROUPS.splitlines() if "IO=spark" not in line))
+        for name, rows in facts.items():
+            engine.insert(name, sorted(rows))
+        engine.run()
+        for name in ("deg", "top", "light", "total", "pair"):
+            assert _stored(ws, name) == engine.rows(name), name
+
+    write()
+    ws = tmp_path / "ws"
+    rw.create(ws, GROUPS, _engine_of(tmp_path), out_dir=tmp_path)
+    check()
+    for step in range(4):
+        facts["e"] = (facts["e"] - set(rng.sample(sorted(facts["e"]), 2))) | {(rng.randrange(6), rng.randrange(6))}
+        if step % 2:
+            facts["w"] = facts["w"] ^ {(rng.randrange(6),)}
+        write()
+        report = rw.refresh(ws, _engine_of(tmp_path), out_dir=tmp_path)
+        check()
+        light = {"light"} if step % 2 else set()
+        assert {n for n, k in report.kinds.items() if k.endswith("for the touched groups")} == TOUCHED | ({"light"} - light)
+        assert {n for n, k in report.kinds.items() if k == "aggregate rule recomputed"} == WHOLE | light
+
+
 def test_init_refuses_what_it_does_not_maintain_and_leaves_nothing(spark, tmp_path):
     _write(spark, tmp_path, {(1, 2)}, set())
     text = PROGRAM + "edge(7, 8).\n"              # a Spark source that also has a fact
