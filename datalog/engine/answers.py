@@ -42,7 +42,7 @@ def scannable(rule: ast.Rule, db) -> bool:
     relation = db.get(atom.relation)
     if relation is None or relation.stored or not all(isinstance(a, _SIMPLE) for a in atom.args):
         return False
-    first = _first_positions(atom)
+    first = ast.first_positions(atom)
     sides = [side for test in tests for side in (test.left, test.right)]
     return all(type(s) is ast.Constant or (type(s) is ast.Variable and s.name in first) for s in sides)
 
@@ -52,7 +52,7 @@ def scan(rule: ast.Rule, relation) -> list[tuple]:
     it streams: as a rule, the query would build a trie of every row first (at 1.5M rows, 14-26 s
     for a few thousand answers, against 0.8 s)."""
     (head,), (atom, *tests) = rule.heads, rule.body
-    first = _first_positions(atom)
+    first = ast.first_positions(atom)
     holds = [_comparison(test, first) for test in tests]
     pick = [first[v.name] for v in head.args]
     return sorted({tuple(row[i] for i in pick) for row in relation
@@ -92,14 +92,6 @@ def _matches_pattern(term, value, seen: dict) -> bool:
         return matches(ast.Atom("", (term,)), (value,)) and \
             (not isinstance(term, ast.Variable) or seen.setdefault(term.name, value) == value)
     return all(_matches_pattern(t, v, seen) for t, v in zip(term.args, parts))
-
-
-def _first_positions(atom: ast.Atom) -> dict[str, int]:
-    first: dict[str, int] = {}
-    for i, arg in enumerate(atom.args):
-        if isinstance(arg, ast.Variable):
-            first.setdefault(arg.name, i)
-    return first
 
 
 def _comparison(test: ast.Comparison, first: dict[str, int]):

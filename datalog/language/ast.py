@@ -581,6 +581,16 @@ def variables(node) -> list[Variable]:
     return [n for n in walk(node) if isinstance(n, Variable)]
 
 
+def first_positions(atom: Atom) -> dict[str, int]:
+    """Each variable of ``atom`` and the first argument position holding it (a repeated
+    variable's later positions are equalities with the first)."""
+    first: dict[str, int] = {}
+    for i, arg in enumerate(atom.args):
+        if isinstance(arg, Variable):
+            first.setdefault(arg.name, i)
+    return first
+
+
 def walk(node):
     """``node`` and everything under it, in source order: a tuple's or list's items, an atom's
     arguments, a negation's atom, both sides of a comparison or operation, the arguments of a

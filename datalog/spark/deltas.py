@@ -53,8 +53,7 @@ from typing import Callable
 
 from datalog.language import ast
 from datalog.language.errors import InternalError
-from datalog.spark.resident import (BROADCAST_ROWS, Resident, _aggregates, _col, _Known, _plan, _reads, _union,
-                                    _visible)
+from datalog.spark.resident import BROADCAST_ROWS, Resident, _aggregates, _col, _Known, _reads, _union
 from datalog.spark.session import Observed, guard
 from datalog.spark.tables import uri
 from datalog.spark.versions import (COUNT, SIGN, Stored, bounding, bounds_in, compacts, layered, present,
@@ -203,20 +202,20 @@ class Maintainer(Resident):
         A group's head tuples read only atoms holding its grouping values, if every changed
         atom (outside the aggregate or in it, positive or negated) holds every grouping
         variable: the groups of no changed tuple derive what they derived."""
-        steps, _ = _plan(self.engine.schema, clause.head, clause.body, {}, _visible(clause))
+        steps, _ = self.planned(clause)
         groups = [s.group for s in steps if s.kind == "aggregate"]
         if len(groups) != 1 or len(_aggregates(clause.body)) != 1 or not groups[0]:
             return None
         group = list(groups[0])
         anchor = next((k for k, lit in enumerate(clause.body) if isinstance(lit, ast.Atom)
-                       and set(group) <= _plain_positions(lit).keys()), None)
+                       and set(group) <= ast.first_positions(lit).keys()), None)
         changed = [n for n in ast.walk(clause.body) if isinstance(n, ast.Atom) and n.relation in self.changes]
-        if anchor is None or any(not set(group) <= _plain_positions(a).keys() for a in changed):
+        if anchor is None or any(not set(group) <= ast.first_positions(a).keys() for a in changed):
             return None
-        at = _plain_positions(clause.body[anchor])
+        at = ast.first_positions(clause.body[anchor])
         projected = []
         for atom in changed:
-            where = _plain_positions(atom)
+            where = ast.first_positions(atom)
             projected.append(self.changes[atom.relation].delta.select(
                 *[F.col(f"c{where[v]}").alias(f"c{at[v]}") for v in group]))
         keys = _union(projected).distinct()
@@ -454,15 +453,6 @@ class Maintainer(Resident):
         if summary["ins"] or summary["ret"]:
             delta = written.where(F.col(SIGN) != 0).select(*columns, SIGN)
             self.changes[name] = Changed(self.new[name], delta, summary["ins"], summary["ret"])
-
-
-def _plain_positions(atom: ast.Atom) -> dict[str, int]:
-    """Each variable of the atom and the first column holding it."""
-    out: dict[str, int] = {}
-    for i, arg in enumerate(atom.args):
-        if isinstance(arg, ast.Variable):
-            out.setdefault(arg.name, i)
-    return out
 
 
 def _relation(literal) -> str:

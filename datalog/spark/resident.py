@@ -407,6 +407,7 @@ class Resident:
     sizes: dict = field(default_factory=dict)
     rounds: dict = field(default_factory=dict)      # recursive stratum number -> semi-naive rounds
     joins: list = field(default_factory=list)       # (atoms, HyperCube?, estimate, inputs) per choice by estimate
+    plans: dict = field(default_factory=dict)       # id(clause) -> its (steps, types), planned once
 
     # ------------------------------------------------------------ frames
     def empty(self, name: str):
@@ -577,7 +578,7 @@ class Resident:
     def rule(self, clause, deltas: dict[int, _Known]):
         """The head rows ``clause`` derives (a DataFrame with columns c0..., duplicates possible),
         atom ``i`` of its body reading ``deltas[i]`` instead of its full relation."""
-        steps, types = _plan(self.engine.schema, clause.head, clause.body, {}, _visible(clause))
+        steps, types = self.planned(clause)
         indexed = {id(lit): i for i, lit in enumerate(clause.body)}
         frame = self._body(steps, types, None, set(), _singletons(clause.head, clause.body),
                            lambda atom: deltas.get(indexed.get(id(atom))))
@@ -585,6 +586,12 @@ class Resident:
         return frame.select(*[self._expr(arg, types).cast(_spark_type(t)).alias(f"c{i}")
                               for i, (arg, t) in enumerate(zip(clause.head.args, info.types))],
                             *[c for c in frame.columns if c.startswith("__")])
+
+    def planned(self, clause) -> tuple:
+        """``clause``'s (steps, types) by :func:`_plan`, made once per clause."""
+        if id(clause) not in self.plans:
+            self.plans[id(clause)] = (clause, _plan(self.engine.schema, clause.head, clause.body, {}, _visible(clause)))
+        return self.plans[id(clause)][1]
 
     def _body(self, steps, types, frame, bound: set, singles: set, delta_of):
         atoms = [s.literal for s in steps if s.kind == "atom"]
@@ -680,22 +687,16 @@ class Resident:
 
     def _atom(self, atom: ast.Atom, delta: _Known | None):
         """The atom's rows filtered by its constants and repeated variables, one column per variable."""
-        if delta is not None:
-            source, size = delta.frame, delta.size
-        else:
-            source, size = self.read(atom.relation), self.sizes.get(atom.relation, 0)
-        first: dict[str, str] = {}
+        source = delta.frame if delta is not None else self.read(atom.relation)
+        first = ast.first_positions(atom)
         for i, arg in enumerate(atom.args):
             if isinstance(arg, ast.Constant):
                 source = source.where(F.col(f"c{i}") == F.lit(arg.value))
-            elif isinstance(arg, ast.Variable):
-                if arg.name in first:
-                    source = source.where(F.col(f"c{i}") == F.col(first[arg.name]))
-                else:
-                    first[arg.name] = f"c{i}"
-        frame = source.select(*[F.col(c).alias(_col(n)) for n, c in first.items()],
+            elif isinstance(arg, ast.Variable) and first[arg.name] != i:
+                source = source.where(F.col(f"c{i}") == F.col(f"c{first[arg.name]}"))
+        frame = source.select(*[F.col(f"c{i}").alias(_col(n)) for n, i in first.items()],
                               *[c for c in source.columns if c.startswith("__")])   # a delta's sign (deltas.py)
-        if size <= BROADCAST_ROWS:
+        if self._known_size(atom, delta) <= BROADCAST_ROWS:
             frame = F.broadcast(frame)
         return frame, set(first)
 
