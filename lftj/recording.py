@@ -28,6 +28,7 @@ is unchanged. The paper's example, ``A(x), B(x)``:
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Callable
 
 Record = Callable[[int, object, object], None]   # (iterator, start or None, end or None)
@@ -54,3 +55,92 @@ class Recording:
         inner = self.inner
         inner.seek(key)
         self.record(self.i, key, inner.landed())
+
+
+def leapfrog_recorded(levels: list, lo=None, hi=None) -> tuple[list, list, list, list]:
+    """The leapfrog (:func:`lftj.leapfrog.leapfrog`) over :class:`Recording` iterators of the
+    ascending key lists ``levels``, each opened at ``lo`` and ending after ``hi``, run to its end
+    at once: (the keys it yields; the operations the iterators report, in order, as three lists:
+    the iterator, the start, the end). An iterator opened at its end stops the join before the
+    next is opened. The same keys and operations as that composition, without an object or a
+    call per operation: a first recording's hot path (the tests compare the two).
+
+    >>> keys, who, starts, ends = leapfrog_recorded([[0, 2, 4, 5, 6], [1, 2, 6, 7]])
+    >>> keys, [(s, e) for w, s, e in zip(who, starts, ends) if w == 1]
+    ([2, 6], [(None, 1), (2, 2), (4, 6)])
+    """
+    who: list[int] = []
+    starts: list = []
+    ends: list = []
+    out: list = []
+    positions, current = [], []
+    for i, keys in enumerate(levels):                  # open: [lo, v]
+        pos = 0 if lo is None else bisect_left(keys, lo)
+        landed = keys[pos] if pos < len(keys) else None
+        who.append(i), starts.append(lo), ends.append(landed)
+        if landed is None or hi is not None and landed > hi:
+            return out, who, starts, ends
+        positions.append(pos)
+        current.append(landed)
+    if len(levels) == 1:
+        _scan(levels[0], positions[0], hi, out, who, starts, ends)
+        return out, who, starts, ends
+    if len(levels) == 2:
+        _leapfrog2(levels, positions, current, hi, out, who, starts, ends)
+        return out, who, starts, ends
+    while True:
+        high, low = max(current), min(current)
+        if low == high:                                 # a match; the first moves on: [v, next]
+            out.append(high)
+            at = 0
+            pos = positions[0] + 1
+        else:                                           # the least seeks the greatest: [high, v]
+            at = current.index(low)
+            pos = bisect_left(levels[at], high, positions[at])
+        keys = levels[at]
+        landed = keys[pos] if pos < len(keys) else None
+        who.append(at), starts.append(high), ends.append(landed)
+        if landed is None or hi is not None and landed > hi:
+            return out, who, starts, ends
+        positions[at], current[at] = pos, landed
+
+
+def _scan(keys, pos, hi, out, who, starts, ends) -> None:
+    """:func:`leapfrog_recorded` of one iterator, opened at ``pos``: every key up to ``hi`` is a
+    match and a ``next`` from it to the following key."""
+    stop = len(keys) if hi is None else bisect_right(keys, hi, pos)
+    taken = keys[pos:stop]
+    out.extend(taken)
+    who.extend([0] * len(taken))
+    starts.extend(taken)
+    ends.extend(keys[pos + 1:stop + 1])
+    if stop >= len(keys):
+        ends.append(None)
+
+
+def _leapfrog2(levels, positions, current, hi, out, who, starts, ends) -> None:
+    """:func:`leapfrog_recorded`'s loop for two iterators (a and b at keys x and y)."""
+    a, b = levels
+    i, j = positions
+    x, y = current
+    na, nb = len(a), len(b)
+    while True:
+        if x == y:
+            out.append(x)
+            i += 1
+            x = a[i] if i < na else None
+            who.append(0), starts.append(y), ends.append(x)
+            if x is None or hi is not None and x > hi:
+                return
+        elif x < y:
+            i = bisect_left(a, y, i)
+            x = a[i] if i < na else None
+            who.append(0), starts.append(y), ends.append(x)
+            if x is None or hi is not None and x > hi:
+                return
+        else:
+            j = bisect_left(b, x, j)
+            y = b[j] if j < nb else None
+            who.append(1), starts.append(x), ends.append(y)
+            if y is None or hi is not None and y > hi:
+                return

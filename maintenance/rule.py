@@ -27,7 +27,7 @@ from sys import getsizeof
 from datalog.planning.plan import Assign
 from lftj.iterator import LevelIterator
 from lftj.leapfrog import leapfrog
-from lftj.recording import Recording
+from lftj.recording import Recording, leapfrog_recorded
 from lftj.triejoin import JoinPlan, Triejoin
 from maintenance.budget import MemoryBudget
 from maintenance.levels import AtomLevels, LookupPath, lookup_path
@@ -43,6 +43,8 @@ class RuleMaintainer:
     Invariant: every leaf under ``root`` is one satisfying assignment of the body on the current
     relations, at the path of its binding, and every iterator operation that produced the trace
     has its sensitivity entry (unless its index is dropped, see the module docstring)."""
+
+    AT_ONCE = True       # a first recording's leapfrogs run at once (False: through Recording iterators)
 
     def __init__(self, clause, plan, db, registry, drop_prefix: bool = True, overrides=None):
         """``plan``: a compiled plan; ``overrides``: the position of a filter in the plan -> (check,
@@ -73,6 +75,7 @@ class RuleMaintainer:
                              [[a for a, _ in members] for members in self.repeats],
                              [[]] + self.recorded[1:], plan.needed, len(plan.slots))
         self.binding = [None] * len(plan.slots)
+        self.kept: list[list] = []                  # per depth: (atom, level, alpha, index or None) per participant
         self.records = [self._recorder(d) for d in range(self.depth)]
         # §2.2.1 short-circuit: variables from depth ``short`` on do not reach the head; below a
         # node of that depth the search stops at the first witness (None: every variable is needed)
@@ -149,6 +152,9 @@ class RuleMaintainer:
         region, lo, hi = self.region
         if node is not region:
             lo = hi = None
+        if self.AT_ONCE and self.registry.journal is None and self.log is None and node.depth < self.join.needed \
+                and not node.entries:
+            return self._leapfrog_at_once(node, lo, hi, parents)
         record, its = self.records[node.depth], []
         for i, parent in enumerate(parents):
             keys = parent.window(lo, hi) if parent is not None else ()
@@ -157,6 +163,27 @@ class RuleMaintainer:
                 return ()
             its.append(it)
         return leapfrog(its)
+
+    def _leapfrog_at_once(self, node, lo, hi, parents) -> list:
+        """A first recording's leapfrog (outside a transaction, at a node with no entry yet, where
+        the join takes every key: not an existential depth), run to its end at once
+        (:func:`lftj.recording.leapfrog_recorded`) and its operations filed in bulk
+        (``Registry.record_run``) -- the same keys and entries as over recording iterators,
+        without a call per operation; one by one through the recorder if the bulk declines."""
+        d, b = node.depth, self.binding
+        keys, who, starts, ends = leapfrog_recorded(
+            [parent.window(lo, hi) if parent is not None else () for parent in parents], lo, hi)
+        targets = [None if index is None else (index, index.alpha_id(alpha(b))) for _, _, alpha, index in self.kept[d]]
+        if self.registry.record_run(self, node, targets, who, starts, ends):
+            before, self.operations = self.operations, self.operations + len(who)
+            every, budget = MemoryBudget.every, self.registry.budget
+            if budget is not None and (before == 0 or before // (every + 1) != self.operations // (every + 1)):
+                budget.check(self)
+        else:
+            record = self.records[d]
+            for i, start, end in zip(who, starts, ends):
+                record(i, start, end)
+        return keys
 
     def _recorder(self, d: int):
         """``record(i, start, end)`` of depth ``d``'s ``i``-th participant: a sensitivity entry
@@ -167,6 +194,7 @@ class RuleMaintainer:
         kept = [(a, j, atoms[a].alphas[j],
                  None if atoms[a].dropped[j - atoms[a].consts] else registry.index((atoms[a].relation, atoms[a].order, j)))
                 for a, j in members]
+        self.kept.append(kept)
 
         ids: dict = {}               # participant -> its alpha's id at ``at`` (the alpha is the node's)
         at = None

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lftj.iterator import TrieIterator
+from lftj.iterator import LevelIterator, TrieIterator
 from lftj.leapfrog import leapfrog, leapfrog_intersect, hash_intersect, hash_intersect_unordered
+from lftj.recording import Recording, leapfrog_recorded
 from lftj.trie import TrieNode, build
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
@@ -393,6 +394,33 @@ def test_leapfrog_at_a_deeper_level(sets, prefix):
         it.open()
         its.append(CheckedIterator(it))
     assert list(leapfrog(its)) == expected
+
+
+def _recorded_one_by_one(levels, lo, hi):
+    """The slow twin of leapfrog_recorded: Recording iterators, opened in turn (one opened at its
+    end stops the join before the next is opened), under the paper's leapfrog."""
+    seen, its = [], []
+    for i, keys in enumerate(levels):
+        it = Recording(LevelIterator(keys, lo, hi), lambda i, s, e: seen.append((i, s, e)), i, lo)
+        if it.at_end():
+            return [], seen
+        its.append(it)
+    return list(leapfrog(its)), seen
+
+
+@FAST
+@given(set_families, st.one_of(st.none(), st.integers(-21, 21)), st.one_of(st.none(), st.integers(-21, 21)))
+def test_leapfrog_recorded_equals_recording_iterators(sets, lo, hi):
+    """The at-once leapfrog of a first recording yields the same keys and reports the same
+    operations, in the same order, as Recording iterators under the leapfrog."""
+    levels = [sorted(keys) for keys in sets]
+    keys, who, starts, ends = leapfrog_recorded(levels, lo, hi)
+    expected_keys, expected_ops = _recorded_one_by_one(levels, lo, hi)
+    assert keys == expected_keys
+    assert list(zip(who, starts, ends)) == expected_ops
+    assert len(who) == len(starts) == len(ends)
+    inside = [k for k in brute_intersection(sets) if (lo is None or k >= lo) and (hi is None or k <= hi)]
+    assert keys == inside
 
 
 @pytest.mark.parametrize("sets", [[[]], [[], [1]], [[1, 2], []], [[5]], [[1, 2, 3]] * 4])
