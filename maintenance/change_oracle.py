@@ -347,4 +347,3 @@ def merge(regions: list) -> list:
         out.append((node, lo, hi))
     out.sort(key=lambda r: r[0].depth)
     return out
-

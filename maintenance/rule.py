@@ -174,11 +174,11 @@ class RuleMaintainer:
         keys, who, starts, ends = leapfrog_recorded(
             [parent.window(lo, hi) if parent is not None else () for parent in parents], lo, hi)
         targets = [None if index is None else (index, index.alpha_id(alpha(b))) for _, _, alpha, index in self.kept[d]]
+        before, after, budget = self.operations, self.operations + len(who), self.registry.budget
+        if budget is not None and (before == 0 or before // (MemoryBudget.every + 1) != after // (MemoryBudget.every + 1)):
+            budget.check(self)                  # (as the recorder: as a build starts, then every 64k)
         if self.registry.record_run(self, node, targets, who, starts, ends):
-            before, self.operations = self.operations, self.operations + len(who)
-            every, budget = MemoryBudget.every, self.registry.budget
-            if budget is not None and (before == 0 or before // (every + 1) != self.operations // (every + 1)):
-                budget.check(self)
+            self.operations = after
         else:
             record = self.records[d]
             for i, start, end in zip(who, starts, ends):
