@@ -407,7 +407,7 @@ class Resident:
     sizes: dict = field(default_factory=dict)
     rounds: dict = field(default_factory=dict)      # recursive stratum number -> semi-naive rounds
     joins: list = field(default_factory=list)       # (atoms, HyperCube?, estimate, inputs) per choice by estimate
-    plans: dict = field(default_factory=dict)       # id(clause) -> its (steps, types), planned once
+    plans: dict = field(default_factory=dict)       # id(clause) -> (clause, its (steps, types)): kept, so the id is not reused
 
     # ------------------------------------------------------------ frames
     def empty(self, name: str):
