@@ -221,13 +221,38 @@ def test_a_long_chain_of_rounds_finishes(spark, capsys):
                                 "reach(0).\nreach(y) :- reach(x), edge(x, y).\n")
     engine.insert("edge", [(i, i + 1) for i in range(CHAIN)])
     started = time.perf_counter()
-    evaluator = Resident(engine, spark, checkpoint_every=50)
+    parts = []                          # reach's partitions every 50 rounds: not one per round
+    evaluator = Resident(engine, spark, checkpoint_every=50,
+                         progress=lambda line: parts.append(evaluator.read("reach").rdd.getNumPartitions()))
     evaluator.run()
     elapsed = time.perf_counter() - started
     assert evaluator.rounds[2] == CHAIN + 1 and evaluator.sizes["reach"] == CHAIN + 1
+    assert len(parts) >= CHAIN // 50 and max(parts) == 1
     assert set(evaluator.sorted_rows("reach")) == {(i,) for i in range(CHAIN + 1)}
     with capsys.disabled():
         print(f"\n  resident chain of {CHAIN} rounds: {elapsed:.1f} s")
+
+
+def test_a_union_of_rounds_is_compacted_to_few_partitions(spark):
+    """A relation kept as the union of many rounds' parts is checkpointed in one partition if
+    small, else in ``spark.sql.shuffle.partitions``; its rows stay the same."""
+    engine = Engine.from_source(".decl r(a: number)\n")
+    evaluator = Resident(engine, spark)
+    target = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    for parts, per in ((3, 10), (4, resident.BROADCAST_ROWS // 3)):
+        union = _union_of(spark, parts, per)
+        assert union.rdd.getNumPartitions() > 2 * target
+        kept = evaluator.compacted(union, parts * per)
+        assert kept.rdd.getNumPartitions() == (1 if parts * per <= resident.BROADCAST_ROWS else target)
+        assert sorted(kept.collect()) == sorted(union.collect())
+
+
+def _union_of(spark, parts: int, per: int):
+    frames = [spark.range(i * per, (i + 1) * per, numPartitions=3).toDF("c0") for i in range(parts)]
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
 
 
 def test_the_driver_never_holds_the_closure(spark, tmp_path):

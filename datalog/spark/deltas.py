@@ -381,8 +381,8 @@ class Maintainer(Resident):
                 return gone
             for name, known in found.items():
                 if known.size:
-                    frame = gone[name].frame.unionByName(known.frame).localCheckpoint(eager=True)
-                    gone[name] = _Known(frame, gone[name].size + known.size)
+                    size = gone[name].size + known.size
+                    gone[name] = _Known(self.compacted(gone[name].frame.unionByName(known.frame), size), size)
             recent = found
             fresh_of = {name: [] for name in stratum.relations}
             for clause in recursive:                # through a tuple over-deleted in the last round

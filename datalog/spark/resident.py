@@ -39,7 +39,9 @@ reading the previous round's new tuples (``recent``), the others the full relati
 of the next round = the union of the derivations minus the known tuples (``subtract``: EXCEPT
 DISTINCT). ``recent`` is cut from its lineage by ``localCheckpoint`` every round (materialized by
 the round's one count, which ends the loop at 0) and the full relation every
-``checkpoint_every`` rounds, so the plans stay small however many rounds run.
+``checkpoint_every`` rounds (every round while it is small), so the plans stay small however
+many rounds run; a checkpoint of the full relation also brings its partitions, one more set
+per round's union, back to a few (:meth:`Resident.compacted`).
 
 **Inputs**: Spark sources as DataFrames (checked for NULL and NaN by one query each); ``.input``
 files are parsed on the driver by the engine's own reader (exact: its number, float and
@@ -563,8 +565,8 @@ class Resident:
                         added.setdefault(name, []).append(known.frame)
                     full = self.frames[name].unionByName(known.frame)
                     size = self.sizes[name] + known.size
-                    if rounds % self.checkpoint_every == 0:
-                        full = full.localCheckpoint(eager=True)
+                    if size <= BROADCAST_ROWS or rounds % self.checkpoint_every == 0:
+                        full = self.compacted(full, size, eager=size > BROADCAST_ROWS)
                     self.frames[name], self.sizes[name] = full, size
             recent = new
             if self.progress and rounds % 50 == 0:
@@ -572,7 +574,22 @@ class Resident:
                               f"{sum(self.sizes[n] for n in stratum.relations)} tuples")
         self.rounds[number] = rounds
         for name in stratum.relations:                  # a short lineage for the strata above
-            self.frames[name] = self.frames[name].localCheckpoint(eager=True)
+            self.frames[name] = self.compacted(self.frames[name], self.sizes[name])
+
+    def compacted(self, frame, size: int, eager: bool = True):
+        """``frame``, a union of checkpoints holding ``size`` rows, checkpointed in fewer
+        partitions: one if it has at most :data:`BROADCAST_ROWS` rows (a narrow ``coalesce``),
+        else ``spark.sql.shuffle.partitions`` if the union has over twice as many (a shuffle).
+        Each round's union adds the round's partitions, and a checkpoint keeps them: without
+        this, every scan of a relation has a task per round run (a 1,000-round chain took 4 s
+        a round at its end, 0.9 s at its start; now 0.5 s throughout)."""
+        if size <= BROADCAST_ROWS:
+            frame = frame.coalesce(1)
+        else:
+            target = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+            if frame.rdd.getNumPartitions() > 2 * target:
+                frame = frame.repartition(target)
+        return frame.localCheckpoint(eager=eager)
 
     # ------------------------------------------------------------ one rule
     def rule(self, clause, deltas: dict[int, _Known]):
