@@ -29,7 +29,10 @@ is unchanged. The paper's example, ``A(x), B(x)``:
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Callable
+from typing import Callable, Iterable, Iterator
+
+from lftj.iterator import LevelIterator
+from lftj.leapfrog import leapfrog
 
 Record = Callable[[int, object, object], None]   # (iterator, start or None, end or None)
 
@@ -55,6 +58,21 @@ class Recording:
         inner = self.inner
         inner.seek(key)
         self.record(self.i, key, inner.landed())
+
+
+def leapfrog_recording(levels: Iterable, lo, hi, record: Record) -> Iterator:
+    """The leapfrog over :class:`Recording` iterators of the ascending key lists ``levels``
+    (taken in turn), each opened at ``lo`` and ending after ``hi``, reporting to ``record``.
+    An iterator opened at its end stops the join before the next is opened (the paper: "if
+    either iterator is at end, stop"), so the later levels are not taken. The slow twin of
+    :func:`leapfrog_recorded`, and the path of every recording but a first one."""
+    its = []
+    for i, keys in enumerate(levels):
+        it = Recording(LevelIterator(keys, lo, hi), record, i, lo)
+        if it.at_end():
+            return iter(())
+        its.append(it)
+    return leapfrog(its)
 
 
 def leapfrog_recorded(levels: list, lo=None, hi=None) -> tuple[list, list, list, list]:

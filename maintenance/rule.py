@@ -25,9 +25,7 @@ from collections import Counter
 from sys import getsizeof
 
 from datalog.planning.plan import Assign
-from lftj.iterator import LevelIterator
-from lftj.leapfrog import leapfrog
-from lftj.recording import Recording, leapfrog_recorded
+from lftj.recording import leapfrog_recorded, leapfrog_recording
 from lftj.triejoin import JoinPlan, Triejoin
 from maintenance.budget import MemoryBudget
 from maintenance.levels import AtomLevels, LookupPath, lookup_path
@@ -155,14 +153,8 @@ class RuleMaintainer:
         if self.AT_ONCE and self.registry.journal is None and self.log is None and node.depth < self.join.needed \
                 and not node.entries:
             return self._leapfrog_at_once(node, lo, hi, parents)
-        record, its = self.records[node.depth], []
-        for i, parent in enumerate(parents):
-            keys = parent.window(lo, hi) if parent is not None else ()
-            it = Recording(LevelIterator(keys, lo, hi), record, i, lo)
-            if it.at_end():
-                return ()
-            its.append(it)
-        return leapfrog(its)
+        levels = (parent.window(lo, hi) if parent is not None else () for parent in parents)
+        return leapfrog_recording(levels, lo, hi, self.records[node.depth])
 
     def _leapfrog_at_once(self, node, lo, hi, parents) -> list:
         """A first recording's leapfrog (outside a transaction, at a node with no entry yet, where

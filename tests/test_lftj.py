@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from lftj.iterator import LevelIterator, TrieIterator
 from lftj.leapfrog import leapfrog, leapfrog_intersect, hash_intersect, hash_intersect_unordered
-from lftj.recording import Recording, leapfrog_recorded
+from lftj.recording import Recording, leapfrog_recorded, leapfrog_recording
 from lftj.trie import TrieNode, build
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
@@ -397,15 +397,10 @@ def test_leapfrog_at_a_deeper_level(sets, prefix):
 
 
 def _recorded_one_by_one(levels, lo, hi):
-    """The slow twin of leapfrog_recorded: Recording iterators, opened in turn (one opened at its
-    end stops the join before the next is opened), under the paper's leapfrog."""
-    seen, its = [], []
-    for i, keys in enumerate(levels):
-        it = Recording(LevelIterator(keys, lo, hi), lambda i, s, e: seen.append((i, s, e)), i, lo)
-        if it.at_end():
-            return [], seen
-        its.append(it)
-    return list(leapfrog(its)), seen
+    """The slow twin of leapfrog_recorded: Recording iterators under the paper's leapfrog."""
+    seen = []
+    keys = list(leapfrog_recording(levels, lo, hi, lambda i, s, e: seen.append((i, s, e))))
+    return keys, seen
 
 
 @FAST
