@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from lftj.iterator import LevelIterator, TrieIterator
 from lftj.leapfrog import leapfrog, leapfrog_intersect, hash_intersect, hash_intersect_unordered
-from lftj.recording import Recording, leapfrog_recorded, leapfrog_recording
+from lftj.recording import leapfrog_recorded, leapfrog_recording
 from lftj.trie import TrieNode, build
 from lftj.triejoin import JoinPlan, product_tail, triejoin
 
@@ -758,9 +758,6 @@ def test_random_conjunctive_queries(intersect, query):
 
 # --------------------------------------------------------------------------- recording iterators on a region
 
-from lftj.iterator import LevelIterator  # noqa: E402
-from lftj.recording import Recording  # noqa: E402
-
 bounds = st.one_of(st.none(), st.integers(-22, 22))
 
 
@@ -781,13 +778,7 @@ def test_recording_leapfrog_on_a_region_is_sensitive_to_every_change_that_matter
     def record(i, start, end):
         seen.append((i, start, end))
     expected = [k for k in brute_intersection(sets) if _inside(k, lo, hi)]
-    its = []
-    for i, keys in enumerate(sets):                 # opened one by one, as the maintainer does
-        it = Recording(LevelIterator(keys, lo, hi), record, i, lo)
-        if it.at_end():
-            break
-        its.append(it)
-    got = list(leapfrog(its)) if len(its) == len(sets) else []
+    got = list(leapfrog_recording(sets, lo, hi, record))     # opened one by one, as the maintainer does
     assert got == expected
     assert all(start is None or end is None or start <= end for _, start, end in seen)
 

@@ -248,11 +248,7 @@ def test_a_union_of_rounds_is_compacted_to_few_partitions(spark):
 
 
 def _union_of(spark, parts: int, per: int):
-    frames = [spark.range(i * per, (i + 1) * per, numPartitions=3).toDF("c0") for i in range(parts)]
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
-    return union
+    return resident._union([spark.range(i * per, (i + 1) * per, numPartitions=3).toDF("c0") for i in range(parts)])
 
 
 def test_the_driver_never_holds_the_closure(spark, tmp_path):
