@@ -968,3 +968,17 @@ e0(0, 1). e0(0, 2).
     finally:
         steady.close()
         reopened.close()
+
+
+_VALUES = st.one_of(st.integers(), st.integers(-3, 3).map(float), st.booleans(), st.floats(allow_nan=False), st.text())
+
+
+@given(st.integers(0, 40), st.lists(_VALUES, max_size=4), st.integers(1, 200))
+def test_a_group_page_is_the_crc_of_its_json_text(where, alpha, pages):
+    """The page of a sensitivity group or support count (``bucket``; its integers-only path writes
+    the text itself) is the CRC-32 of the JSON ``json.dumps`` writes, integral floats as integers:
+    the slow twin, which older files were written by."""
+    from maintenance.persistence.records import bucket
+    canonical = [int(v) if type(v) is float and v.is_integer() else v for v in alpha]
+    text = json.dumps([where, canonical], separators=(",", ":"))
+    assert bucket(where, tuple(alpha), pages) == zlib.crc32(text.encode("ascii")) % pages
