@@ -56,10 +56,13 @@ binding is enumerated), led by ``@delta``, a relation holding the one head.
 
 Where B/F is not used (``supports``): a same-stratum relation read other than by a positive
 atom of the body whose arguments are variables, constants and wildcards (``p(x + 1, y)``);
-that stratum keeps DRed. Per transaction, DRed's overdelete runs first as a probe (DRed does
-it all while its overdeletion is at most :data:`PROBE` tuples), and B/F does at most
-:data:`BUDGET` work before DRed takes what is left over (``_handover``): the cost of a
-transaction is DRed's at most plus the probe and the budget (maintenance/README.md: measured).
+that stratum keeps DRed. Per transaction, the seeds (``ND``'s first facts, the first round of
+DRed's overdelete) are found once; when there are more of them than B/F's limit, DRed does it
+all (B/F checks every seed at least once, so it could only stop at its limit). Else DRed's
+overdelete runs as a probe from them (DRed does it all while its overdeletion is at most
+:data:`PROBE` tuples), and B/F does at most :data:`BUDGET` work before DRed takes what is left
+over (``_handover``): the cost of a transaction is DRed's at most plus the probe and the budget
+(maintenance/README.md: measured).
 """
 
 from __future__ import annotations
@@ -105,7 +108,8 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
                        probe: int | None | str = "default") -> Delta:
     """Bring ``stratum``'s relations up to date after ``delta`` (as :func:`dred.maintain_recursive`,
     whose arguments and result these are); deletions by B/F, insertions by DRed's insert phase.
-    First DRed's overdelete runs as a probe: if ∇ stays within ``probe`` tuples, DRed finishes
+    With more seeds than B/F's limit, DRed (B/F would check each seed, past its limit). Else
+    DRed's overdelete runs as a probe: if ∇ stays within ``probe`` tuples, DRed finishes
     (its rederive step is one join per tuple there, cheaper than B/F's proof search, which knows
     no tuple to be unaffected). Else B/F, with ``budget`` (per seed, plus): once its work (facts
     checked + rule instances matched) exceeds it, DRed maintains what is left (``_handover``).
@@ -120,12 +124,17 @@ def maintain_recursive(program, db, stratum: Stratum, delta: Delta, journal, tal
              if change and name in dred._lower_reads(clauses, stratum)}
     if not lower:
         return {}
+    found = dred.first_round(ctx, clauses, lower, journal, tally)
+    seeds = {name: rows & ctx.db[name].tuples for name, rows in found.items()}     # ND's first facts
+    count = sum(map(len, seeds.values()))
+    limit = None if budget is None else budget[0] * count + budget[1]
+    if limit is not None and count > limit:     # B/F checks each seed: it would stop at its limit
+        return dred.finish(ctx, stratum, clauses, lower,
+                           dred._overdelete(ctx, stratum, clauses, lower, journal, tally, first=found), journal, tally)
     if probe is not None:
-        overdeleted = dred._overdelete(ctx, stratum, clauses, lower, journal, tally, limit=probe)
+        overdeleted = dred._overdelete(ctx, stratum, clauses, lower, journal, tally, limit=probe, first=found)
         if overdeleted is not None:
             return dred.finish(ctx, stratum, clauses, lower, overdeleted, journal, tally)
-    seeds = _seeds(ctx, clauses, lower, journal, tally)
-    limit = None if budget is None else budget[0] * sum(map(len, seeds.values())) + budget[1]
     search = Search(ctx, stratum, clauses, journal, tally, limit)
     if search.delete(seeds):
         inserted = dred._insert(ctx, clauses, lower, {}, journal, tally)
@@ -170,17 +179,6 @@ def _overdelete(ctx, stratum: Stratum, clauses, unknown: dred.Rows, keep: dred.R
     for _ in rounds(list(variables.values())):
         dred._derived(variables, dred._fire(ctx, clauses, tally, dred._recent(variables)))
     return {name: rows for name, rows in total.items() if rows}
-
-
-def _seeds(ctx, clauses, lower: Delta, journal, tally) -> dred.Rows:
-    """ND's first facts: heads of the rule instances that read a retracted lower tuple or are
-    blocked by a gained negated one (or aggregate a changed relation), in the OLD state."""
-    dred._revert(ctx, lower, journal)
-    retracted, gained = dred._delta_relations(lower, "retracted"), dred._delta_relations(lower, "inserted")
-    found = dred._fire(ctx, clauses, tally, retracted, gained, set(lower))
-    out = {name: rows & ctx.db[name].tuples for name, rows in found.items()}
-    dred._restore(ctx, lower, journal)
-    return out
 
 
 class Search:

@@ -135,9 +135,11 @@ class Tally:
 
 # ---------------------------------------------------------------- 1. overdelete
 
-def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, limit: int | None = None) -> Rows | None:
+def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, limit: int | None = None,
+                first: Rows | None = None) -> Rows | None:
     """∇ of every stratum relation, evaluated in the old state of the lower relations; None
-    (the lower relations restored, nothing else changed) once ∇ holds more than ``limit`` tuples."""
+    (the lower relations restored, nothing else changed) once ∇ holds more than ``limit`` tuples.
+    ``first``: the seed delta rules' heads, if the caller has fired them (:func:`first_round`)."""
     _revert(ctx, lower, journal)
     retracted, gained = _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted")
     keep = _facts(ctx.program, stratum)
@@ -153,7 +155,7 @@ def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, li
     variables = {name: Variable(name, ctx.db[name].arity, lambda rows, name=name: fresh(rows, name))
                  for name in stratum.relations}
     try:
-        _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)))
+        _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)) if first is None else first)
         for _ in rounds(list(variables.values())):
             # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
             _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
@@ -162,6 +164,17 @@ def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, li
         return None
     _restore(ctx, lower, journal)
     return {name: rows for name, rows in total.items() if rows}
+
+
+def first_round(ctx, clauses, lower: Delta, journal, tally) -> Rows:
+    """The heads of the seed delta rules (the instances that read a retracted lower tuple or are
+    blocked by a gained negated one, or aggregate a changed relation), in the OLD state: the first
+    round of :func:`_overdelete`, and B/F's first facts to check."""
+    _revert(ctx, lower, journal)
+    found = _fire(ctx, clauses, tally, _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted"),
+                  set(lower))
+    _restore(ctx, lower, journal)
+    return found
 
 
 class _Exceeded(Exception):
