@@ -6,7 +6,7 @@ a tuple of it ever had, so that rows outside them are known absent without a sca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from datalog.spark.resident import BROADCAST_ROWS, _spark_type
 from datalog.spark.session import guard
@@ -33,9 +33,14 @@ class Stored:
     layers: tuple = ()        # ((version, rows), ...), oldest first
     bounds: list | None = None    # per column [least, greatest] a tuple ever had (kept for some sources)
     typed: bool = False       # its base and layers were written with the types of :func:`schema`
+    _tuples: object = field(default=None, init=False, repr=False, compare=False)
 
     def tuples(self):
-        return self.rows.drop(COUNT)
+        """``rows`` without the counts; made once (a refresh asks hundreds of times, and each
+        ``drop`` is several calls into the JVM)."""
+        if self._tuples is None:
+            self._tuples = self.rows.drop(COUNT)
+        return self._tuples
 
 
 def schema(types: list[str], *extra: str) -> str:
