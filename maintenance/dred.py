@@ -141,7 +141,6 @@ def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, li
     (the lower relations restored, nothing else changed) once ∇ holds more than ``limit`` tuples.
     ``first``: the seed delta rules' heads, if the caller has fired them (:func:`first_round`)."""
     _revert(ctx, lower, journal)
-    retracted, gained = _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted")
     keep = _facts(ctx.program, stratum)
     total: Rows = {name: set() for name in stratum.relations}
     size = [0]
@@ -155,7 +154,7 @@ def _overdelete(ctx, stratum: Stratum, clauses, lower: Delta, journal, tally, li
     variables = {name: Variable(name, ctx.db[name].arity, lambda rows, name=name: fresh(rows, name))
                  for name in stratum.relations}
     try:
-        _seed(variables, _fire(ctx, clauses, tally, retracted, gained, set(lower)) if first is None else first)
+        _seed(variables, _seed_heads(ctx, clauses, lower, tally) if first is None else first)
         for _ in rounds(list(variables.values())):
             # ∇H :- A1, ..., δ∇Ai, ..., An, !N, C.
             _derived(variables, _fire(ctx, clauses, tally, _recent(variables)))
@@ -171,10 +170,16 @@ def first_round(ctx, clauses, lower: Delta, journal, tally) -> Rows:
     blocked by a gained negated one, or aggregate a changed relation), in the OLD state: the first
     round of :func:`_overdelete`, and B/F's first facts to check."""
     _revert(ctx, lower, journal)
-    found = _fire(ctx, clauses, tally, _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted"),
-                  set(lower))
+    found = _seed_heads(ctx, clauses, lower, tally)
     _restore(ctx, lower, journal)
     return found
+
+
+def _seed_heads(ctx, clauses, lower: Delta, tally) -> Rows:
+    """∇H :- A1, ..., Ai⁻, ..., An, !N, C.  and  ∇H :- A1, ..., An, !N, C, Nj⁺.  (the lower
+    relations in their old state)"""
+    return _fire(ctx, clauses, tally, _delta_relations(lower, "retracted"), _delta_relations(lower, "inserted"),
+                 set(lower))
 
 
 class _Exceeded(Exception):
