@@ -113,3 +113,17 @@ def test_links_lead_somewhere(page):
         assert linked.exists(), f"{page}: {target}"
         if anchor:
             assert anchor in anchors(linked), f"{page}: {target}"
+
+
+def test_readme_contents_list_every_page_and_section():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    contents = readme[readme.index("## Contents"):]
+    for page in PAGES[1:]:
+        assert f"]({page})" in contents, page
+        for section in anchors(ROOT / page) - {anchors_of_title(ROOT / page)}:
+            assert f"]({page}#{section})" in contents, (page, section)
+
+
+def anchors_of_title(page: Path) -> str:
+    title = page.read_text(encoding="utf-8").splitlines()[0]
+    return re.sub(r"[^\w\- ]", "", title[2:].strip().lower()).replace(" ", "-")
