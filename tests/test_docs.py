@@ -10,7 +10,8 @@ link to the repository's), sharing one Python namespace:
 - a ``pycon`` block is a doctest, a ``python`` block is executed; neither may fail.
 
 A ``sh`` block preceded by ``<!-- not run: reason -->`` is not run (it starts Spark, or it stands
-for the reader's own files): the reason is required. ``ipython`` cells run in
+for the reader's own files): the reason is required. With ``DATALOG_DOCS_SPARK=1`` the blocks whose
+reason begins "starts Spark" run as well (a JVM each: for the long test runs). ``ipython`` cells run in
 tests/test_notebook.py, the REPL session also in tests/test_repl.py.
 """
 
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"(<!-- not run: ([^>]*?) -->\s*)?^```(\w*)\n(.*?)^```\n", re.S | re.M)
 TIMING = re.compile(r"\b\d+(\.\d+)? (ms|s)\b")
+SPARK = os.environ.get("DATALOG_DOCS_SPARK") == "1"    # run the blocks that start Spark too (slow)
 
 
 def blocks(page: str) -> list[tuple[int, str, str, str | None]]:
@@ -77,7 +79,7 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
     globs: dict = {"__name__": "__docs__"}
     with warnings.catch_warnings():                    # an example may silence warnings
         for index, (line, kind, body, not_run) in enumerate(found):
-            if not_run is not None:
+            if not_run is not None and not (not_run.startswith("starts Spark") and SPARK):
                 assert kind == "sh" and not_run.strip(), f"{page}:{line}: say why it is not run"
             elif kind == "sh":
                 run_shell(page, line, body, tmp_path, expected_output(found, index))
