@@ -224,13 +224,14 @@ def test_the_cell_magic_in_a_jupyter_kernel(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- the README's cells
 
 def readme_cells() -> list[tuple[str, str | None]]:
-    """The README's ``ipython`` cells (in "From Python and notebooks"), each with the ``text``
+    """The ``ipython`` cells of docs/python-api.md ("From Python and notebooks"), each with the ``text``
     block right after it, if any: what the cell prints, then its value."""
     import re
     from pathlib import Path
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent.parent / "docs" / "python-api.md").read_text(encoding="utf-8")
     start = text.index("## From Python and notebooks")
-    text = text[start:text.index("\n## ", start + 1)]
+    end = text.find("\n## ", start + 1)
+    text = text[start:end if end >= 0 else len(text)]
     return re.findall(r"```ipython\n(.*?)```\s*(?:```text\n(.*?)```)?", text, re.S)
 
 

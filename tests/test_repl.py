@@ -380,7 +380,7 @@ def test_the_readme_session_is_what_the_repl_prints():
                           stdin=open(ROOT / tc / "session.dl"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 1
-    assert "```\n" + done.stdout + "```\n" in (ROOT / "README.md").read_text()
+    assert "```text\n" + done.stdout + "```\n" in (ROOT / "docs" / "cli.md").read_text()
 
 
 # ---------------------------------------------------------------- workspaces in the REPL
