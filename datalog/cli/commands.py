@@ -201,8 +201,9 @@ def _run(args) -> int:
                               memory_budget=args.memory_budget, parse_options=parse_options(args))
     engine.provenance = _explain_mode(engine, args) != "none"     # Soufflé's explain keeps its annotations too
     print_warnings(engine, args)
-    if jobs_note(args) and not args.no_warn:
-        print(jobs_note(args), file=sys.stderr)
+    note = jobs_note(args)
+    if note and not args.no_warn:
+        print(note, file=sys.stderr)
     batches = read_updates(engine, args.updates) if args.updates else None
     with progress_bar() as progress:
         lines = _evaluate(engine, args, batches, progress)
