@@ -52,6 +52,8 @@ class ChangeFiles:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(f"cannot make the --changes directory {self.directory}: {exc.strerror or exc}") from None
+        from datalog.engine import arrow
+        arrow.warm(self.fmt)                 # set-up, not the first commit's time
         self._quiet.__enter__()
         warnings.simplefilter("ignore", SubscriptionWarning)
         engine = self.engine

@@ -134,9 +134,11 @@ def _init(args) -> int:
         sizes = {n: v["rows"] for n, v in body["relations"].items()}
         print(f"initialized {args.workspace} (Spark-resident): {len(sizes)} relations, {sum(sizes.values())} tuples")
         return 0
-    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
-                             spark=spark_options(args), allow_paths=args.allow_paths,
-                             memory_budget=args.memory_budget) as ws:
+    with progress_bar() as progress:
+        ws = _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
+                                 spark=spark_options(args), allow_paths=args.allow_paths,
+                                 memory_budget=args.memory_budget, progress=progress)
+    with ws:
         sizes = ws.status()["sizes"]
     print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
     return 0
@@ -280,7 +282,8 @@ def _removeblock(args) -> int:
 def _compact(args) -> int:
     _in_process(args.workspace, "compact")
     with _workspace().open(args.workspace) as ws:
-        ws.compact()
+        with progress_bar() as progress:
+            ws.compact(progress)
         print(f"compacted {args.workspace}: snapshot at commit {ws.seq}, {ws.snapshot_bytes} bytes")
     return 0
 

@@ -274,6 +274,13 @@ def _check_range(where: str, kind: str, column) -> None:
 
 # ---------------------------------------------------------------- files of changes
 
+def warm(fmt: str) -> None:
+    """Do once what the first change file would do besides its own work: pyarrow's first
+    conversion imports pandas when it is installed (about 2 s), and its file writer is imported;
+    for a caller that times each commit after it (``--changes``)."""
+    file_bytes(table_of([("x", "number")], [], []), fmt)
+
+
 def file_bytes(table: pa.Table, fmt: str) -> bytes:
     """``table`` as a Parquet file or a CSV file with a header line."""
     sink = io.BytesIO()

@@ -40,6 +40,7 @@ from datalog.language.checks import Checked
 from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
+from datalog.language.types import example
 from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from datalog.provenance.commits import InsertLog
@@ -298,13 +299,20 @@ class Engine:
         self._committed(delta)
         return delta
 
-    def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
-        """:meth:`apply` without telling the subscribers."""
+    def prepare(self) -> None:
+        """What a commit needs before it maintains: the program evaluated (if it was not) and the
+        maintainer set up (for the incremental strategies a recording pass over the program), both
+        done once. A commit does it if it was not done; ``run --updates`` does it first, so that
+        a batch's time is its maintenance only."""
         if not self._evaluated:
             self.run()
         if self.maintainer is None:
             self._materialize_views()
             self.adopt(make_maintainer(self.planned(), self.db, self.maintenance, self._budget()))
+
+    def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
+        """:meth:`apply` without telling the subscribers."""
+        self.prepare()
         journal = Journal()
         with paused_gc(), journal.deferring_interrupts():    # Ctrl-C cancels at a point the journal can undo
             try:
@@ -484,7 +492,7 @@ class Engine:
                 arg = ast.Constant(-arg.operand.value, arg.span)
             if not isinstance(arg, ast.Constant):
                 raise BadFact(f"{arg} is not a value: why and why_not take one tuple, such as "
-                              f"{atom.relation}({', '.join(['1'] * info.arity)})", arg.span or atom.span)
+                              f"{atom.relation}({', '.join(map(example, info.types))})", arg.span or atom.span)
             values.append(arg.value)
         return atom.relation, self.admit(atom.relation, tuple(values), atom.span)
 

@@ -85,21 +85,27 @@ class Workspace:
     # ------------------------------------------------------------ create / open / close
     @classmethod
     def create(cls, path, program: str, facts_dir=None, source: str = "main", name: str = "main",
-               out_dir=None, **engine_options) -> "Workspace":
+               out_dir=None, progress=None, **engine_options) -> "Workspace":
         """Evaluate ``program`` (text; ``.input`` files read from ``facts_dir``) once and save it as
         a new workspace at ``path``, its Spark sinks written (a local ``path=`` under ``out_dir``);
-        returns it open for writing."""
+        returns it open for writing. ``progress`` is told of each step (the engine's lines, then
+        the maintainer's set-up and the snapshot's writing), as ``Engine.run`` tells it."""
         path = Path(path)
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
-        sources: dict[str, str] = {}
-        engine.stage_source = wssources.stager(path, sources, engine)      # a Spark source's rows kept as Parquet
-        engine.run()
-        engine.stage_source = None
-        if engine.maintenance == "incremental":
-            engine.commit()                       # builds the maintainer, stored when it can be
-        block = {"name": name, "source": source, "text": program, "converted": {}}
-        return cls._new(path, [block], engine, sources, spark_outputs=True, out_dir=out_dir)
+        engine.progress = progress
+        try:
+            sources: dict[str, str] = {}
+            engine.stage_source = wssources.stager(path, sources, engine)  # a Spark source's rows kept as Parquet
+            engine.run()
+            engine.stage_source = None
+            if engine.maintenance == "incremental":
+                _tell(engine, "setting up incremental maintenance (a pass over the rules)")
+                engine.commit()                   # builds the maintainer, stored when it can be
+            block = {"name": name, "source": source, "text": program, "converted": {}}
+            return cls._new(path, [block], engine, sources, spark_outputs=True, out_dir=out_dir)
+        finally:
+            engine.progress = None
 
     @classmethod
     def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
@@ -261,15 +267,22 @@ class Workspace:
             except (WorkspaceIO, OSError):
                 pass
 
-    def compact(self) -> None:
+    def compact(self, progress=None) -> None:
         """Fold the log into a new snapshot (temporary file, fsync, rename), then start an empty log.
-        A crash between the two leaves the new snapshot and the old log, whose records it skips."""
+        A crash between the two leaves the new snapshot and the old log, whose records it skips.
+        ``progress`` is told of each step."""
         self.check_writable()
-        self._snapshot()
+        self.engine.progress, told = progress, self.engine.progress
+        try:
+            self._snapshot()
+        finally:
+            self.engine.progress = told
 
     def _snapshot(self, then_reset_log: bool = True) -> None:
+        _tell(self.engine, "saving the maintainer's state")
         with wsmaintainer.guarded(self.engine, self.restored):         # (capturing reads every page)
             extra = wsmaintainer.save(self.path, self.seq, self.engine)  # compaction pays for both files
+        _tell(self.engine, "writing the snapshot")
         self.snapshot_bytes = extra + wssnapshot.write(self.path, self.seq, self.when, self.blocks, self.sources,
                                                        self.engine)
         self.snapshot_seq = self.seq
@@ -428,6 +441,12 @@ class Workspace:
 
 
 # ---------------------------------------------------------------- helpers
+
+def _tell(engine, step: str) -> None:
+    """A step of a long init or compaction, to the engine's progress (if it has one)."""
+    if engine.progress is not None:
+        engine.progress(step)
+
 
 def _init_cut_short(path: Path) -> bool:
     """A log without commits and no snapshot: an ``init`` killed between writing its log and its
