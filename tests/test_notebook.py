@@ -82,7 +82,7 @@ def test_answers_as_other_kinds_and_stored(fresh):
     table = cell(fresh, "?- path(X, Y).", "--as arrow -o saved")
     assert [tuple(r.values()) for r in table.to_pylist()] == rows and fresh.user_ns["saved"] is table
     answers = cell(fresh, "?- path(X, Y).", "--as table")
-    assert answers.rows() == rows and answers.columns == ["X", "Y"]
+    assert answers.rows == rows and answers.columns == ["X", "Y"]
     assert "<th>X</th>" in answers._repr_html_()
     assert cell(fresh, "?- path(1, 3).") is None                  # no variables: true or false, printed
 
