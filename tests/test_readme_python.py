@@ -1,5 +1,6 @@
 """The README's "From Python and notebooks" section is true: its ``pycon`` blocks run as one doctest,
-its ``sh`` commands run and the files they write are what it says."""
+its ``sh`` commands run and the files they write are what it says; so do the ``pycon`` blocks of
+its "Python API" section."""
 
 from __future__ import annotations
 
@@ -16,17 +17,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## From Python and notebooks"
+API = "## Python API"
 
 
-def section() -> str:
+def section(name: str = SECTION) -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(SECTION)
-    end = text.index("\n## ", start + len(SECTION))
+    start = text.index(name)
+    end = text.index("\n## ", start + len(name))
     return text[start:end]
 
 
-def blocks(kind: str) -> list[str]:
-    return re.findall(rf"```{kind}\n(.*?)```", section(), re.S)
+def blocks(kind: str, name: str = SECTION) -> list[str]:
+    return re.findall(rf"```{kind}\n(.*?)```", section(name), re.S)
+
+
+def test_python_api_examples_run():
+    pytest.importorskip("pandas")
+    examples = "\n".join(blocks("pycon", API))
+    assert examples.count(">>>") >= 5
+    test = doctest.DocTestParser().get_doctest(examples, {}, "README: Python API", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted == examples.count(">>>")
 
 
 def test_python_examples_run(monkeypatch, tmp_path):

@@ -13,6 +13,7 @@ error (``syntax_error``, ``undefined_relation``, ``arity_mismatch``, ``type_mism
 >>> engine = Engine.from_source('''
 ...     .decl edge(a: number, b: number)
 ...     .decl name(a: number, s: symbol)
+...     .decl path(a: number, b: number)
 ...     edge(1, 2). edge(2, 3). name(1, "one"). name(3, "three").
 ...     path(x, y) :- edge(x, y).
 ...     path(x, z) :- path(x, y), edge(y, z).
