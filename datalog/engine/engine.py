@@ -38,7 +38,7 @@ from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
-from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
+from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.variables import bound_variables
@@ -418,6 +418,9 @@ class Engine:
         try:
             self._extend(ast.Program((rule,)), "<query>")
             return names, self.rows(_ANSWER)
+        except DatalogError as err:           # at run time (division_by_zero): about the query, not its rule
+            err.message = err.message.replace(f"a rule for {_ANSWER}", "the query")
+            raise
         finally:
             for key, value in old.items():
                 setattr(self, key, value)
