@@ -6,9 +6,9 @@ retractions (``-edge(1, 2).``), ``begin`` ... ``commit``, queries (``?- path(1, 
 (``edge +1, path +2``); a query's answers are a pandas DataFrame (``--as polars``, ``arrow``, or
 ``table``: :class:`datalog.engine.query.Answers`, what ``engine.query`` gives): shown where the
 query is, and the cell's value when the query is the cell's last statement (``-o NAME`` also
-stores the last answers in the variable ``NAME``). A statement that fails stops the cell with its diagnostic (a
-``UsageError``, no traceback) and changes nothing; the statements before it stay done, each its
-own commit as in the REPL (``begin`` ... ``commit`` makes them one).
+stores the last answers in the variable ``NAME``). A statement that fails stops the cell with its
+diagnostic (a ``UsageError``, no traceback) and changes nothing; the statements before it stay
+done, each its own commit as in the REPL (``begin`` ... ``commit`` makes them one).
 
     %%datalog [NAME] [-w DIR] [-F DIR] [-o VAR] [--as pandas|polars|arrow|table]
 
