@@ -4,11 +4,11 @@ A cell holds what the REPL takes (:mod:`datalog.cli.repl`): declarations, facts,
 retractions (``-edge(1, 2).``), ``begin`` ... ``commit``, queries (``?- path(1, X).``) and the
 ``.`` commands, run in order against a session engine. What each statement changed is printed
 (``edge +1, path +2``); a query's answers are a pandas DataFrame (``--as polars``, ``arrow``, or
-``table``: :class:`datalog.engine.tables.Answers`): shown where the query is, and the cell's
-value when the query is the cell's last statement (``-o NAME`` also stores the last answers in
-the variable ``NAME``). A statement that fails stops the cell with its diagnostic (a
-``UsageError``, no traceback) and changes nothing; the statements before it stay done, each its
-own commit as in the REPL (``begin`` ... ``commit`` makes them one).
+``table``: :class:`datalog.engine.query.Answers`, what ``engine.query`` gives): shown where the
+query is, and the cell's value when the query is the cell's last statement (``-o NAME`` also
+stores the last answers in the variable ``NAME``). A statement that fails stops the cell with its
+diagnostic (a ``UsageError``, no traceback) and changes nothing; the statements before it stay
+done, each its own commit as in the REPL (``begin`` ... ``commit`` makes them one).
 
     %%datalog [NAME] [-w DIR] [-F DIR] [-o VAR] [--as pandas|polars|arrow|table]
 
@@ -40,7 +40,8 @@ from datalog.cli.repl import Session
 from datalog.cli.statements import UNFINISHED, split
 from datalog.engine.engine import Engine
 from datalog.engine.progress import ProgressBar
-from datalog.engine.tables import Answers, Relation
+from datalog.engine.query import Answers
+from datalog.engine.tables import Relation
 from datalog.language.errors import DatalogError
 from datalog.workspace.workspace import Workspace
 
@@ -113,11 +114,11 @@ def _run(session: Session, statement, kind: str):
         engine.progress = bar
         try:
             if statement.kind == "query":
-                names, rows = session.answer(statement)
-                if not names:
-                    print("true" if rows else "false")
+                answers = session.answer(statement)        # what engine.query gives
+                if not answers.columns:
+                    print("true" if answers.rows else "false")
                     return None
-                return _as(Answers(names, rows, _title(statement)), kind)
+                return _as(answers, kind)
             print(session.run(statement))
             return None
         except DatalogError as err:
@@ -126,20 +127,14 @@ def _run(session: Session, statement, kind: str):
             engine.progress = None
 
 
-def _title(statement) -> str:
-    """A query as its answers' title: ``path(1, X)`` of ``?- path(1, X).``"""
-    text = " ".join(statement.text.split())
-    return text[:-1] if text.endswith(".") else text
-
-
 def _as(answers: Answers, kind: str):
     if kind == "table":
         return answers
     if kind == "arrow":
-        return answers.to_arrow()
+        return answers.arrow()
     if kind == "polars":
-        return answers.to_polars()
-    return answers.to_pandas()
+        return answers.pl()
+    return answers.df()
 
 
 def _rich_text(obj, printer, cycle) -> None:

@@ -74,6 +74,10 @@ def test_query_answers_are_a_dataframe_of_the_engines_answers(fresh, query):
     assert isinstance(frame, pd.DataFrame)
     assert list(frame.columns) == names
     assert [tuple(r) for r in frame.itertuples(index=False)] == rows
+    answers = cell(fresh, query, "--as table")                   # what engine.query gives, as it is
+    result = notebook.engine().query(query)
+    assert type(answers) is type(result) and (answers.columns, answers.rows) == (result.columns, result.rows)
+    assert answers.df().equals(frame) and answers.title == result.title
 
 
 def test_answers_as_other_kinds_and_stored(fresh):
@@ -82,7 +86,7 @@ def test_answers_as_other_kinds_and_stored(fresh):
     table = cell(fresh, "?- path(X, Y).", "--as arrow -o saved")
     assert [tuple(r.values()) for r in table.to_pylist()] == rows and fresh.user_ns["saved"] is table
     answers = cell(fresh, "?- path(X, Y).", "--as table")
-    assert answers.rows() == rows and answers.columns == ["X", "Y"]
+    assert answers.rows == rows and answers.columns == ["X", "Y"]
     assert "<th>X</th>" in answers._repr_html_()
     assert cell(fresh, "?- path(1, 3).") is None                  # no variables: true or false, printed
 

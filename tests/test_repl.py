@@ -655,7 +655,8 @@ def test_every_repl_error_has_a_code(monkeypatch, capsys):
     a script ending inside a transaction is error[transaction_state]."""
     from datalog.cli.terminal import execute
     session = Session(fresh(".decl e(a: number, b: number)\ne(3, 4).", {}))
-    monkeypatch.setattr(Engine, "ask", lambda self, body: 1 / 0)
+    ask = Engine.ask                                      # broken for a body of two literals
+    monkeypatch.setattr(Engine, "ask", lambda self, body: 1 / 0 if len(body) > 1 else ask(self, body))
     (query, simple), _ = split("?- e(X, Y), X > 1.\n?- e(X, Y).")
     assert not execute(session, query) and execute(session, simple)
     captured = capsys.readouterr()

@@ -31,6 +31,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from datalog.engine import query as queries
+from datalog.engine.query import Answers
 from datalog.engine.updates import request
 from datalog.language import ast
 from datalog.language.errors import DatalogError, Source, SyntaxError_, TransactionState
@@ -155,19 +157,17 @@ class Session:
 
     # ------------------------------------------------------------ queries
     def _query(self, statement: Statement) -> str:
-        names, rows = self.answer(statement)
-        if not names:
-            return "true" if rows else "false"
-        return limited(names, rows, self.limit)
+        answers = self.answer(statement)
+        if not answers.columns:
+            return "true" if answers.rows else "false"
+        return limited(answers.columns, answers.rows, self.limit)
 
-    def answer(self, statement: Statement) -> tuple[list[str], list[tuple]]:
-        """The variables of a query (``?- path(1, X).``) and their distinct rows, sorted: a
-        one-atom query reads the relation; a longer body is evaluated as a rule of its own."""
+    def answer(self, statement: Statement) -> Answers:
+        """The answers of a query (``?- path(1, X).``): its variables and their distinct rows,
+        sorted, as ``engine.query`` gives them (:mod:`datalog.engine.query`)."""
         try:
             body = parse_query(statement.positioned(original=True), statement.name)
-            if len(body) == 1 and _simple(body[0]):
-                return _lookup(self.engine, body[0])
-            return self.engine.ask(body)
+            return queries.answers(self.engine, body, queries.title(statement.text))
         except DatalogError as err:
             _as_typed(err, statement)
             raise
@@ -205,18 +205,6 @@ def _single_fact(program: ast.Program) -> ast.Atom | None:
     if len(program.statements) == 1 and len(rules) == 1 and not rules[0].body and len(rules[0].heads) == 1:
         return rules[0].heads[0]
     return None
-
-
-def _simple(literal) -> bool:
-    return isinstance(literal, ast.Atom) and all(
-        isinstance(a, (ast.Constant, ast.Variable, ast.Wildcard)) for a in literal.args)
-
-
-def _lookup(engine, atom: ast.Atom) -> tuple[list[str], list[tuple]]:
-    """The variables of one atom and their sorted distinct rows, read from its relation."""
-    names = list(dict.fromkeys(a.name for a in atom.args if isinstance(a, ast.Variable)))
-    columns = [next(i for i, a in enumerate(atom.args) if getattr(a, "name", None) == n) for n in names]
-    return names, sorted({tuple(row[i] for i in columns) for row in engine.query(atom)})
 
 
 def _constant_fact(atom: ast.Atom) -> ast.Atom:

@@ -12,7 +12,6 @@ from pathlib import Path
 from datalog.engine.updates import read_updates
 from datalog.language import ast
 from datalog.language.errors import BadCommand, MissingInput, Unsupported
-from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_outputs
 from datalog.cli.options import add_budget_option, add_path_option, add_spark_options, progress_bar, spark_options
 from datalog.cli import changes
@@ -185,7 +184,8 @@ def _query(args) -> int:
     with _workspace().open(args.workspace, readonly=True) as ws:
         text = args.query.strip()
         if text.startswith("?-"):
-            names, rows = ws.engine.ask(parse_query(text if text.endswith(".") else text + "."))
+            answers = ws.engine.query(text)
+            names, rows = answers.columns, answers.rows
             print("\t".join(names))
         else:
             rows = ws.engine.query(text)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.engine import answers, outputs, tables
+from datalog.engine import query as queries
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
 from datalog.engine.loading import program_facts, read_inputs, settled
@@ -37,7 +38,7 @@ from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
-from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
+from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.types import example
@@ -394,16 +395,23 @@ class Engine:
     def rows(self, name: str) -> list[tuple]:
         return self.stored_relation(name).sorted_rows()
 
-    def query(self, text: str | ast.Atom) -> list[tuple]:
-        """Tuples of a relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
-        atom = parse_atom(text) if isinstance(text, str) else text
+    def query(self, text: str | ast.Atom) -> list[tuple] | queries.Answers:
+        """A query as the REPL takes it, ``?- body.`` (any body: conjunctions, comparisons, negation,
+        aggregates): its :class:`~datalog.engine.query.Answers` (``columns``, ``rows``, ``df()``,
+        ``pl()``, ``arrow()``), as :meth:`ask` gives them. Text without ``?-`` (or an atom): the
+        tuples of one relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
+        if queries.is_query(text):
+            return queries.run(self, text)
+        atom = queries.atom(text) if isinstance(text, str) else text
         return answers.matching(self.stored_relation(atom.relation, atom.span), atom)
 
-    def ask(self, body: tuple) -> tuple[list[str], list[tuple]]:
-        """Answers of a query body (see :func:`datalog.language.parser.parse_query`): the variables it
-        binds, in order, and their sorted rows. Evaluated as a rule of its own (a one-atom query of a
-        relation that is not stored is filtered as it streams, :mod:`datalog.engine.answers`); nothing
-        changes. A wrong query gets the error the rule would."""
+    def ask(self, body: str | tuple) -> tuple[list[str], list[tuple]]:
+        """Answers of a query, its text (``?- path(x, y), x > 0.``) or its body (see
+        :func:`datalog.language.parser.parse_query`): the variables it binds, in order, and their
+        sorted rows. Evaluated as a rule of its own (a one-atom query is read off its relation as it
+        streams, :mod:`datalog.engine.answers`); nothing changes. A wrong query gets the error the
+        rule would."""
+        body = queries.parsed(body) if isinstance(body, str) else body
         alternatives = dnf(body)
         names = [n for n in dict.fromkeys(v.name for v in ast.variables(body))
                  if all(n in bound_variables(alt) for alt in alternatives)]
@@ -418,6 +426,9 @@ class Engine:
         try:
             self._extend(ast.Program((rule,)), "<query>")
             return names, self.rows(_ANSWER)
+        except DatalogError as err:           # at run time (division_by_zero): about the query, not its rule
+            err.message = err.message.replace(f"a rule for {_ANSWER}", "the query")
+            raise
         finally:
             for key, value in old.items():
                 setattr(self, key, value)

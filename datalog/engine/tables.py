@@ -51,7 +51,6 @@ from typing import Callable, Iterator
 
 from datalog.engine import display
 from datalog.engine.memory import paused_gc
-from datalog.language import numbers
 from datalog.language.types import AUTO, PRIMITIVES, value_type
 
 
@@ -269,67 +268,6 @@ class Relation:
             return self.rows()
         table = self.to_arrow().slice(0, display.SHOWN)
         return list(zip(*(column.to_pylist() for column in table.columns)))
-
-
-class Answers:
-    """The answers of a query: its variables (``columns``) and their distinct rows, sorted. A
-    table like :class:`Relation`: ``len()``, iteration, ``rows()``, ``to_arrow()``,
-    ``to_pandas()``, ``to_polars()``, ``__arrow_c_stream__``, shown as an HTML or rich table.
-    Column types are those of the values (an integer column beyond ``number``'s range is
-    ``unsigned``; a column without rows is ``string``).
-
-    >>> answers = Answers(["X", "name"], [(1, "a"), (2, "b")])
-    >>> answers, answers.to_arrow().schema.types
-    (<Answers X, name: 2 rows>, [DataType(int64), DataType(string)])
-    """
-
-    def __init__(self, columns: list[str], rows: list[tuple], title: str = "answers"):
-        self.columns, self._rows, self.title = list(columns), rows, title
-
-    def rows(self) -> list[tuple]:
-        return list(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self) -> Iterator[tuple]:
-        return iter(self._rows)
-
-    def kinds(self) -> list[tuple[str, object]]:
-        """(column, kind) of each column, told from its values."""
-        return [(name, _kind_of([row[i] for row in self._rows])) for i, name in enumerate(self.columns)]
-
-    def to_arrow(self):
-        return _arrow().table_of(self.kinds(), self._rows)
-
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
-
-    def to_polars(self):
-        import polars
-        return polars.from_arrow(self.to_arrow())
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return self.to_arrow().__arrow_c_stream__(requested_schema)
-
-    def __repr__(self) -> str:
-        return f"<Answers {', '.join(self.columns)}: {len(self)} row{'s' * (len(self) != 1)}>"
-
-    def _repr_html_(self) -> str:
-        return display.html(self.title, self.columns, self._rows, len(self))
-
-    def __rich__(self):
-        return display.rich_table(self.title, self.columns, self._rows, len(self))
-
-
-def _kind_of(values: list):
-    """The kind of a column holding ``values`` (``auto`` without any: a string column)."""
-    if not values:
-        return AUTO
-    kind = value_type(values[0])
-    if kind == "number" and max(values) > numbers.INT_MAX:
-        return "unsigned"
-    return kind if kind in PRIMITIVES else AUTO      # a record or ADT: its text
 
 
 @dataclass(frozen=True)
