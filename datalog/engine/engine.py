@@ -39,7 +39,7 @@ from datalog.language import ast
 from datalog.language.checks import Checked
 from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
-from datalog.language.rewrites import dnf, rewrite
+from datalog.language.rewrites import dnf, is_internal, rewrite
 from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from datalog.provenance.commits import InsertLog
@@ -49,6 +49,7 @@ from maintenance.budget import MemoryBudget
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
+from datalog.language.display import plural
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
@@ -300,11 +301,7 @@ class Engine:
 
     def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
         """:meth:`apply` without telling the subscribers."""
-        if not self._evaluated:
-            self.run()
-        if self.maintainer is None:
-            self._materialize_views()
-            self.adopt(make_maintainer(self.planned(), self.db, self.maintenance, self._budget()))
+        self._ready()
         journal = Journal()
         with paused_gc(), journal.deferring_interrupts():    # Ctrl-C cancels at a point the journal can undo
             try:
@@ -316,6 +313,31 @@ class Engine:
                 if getattr(self.maintainer, "broken", False):
                     self.maintainer = None           # rebuilt from the restored relations next time
                 raise
+
+    def _ready(self) -> None:
+        """Evaluated, and with a maintainer (made now if there is none)."""
+        if not self._evaluated:
+            self.run()
+        if self.maintainer is None:
+            self._materialize_views()
+            self.adopt(make_maintainer(self.planned(), self.db, self.maintenance, self._budget()))
+
+    def tentatively(self, pending: dict[str, dict[tuple, int]], answer: Callable[[], object]):
+        """``answer()`` run on the relations as if the requests ``pending`` (as :meth:`apply` takes
+        them) were committed, then every change undone: nothing is committed (nor logged, for a
+        workspace), no subscriber is told. A query inside a transaction sees its changes so."""
+        self._ready()
+        journal = Journal()
+        try:
+            with paused_gc(), journal.deferring_interrupts():
+                self.maintainer.apply(pending_changes(pending, self.db), journal)
+                journal.check_interrupt()
+            return answer()
+        finally:
+            with journal.deferring_interrupts():
+                journal.rollback()
+            if getattr(self.maintainer, "broken", False):
+                self.maintainer = None           # rebuilt from the restored relations next time
 
     def planned(self) -> PlannedProgram:
         """The program as evaluation and maintenance take it: clauses, strata, compiled plans,
@@ -476,8 +498,8 @@ class Engine:
         if info is None:
             raise UndefinedRelation(f"undefined relation {atom.relation}", atom.span)
         if len(atom.args) != info.arity:
-            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has {len(atom.args)} "
-                                f"arguments", atom.span)
+            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has "
+                                f"{plural(len(atom.args), 'argument')}", atom.span)
         values = []
         for arg in atom.args:
             if isinstance(arg, ast.Negate) and isinstance(arg.operand, ast.Constant):
@@ -580,10 +602,13 @@ class Engine:
         """Write a relation to its Spark sink (:func:`datalog.engine.outputs.write_spark_output`)."""
         outputs.write_spark_output(self, directive, delta, out_dir)
 
-    def explain(self) -> str:
-        """Strata, and per rule its plan: variable order, indexes, filters, backend."""
+    def explain(self, internal: bool = False) -> str:
+        """Strata, and per rule its plan: variable order, indexes, filters, backend; a stratum of
+        relations made by rewrites (:func:`~datalog.language.rewrites.is_internal`) only with ``internal``."""
         lines = []
         for number, stratum in enumerate(self.checked.strata, 1):
+            if not internal and all(is_internal(name) for name in stratum.relations):
+                continue
             kind = "recursive" if stratum.recursive else "non-recursive"
             if stratum.constrained:             # choice-domain / subsumption: no delta rules
                 kind += "; choice-domain/subsumption, recomputed on change"
