@@ -57,6 +57,11 @@ def test_quit_and_exit_with_or_without_a_dot_leave(text):
         session_on().run(statements[0])
 
 
+def test_quit_after_a_line_without_its_dot_is_still_quit():
+    statements, rest = split("garbage here\nquit")
+    assert rest is None and [(s.kind, s.text) for s in statements] == [("unfinished", "garbage here"), ("command", "quit")]
+
+
 def test_help_without_a_dot_is_help_and_relations_so_named_still_work():
     assert run_session(session_on(), "help") == [HELP] == run_session(session_on(), ".help")
     session = session_on()

@@ -143,7 +143,8 @@ def _dot_end(text: str, i: int) -> tuple[int, bool]:
     """(just past the ``.`` that ends a clause, True): outside strings, comments and numbers
     (``1.5``), at parenthesis depth 0 or followed by white space (so that a missing ``)`` is
     reported); (-1, True) if the text ends first; (the line end, False) if a line that starts a
-    directive or command (``.decl``), or an unindented ``begin``, ``commit`` or ``rollback``, comes
+    directive or command (``.decl``), or an unindented ``begin``, ``commit``, ``rollback`` (or a
+    ``quit``, ``exit``, ``help`` alone on its line), comes
     first: the clause is unfinished there."""
     depth = 0
     while i < len(text):
@@ -160,7 +161,8 @@ def _dot_end(text: str, i: int) -> tuple[int, bool]:
             after = text[i + 1:i + 2]
             if depth <= 0 or after == "" or after.isspace():
                 return i + 1, True
-        if ch == "\n" and (_WORD.match(text, _skip_spaces(text, i + 1)) or _KEYWORD.match(text, i + 1)):
+        if ch == "\n" and (_WORD.match(text, _skip_spaces(text, i + 1)) or _KEYWORD.match(text, i + 1)
+                           or _BARE.match(text, i + 1)):
             return i, False
         i += 1
     return -1, True
