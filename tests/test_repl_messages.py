@@ -151,6 +151,8 @@ def test_queries_inside_a_transaction_see_its_changes_and_commit_nothing(commit)
     run_session(twin, text)
     for query in QUERIES:
         assert run_session(session, query) == run_session(twin, query)
+        statement = split(query)[0][0]                   # Session.answer too (the notebook's %datalog)
+        assert session.answer(statement) == twin.answer(statement)
     assert state(session.engine) == before
     run_session(session, "commit")
     assert state(session.engine) == state(twin.engine)

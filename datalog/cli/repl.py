@@ -178,17 +178,20 @@ class Session:
 
     # ------------------------------------------------------------ queries
     def _query(self, statement: Statement) -> str:
-        if self.tx is not None and self.tx.pending:          # the transaction's changes seen, not committed
-            names, rows = self.engine.tentatively(self.tx.pending, lambda: self.answer(statement))
-        else:
-            names, rows = self.answer(statement)
+        names, rows = self.answer(statement)
         if not names:
             return "true" if rows else "false"
         return limited(names, rows, self.limit)
 
     def answer(self, statement: Statement) -> tuple[list[str], list[tuple]]:
         """The variables of a query (``?- path(1, X).``) and their distinct rows, sorted: a
-        one-atom query reads the relation; a longer body is evaluated as a rule of its own."""
+        one-atom query reads the relation; a longer body is evaluated as a rule of its own. Inside a
+        transaction the relations are those its changes make, not committed (Engine.tentatively)."""
+        if self.tx is not None and self.tx.pending:
+            return self.engine.tentatively(self.tx.pending, lambda: self._answer(statement))
+        return self._answer(statement)
+
+    def _answer(self, statement: Statement) -> tuple[list[str], list[tuple]]:
         try:
             body = parse_query(statement.positioned(original=True), statement.name)
             if len(body) == 1 and _simple(body[0]):
