@@ -21,6 +21,7 @@ from pathlib import Path
 
 from datalog.engine.tables import SubscriptionWarning, TableChange
 from datalog.language.errors import OutputError
+from datalog.language.rewrites import is_internal
 from datalog.sources import atomic
 
 FORMATS = ("parquet", "csv")
@@ -57,7 +58,8 @@ class ChangeFiles:
         self._quiet.__enter__()
         warnings.simplefilter("ignore", SubscriptionWarning)
         engine = self.engine
-        names = list(dict.fromkeys(d.relation for d in engine.checked.directives("output"))) or engine.relations()
+        names = list(dict.fromkeys(d.relation for d in engine.checked.directives("output"))) or \
+            [name for name in engine.relations() if not is_internal(name)]
         self.subscriptions = [engine.subscribe(name, self.write, snapshot=False) for name in names]
         return self
 

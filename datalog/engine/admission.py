@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from datalog.language import numbers
 from datalog.language.composites import conforms
+from datalog.language.display import fact_text, value_text
 from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
 from datalog.language.types import AUTO, RelationInfo, convert, value_type
 
@@ -29,10 +30,11 @@ def admit(info: RelationInfo, row: tuple, span=None) -> tuple:
     """``row`` converted for the relation of ``info`` (a number into a ``float`` column becomes a
     float); ``arity_mismatch`` or ``type_mismatch``, pointing at ``span``, if it does not fit."""
     if len(row) != info.arity:
-        raise ArityMismatch(f"{info.name} has arity {info.arity}, got a row of {len(row)}: {row!r}", span)
+        raise ArityMismatch(f"{info.name} has arity {info.arity}, got a row of {len(row)}: "
+                            f"{fact_text(info.name, row)}", span)
     column = misfit(info, row)
     if column is not None:
-        raise TypeMismatch(f"{info.name} expects a {info.types[column]}, got {row[column]!r}", span)
+        raise TypeMismatch(f"{info.name} expects a {info.types[column]}, got {value_text(row[column])}", span)
     for i, (value, type_) in enumerate(zip(row, info.types)):
         problem = numbers.value_problem(value, type_)
         if problem is not None:

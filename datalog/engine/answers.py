@@ -18,6 +18,7 @@ from datalog.evaluation.compile import COMPARE
 from datalog.language import ast
 from datalog.language.composites import NIL, Branch, Record
 from datalog.language.errors import ArityMismatch, DatalogError
+from datalog.language.display import plural
 
 _SIMPLE = (ast.Constant, ast.Variable, ast.Wildcard)
 
@@ -27,7 +28,7 @@ def matching(relation, atom: ast.Atom) -> list[tuple]:
     value, ``_`` anything), sorted; a relation that is not stored is filtered as it streams."""
     if len(atom.args) != relation.arity:
         raise ArityMismatch(f"{atom.relation} has arity {relation.arity}, the query has "
-                            f"{len(atom.args)} arguments", atom.span)
+                            f"{plural(len(atom.args), 'argument')}", atom.span)
     if not relation.stored:             # enumerated on demand: filtered as it streams, not sorted whole
         return sorted(row for row in relation if matches(atom, row))
     return [row for row in relation.sorted_rows() if matches(atom, row)]

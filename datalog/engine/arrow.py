@@ -48,6 +48,7 @@ from datalog.language import composites, numbers
 from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
 from datalog.language.types import PRIMITIVES
 from datalog.sources.files import parse_value
+from datalog.language.display import plural
 
 Kinds = list[tuple[str, object]]     # (column name, kind): number, unsigned, float, symbol, auto, or a CompositeType
 
@@ -208,7 +209,7 @@ def _matched(name: str, kinds: Kinds, table: pa.Table) -> list:
         return list(table.columns)            # no names in common: by position
     if len(given) != len(wanted):
         raise ArityMismatch(f"{name} has arity {len(wanted)} ({', '.join(wanted)}), got a table of "
-                            f"{len(given)} columns ({', '.join(map(str, given))})")
+                            f"{plural(len(given), 'column')} ({', '.join(map(str, given))})")
     missing = [n for n in wanted if n not in given]
     raise TypeMismatch(f"{name} has columns {', '.join(wanted)}; the table has {', '.join(map(str, given))} "
                        f"(no {missing[0]!r}): name them all, or none, to match by position")

@@ -40,7 +40,7 @@ from datalog.language import ast
 from datalog.language.checks import Checked
 from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
-from datalog.language.rewrites import dnf, rewrite
+from datalog.language.rewrites import dnf, is_internal, rewrite
 from datalog.language.types import example
 from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
@@ -51,6 +51,7 @@ from maintenance.budget import MemoryBudget
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
+from datalog.language.display import plural
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
@@ -326,6 +327,23 @@ class Engine:
                     self.maintainer = None           # rebuilt from the restored relations next time
                 raise
 
+    def tentatively(self, pending: dict[str, dict[tuple, int]], answer: Callable[[], object]):
+        """``answer()`` run on the relations as if the requests ``pending`` (as :meth:`apply` takes
+        them) were committed, then every change undone: nothing is committed (nor logged, for a
+        workspace), no subscriber is told. A query inside a transaction sees its changes so."""
+        self.prepare()
+        journal = Journal()
+        try:
+            with paused_gc(), journal.deferring_interrupts():
+                self.maintainer.apply(pending_changes(pending, self.db), journal)
+                journal.check_interrupt()
+            return answer()
+        finally:
+            with journal.deferring_interrupts():
+                journal.rollback()
+            if getattr(self.maintainer, "broken", False):
+                self.maintainer = None           # rebuilt from the restored relations next time
+
     def planned(self) -> PlannedProgram:
         """The program as evaluation and maintenance take it: clauses, strata, compiled plans,
         schema, its facts typed by the current schema, its ``.input`` relations."""
@@ -495,8 +513,8 @@ class Engine:
         if info is None:
             raise UndefinedRelation(f"undefined relation {atom.relation}", atom.span)
         if len(atom.args) != info.arity:
-            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has {len(atom.args)} "
-                                f"arguments", atom.span)
+            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has "
+                                f"{plural(len(atom.args), 'argument')}", atom.span)
         values = []
         for arg in atom.args:
             if isinstance(arg, ast.Negate) and isinstance(arg.operand, ast.Constant):
@@ -599,10 +617,13 @@ class Engine:
         """Write a relation to its Spark sink (:func:`datalog.engine.outputs.write_spark_output`)."""
         outputs.write_spark_output(self, directive, delta, out_dir)
 
-    def explain(self) -> str:
-        """Strata, and per rule its plan: variable order, indexes, filters, backend."""
+    def explain(self, internal: bool = False) -> str:
+        """Strata, and per rule its plan: variable order, indexes, filters, backend; a stratum of
+        relations made by rewrites (:func:`~datalog.language.rewrites.is_internal`) only with ``internal``."""
         lines = []
         for number, stratum in enumerate(self.checked.strata, 1):
+            if not internal and all(is_internal(name) for name in stratum.relations):
+                continue
             kind = "recursive" if stratum.recursive else "non-recursive"
             if stratum.constrained:             # choice-domain / subsumption: no delta rules
                 kind += "; choice-domain/subsumption, recomputed on change"

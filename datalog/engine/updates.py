@@ -32,7 +32,7 @@ from datalog.language.errors import DatalogError, Span, TooDeep, TypeMismatch
 from datalog.language.parser import Batch, parse_updates_file
 from datalog.language.recordtypes import value_of
 from datalog.language.types import AUTO, value_type
-from datalog.sources.files import format_value
+from datalog.language.display import value_text
 from maintenance.delta import Delta
 
 Committed = Callable[[int, Delta, float], None]      # (batch number, its delta, seconds it took)
@@ -85,7 +85,7 @@ def check_auto_columns(engine: Engine, batches: list[Batch]) -> None:
                 got = value_type(value_of(arg))
                 if got != expected:
                     raise TypeMismatch(f"column {i + 1} of {atom.relation} holds {expected}s (from {where}), "
-                                       f"got the {got} {format_value(value_of(arg))!r}", arg.span)
+                                       f"got the {got} {value_text(value_of(arg))}", arg.span)
 
 
 def request(tx: Transaction, sign: str, atom: ast.Atom, pinpoint: bool = False) -> None:

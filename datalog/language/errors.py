@@ -135,6 +135,8 @@ BadPragma = _error("BadPragma", "bad_pragma", "A // @pragma comment names someth
 BadCommand = _error("BadCommand", "bad_command", "A command (of the REPL or the command line) is unknown or has wrong arguments.")
 BadOption = _error("BadOption", "bad_option", "A command-line option is unknown, or its value is not one the option takes.")
 TransactionState = _error("TransactionState", "transaction_state", "A REPL statement does not fit the open (or missing) transaction.")
+NothingToUndo = _error("NothingToUndo", "nothing_to_undo", "The REPL's .undo found no commit of this session to undo "
+                      "(none yet, all undone, or the program changed since).")
 WorkspaceCorrupt = _error("WorkspaceCorrupt", "workspace_corrupt", "A workspace file is missing, truncated or fails its checksum.")
 WorkspaceLocked = _error("WorkspaceLocked", "workspace_locked", "Another process holds a workspace's writer lock.")
 WorkspaceVersion = _error("WorkspaceVersion", "workspace_version", "A workspace file has a format version this engine does not read.")
