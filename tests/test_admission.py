@@ -464,3 +464,34 @@ def test_any_admitted_value_round_trips_through_a_workspace_and_any_refused_one_
         reopened = state(ws.engine)
     assert reopened == after and (not refused or reopened == before)
     assert all(same(a[0], b[0]) for a, b in zip(reopened[name], after[name]))
+
+
+# ---------------------------------------------------------------- lone surrogates from programs and files
+
+def test_a_lone_surrogate_in_a_program_or_a_json_file_is_a_coded_error_not_a_raw_one_at_output(tmp_path):
+    """A string literal's ``\\ud800`` escape, or one in a JSON input, ended in a raw
+    UnicodeEncodeError when the relation was written; a pair of surrogates is one character."""
+    for program in ['.decl s(x: symbol)\n.output s\ns("\\ud800").\n',
+                    '.decl s(x: symbol)\n.output s\ns(cat("a", "\\udc80")) :- true.\n']:
+        err = refusal(lambda: Engine.from_source(program))
+        assert err.code == "syntax_error" and "surrogate" in err.message and err.span is not None
+    engine = Engine.from_source('.decl s(x: symbol)\n.output s\ns("\\ud83d\\ude00").\n')
+    engine.run()
+    assert engine.rows("s") == [("\U0001F600",)]
+    engine.write_outputs(str(tmp_path / "out"))
+    assert (tmp_path / "out" / "s.csv").read_text(encoding="utf-8") == "\U0001F600\n"
+    (tmp_path / "s.json").write_text('[["a"], ["\\ud800"]]')
+    engine = Engine.from_source(".decl s(x: symbol)\n.input s(IO=jsonfile)\n", tmp_path)
+    err = refusal(engine.run)
+    assert err.code == "bad_fact_file" and "row 2" in err.message
+
+
+def test_an_insert_before_run_into_a_column_its_input_file_types_takes_the_files_type(tmp_path):
+    """Inserted before ``run``, an int joined the symbols of the ``.input`` file: a raw TypeError."""
+    (tmp_path / "q.facts").write_text("a\n")
+    engine = Engine.from_source(".input q\nr(x) :- q(x).\n", tmp_path)
+    err = refusal(lambda: engine.insert("q", [(1,)]))
+    assert err.code == "type_mismatch" and "q column 1" in err.message
+    engine.insert("q", [(np.str_("b"),)])
+    engine.run()
+    assert engine.rows("r") == [("a",), ("b",)]

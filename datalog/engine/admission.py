@@ -2,8 +2,9 @@
 type and made the value the relation stores, before anything changes. One set of rules for every
 way in: ``Engine.insert``, ``Transaction.insert``/``retract``, ``Engine.commit`` (so a
 workspace's engine commits too), the program's facts, and tables (pandas, Polars, Arrow, whose
-columns :mod:`datalog.engine.arrow` checks by the same rules). What admission lets in, a
-workspace's reader (:mod:`datalog.workspace.validate`) reads back.
+columns :mod:`datalog.engine.arrow` checks by the same rules). A value's own check is
+:func:`datalog.language.values.convert`; this module checks rows and columns with it. What
+admission lets in, a workspace's reader (:mod:`datalog.workspace.validate`) reads back.
 
 =============  ==============================================================================
 column         takes (anything else is ``type_mismatch``)
@@ -48,200 +49,14 @@ datalog.language.errors.TypeMismatch: error[type_mismatch]: n column 1 (x) holds
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Mapping
-from numbers import Integral, Rational, Real
 from operator import itemgetter
 
 from datalog.engine.memory import paused_gc
-
-from datalog.language.composites import NIL, Branch, Record
-from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
-from datalog.language.numbers import INT_MAX, INT_MIN, UINT_MAX, describe
+from datalog.language.composites import Branch, Record
+from datalog.language.errors import ArityMismatch, TypeMismatch
 from datalog.language.types import AUTO
-
-PLURAL = {"number": "numbers", "unsigned": "unsigned numbers", "float": "floats", "symbol": "symbols",
-          AUTO: "numbers, floats or symbols"}
-_RANGE = {"number": (INT_MIN, INT_MAX, "the signed 64-bit range"),
-          "unsigned": (0, UINT_MAX, "the unsigned 64-bit range")}
-
-
-class Refusal(Exception):
-    """Why a value is no value of a column (``out_of_range``: its type fits, its value does not)."""
-
-    def __init__(self, reason: str, out_of_range: bool = False):
-        super().__init__(reason)
-        self.reason, self.out_of_range = reason, out_of_range
-
-    def error(self, where: str, kind, value, row: int | None = None, span=None):
-        at = f" (row {row + 1})" if row is not None else ""
-        if self.out_of_range:
-            return NumberOutOfRange(f"{where}: {self.reason}{at}", span)
-        plural = PLURAL.get(kind, f"{kind} values")
-        return TypeMismatch(f"{where} holds {plural}, got {_shown(value)}{at}: {self.reason}", span)
-
-
-# ---------------------------------------------------------------- one value
-
-def convert(kind, value):
-    """``value`` as a column of ``kind`` stores it; :class:`Refusal` if it is none of its values."""
-    if kind in _CONVERT:
-        return _CONVERT[kind](value)
-    if getattr(kind, "is_composite", False):
-        return _composite(kind, value)
-    if kind == AUTO:
-        settled = kind_of(value)
-        if settled is None:
-            raise Refusal(f"{_a(value)} is not a number, float or symbol")
-        return _CONVERT[settled](value)
-    raise Refusal(f"the column's type {kind} is unknown")
-
-
-def kind_of(value) -> str | None:
-    """The primitive type an ``auto`` column takes from ``value``: None if it is none."""
-    value = _unwrapped(value)
-    if _is_bool(value):
-        return None
-    if isinstance(value, str):
-        return "symbol"
-    if isinstance(value, Integral):
-        return "number"
-    if isinstance(value, Real) and not isinstance(value, Rational):
-        return "float"
-    return None
-
-
-def _integer(kind: str):
-    low, high, bound = _RANGE[kind]
-
-    def integer(value) -> int:
-        if type(value) is not int:
-            value = _int(_unwrapped(value), kind)
-        if not low <= value <= high:
-            raise Refusal(f"{describe(value)} is beyond {bound}", out_of_range=True)
-        return value
-    return integer
-
-
-def _int(value, kind: str) -> int:
-    if _is_bool(value):
-        raise Refusal(f"a bool is not {_article(kind)} (pass int(flag) for 0 or 1)")
-    if isinstance(value, Integral):
-        return operator.index(value)
-    if isinstance(value, (float, Real)) and not isinstance(value, Rational):
-        raise Refusal(f"{_a(value)} is not {_article(kind)} (pass int(x), or declare the column float)")
-    raise Refusal(f"{_a(value)} is not {_article(kind)} ({_hint(value, 'an int')})")
-
-
-def _float(value) -> float:
-    if type(value) is not float:
-        value = _unwrapped(value)
-        if _is_bool(value):
-            raise Refusal("a bool is not a float (pass float(flag))")
-        if isinstance(value, Integral):
-            value = float(_CONVERT["number"](value))
-        elif isinstance(value, Real) and not isinstance(value, Rational):
-            exact = float(value)
-            if exact != value and value == value:
-                raise Refusal(f"{_a(value)} has more precision than a float holds (pass float(x) to round it)")
-            value = exact
-        else:
-            raise Refusal(f"{_a(value)} is not a float ({_hint(value, 'a float')})")
-    if value != value:
-        raise Refusal("NaN is not a value (it has no place in the order of a relation's values)",
-                      out_of_range=True)
-    return value
-
-
-def _symbol(value) -> str:
-    if type(value) is not str:
-        value = _unwrapped(value)
-        if not isinstance(value, str):
-            raise Refusal(f"{_a(value)} is not a symbol ({_hint(value, 'a str')})")
-        value = str.__str__(value)                 # numpy's str_, any str subclass: a plain str
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise Refusal(f"it holds the lone surrogate U+{ord(value[exc.start]):04X} at {exc.start}, which "
-                          f"UTF-8 cannot write (a symbol is text)") from None
-    return value
-
-
-_CONVERT = {"number": _integer("number"), "unsigned": _integer("unsigned"), "float": _float, "symbol": _symbol}
-
-
-def _composite(type_, value):
-    """A record or ADT value of ``type_``, its fields converted (recursively)."""
-    if type_.kind == "record":
-        if type(value) is not Record:
-            raise Refusal(f"{_a(value)} is not a record of {type_} (pass Record((field, ...)) or NIL)")
-        if not value:
-            return NIL
-        if len(value) != len(type_.fields):
-            raise Refusal(f"{type_} has {len(type_.fields)} fields, got a record of {len(value)}")
-        return Record(_fields(type_, type_.fields, value, 0))
-    if type(value) is not Branch or not value or value[0] not in type_.branches:
-        names = ", ".join(sorted(type_.branches))
-        raise Refusal(f"{_a(value)} is not a value of {type_} (pass Branch((name, argument, ...)), name one "
-                      f"of {names})")
-    types = type_.branches[value[0]]
-    if len(value) != len(types) + 1:
-        raise Refusal(f"${value[0]} of {type_} has {len(types)} arguments, got {len(value) - 1}")
-    return Branch((value[0], *_fields(f"${value[0]}", types, value, 1)))
-
-
-def _fields(owner, types, value, start: int) -> list:
-    out = []
-    for i, (part, kind) in enumerate(zip(value[start:], types)):
-        try:
-            out.append(convert(kind, part))
-        except Refusal as refusal:
-            reason = f"field {i + 1} of {owner}: {refusal.reason}"
-            raise Refusal(reason if refusal.out_of_range else f"{reason}, got {_shown(part)}",
-                          refusal.out_of_range) from None
-    return out
-
-
-def _unwrapped(value):
-    """An Arrow scalar as its Python value (None for a null); anything else as it is."""
-    if type(value).__module__ == "pyarrow.lib" and hasattr(value, "as_py"):
-        return value.as_py()
-    return value
-
-
-def _is_bool(value) -> bool:
-    kind = type(value)
-    return kind is bool or (kind.__module__ == "numpy" and kind.__name__.startswith("bool"))
-
-
-def _hint(value, wanted: str) -> str:
-    if value is None:
-        return "a relation holds no nulls"
-    if (isinstance(value, Rational) and not isinstance(value, Integral)) or type(value).__name__ == "Decimal":
-        return f"pass int(x) or float(x): {_a(value)} is not converted, it could round"
-    if isinstance(value, (bytes, bytearray)):
-        return "pass a str: x.decode()" if wanted == "a str" else f"pass {wanted}"
-    return f"pass {wanted}"
-
-
-def _a(value) -> str:
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    if isinstance(value, (bytes, bytearray)):
-        return f"a {name} object"
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
-def _article(kind: str) -> str:
-    return "an unsigned" if kind == "unsigned" else f"a {kind}"
-
-
-def _shown(value) -> str:
-    text = describe(value) if type(value) is int else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
+from datalog.language.values import RANGES, Refusal, a_kind, convert, kind_of, shown
 
 # ---------------------------------------------------------------- rows
 
@@ -309,8 +124,8 @@ def _column(where: str, kind, column: list) -> list:
     kinds = set(map(type, column))
     if len(kinds) == 1:
         only = next(iter(kinds))
-        if only is int and kind in _RANGE:
-            low, high, _ = _RANGE[kind]
+        if only is int and kind in RANGES:
+            low, high, _ = RANGES[kind]
             if low <= min(column) and max(column) <= high:
                 return column
         elif only is float and kind == "float" and not any(map(math.isnan, column)):
@@ -331,18 +146,18 @@ def _column(where: str, kind, column: list) -> list:
 def _listed(name: str, arity: int, data) -> list[tuple]:
     """``data`` as a list of tuples of ``arity`` values."""
     if isinstance(data, (str, bytes, bytearray)):
-        raise TypeMismatch(f"the rows of {name} are an iterable of tuples, got {_shown(data)} ({_a(data)})")
+        raise TypeMismatch(f"the rows of {name} are an iterable of tuples, got {shown(data)} ({a_kind(data)})")
     try:
         iterator = iter(data)
     except TypeError:
-        raise TypeMismatch(f"the rows of {name} are an iterable of tuples, got {_shown(data)} "
-                           f"({_a(data)})") from None
+        raise TypeMismatch(f"the rows of {name} are an iterable of tuples, got {shown(data)} "
+                           f"({a_kind(data)})") from None
     listed = list(iterator)
     if set(map(type, listed)) - {tuple}:
         listed = [row if type(row) is tuple else _row(name, arity, row, n) for n, row in enumerate(listed)]
     if set(map(len, listed)) - {arity}:
         row = next(row for row in listed if len(row) != arity)
-        raise ArityMismatch(f"{name} has arity {arity}, got a row of {len(row)}: {_shown(row)}")
+        raise ArityMismatch(f"{name} has arity {arity}, got a row of {len(row)}: {shown(row)}")
     return listed
 
 
@@ -353,8 +168,8 @@ def _row(name: str, arity: int, row, number: int) -> tuple:
             return tuple(row)
         except TypeError:
             pass
-    example = f" such as ({_shown(row)},)" if arity == 1 else ""
-    raise TypeMismatch(f"row {number + 1} of {name} is {_shown(row)} ({_a(row)}): a row is a tuple of its "
+    example = f" such as ({shown(row)},)" if arity == 1 else ""
+    raise TypeMismatch(f"row {number + 1} of {name} is {shown(row)} ({a_kind(row)}): a row is a tuple of its "
                        f"{arity} value{'s' * (arity != 1)}{example}")
 
 

@@ -95,8 +95,14 @@ def admitted(engine, name: str, data, requested=()) -> list[tuple]:
     """The rows of ``data`` (tuples, or a table) as relation ``name`` stores them, every one
     checked before any is returned (``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``):
     :func:`datalog.engine.admission.rows`, against the columns' current types (``requested``:
-    the rows already requested of it in the same transaction)."""
-    return admission.rows(name, column_kinds(engine, name), data, requested)
+    the rows already requested of it in the same transaction). A column still untyped may be
+    typed by the ``.input`` files: they are read first (as ``run`` would), so that an insert
+    before ``run`` and the files' rows have one type."""
+    kinds = column_kinds(engine, name)
+    if any(kind == AUTO for _, kind in kinds):
+        engine.load_inputs()
+        kinds = column_kinds(engine, name)
+    return admission.rows(name, kinds, data, requested)
 
 
 def _arrow():

@@ -96,9 +96,9 @@ class Columns:
             column_values = values[column::arity]
             kinds = set(map(type, column_values))
             want = STORED.get(expected[column], expected[column])
-            kind = KINDS.get(next(iter(kinds))) if len(kinds) == 1 else None      # (an unsettled
-            if kinds and not (kind is not None and want in (None, kind)          # auto column: any)
-                              and _in_range(column_values, expected[column] or kind)):
+            if kinds and not (len(kinds) == 1 and want is not None and KINDS.get(next(iter(kinds))) == want
+                              and _in_range(column_values, expected[column])):    # (an unsettled auto
+                                                                                  # column: value by value)
                 self._misfit(name, column, column_values, declared[column], where, record)
 
     def _misfit(self, name: str, column: int, values: list, declared: str, where, record: str) -> None:
