@@ -495,3 +495,33 @@ def test_an_insert_before_run_into_a_column_its_input_file_types_takes_the_files
     engine.insert("q", [(np.str_("b"),)])
     engine.run()
     assert engine.rows("r") == [("a",), ("b",)]
+
+
+# ---------------------------------------------------------------- tables and tuples: one set of rules
+
+PLAIN = st.one_of(st.integers(INT_MIN - 5, UINT_MAX + 5), st.floats(), st.text(max_size=3), st.booleans(),
+                  st.none(), st.sampled_from([2 ** 53 + 1, -0.0, INT_MAX, INT_MIN]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["number", "unsigned", "float", "symbol"]),
+       values=st.lists(PLAIN, min_size=1, max_size=4))
+def test_an_arrow_column_is_admitted_as_the_same_values_as_tuples(kind, values):
+    """The twin of the Arrow path (column checks in Arrow compute) is the tuple path (value by
+    value): the same rows, or refusals with the same code."""
+    try:
+        table = pa.table({"x": pa.array(values)})
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        return                                                   # no one Arrow column holds them
+    outcomes = []                                                # (the values as the column holds them:
+    for data in (table, [(v,) for v in table.column(0).to_pylist()]):     # pyarrow makes [0.0, False] floats)
+        try:
+            outcomes.append(("rows", admission.rows("r", [("x", kind)], data)))
+        except DatalogError as err:
+            outcomes.append(("refused", err.code))
+    (how, arrow), (how_tuples, tuples) = outcomes
+    assert how == how_tuples, (outcomes, table.schema)
+    if how == "rows":
+        assert len(arrow) == len(tuples) and all(same(a[0], b[0]) for a, b in zip(arrow, tuples)), outcomes
+    elif None not in table.column(0).to_pylist():                # (Arrow looks for nulls first)
+        assert arrow == tuples, outcomes
