@@ -18,6 +18,8 @@ The package's top level is its public API:
 ``TableChange``          one delivered change: ``commit``, ``inserted``, ``retracted``, ``table``
 ``SubscriptionWarning``  a subscriber's callback raised (the commit stands)
 ``Answers``              ``engine.query("?- body.")``: columns, rows, ``df()``, ``pl()``, ``arrow()``
+``Record``, ``NIL``      a record value ``Record((1, "a"))`` and ``nil``, as rows of a record column hold them
+``Branch``               an ADT value ``Branch(("Circle", 2.5))`` (``$Circle(2.5)``), ``Branch(("Empty",))``
 ``ProgressBar``          a rich progress bar for ``engine.run(progress)`` (:mod:`datalog.engine.progress`)
 ``Workspace``            a program and its maintained state on disk (:mod:`datalog.workspace`)
 ``DatalogError``         every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
@@ -54,6 +56,9 @@ _WHERE = {
     "TableChange": "datalog.engine.tables",
     "SubscriptionWarning": "datalog.engine.tables",
     "Answers": "datalog.engine.query",
+    "Record": "datalog.language.composites",
+    "NIL": "datalog.language.composites",
+    "Branch": "datalog.language.composites",
     "ProgressBar": "datalog.engine.progress",
     "Workspace": "datalog.workspace.workspace",
     "DatalogError": "datalog.language.errors",

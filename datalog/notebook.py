@@ -17,7 +17,8 @@ done, each its own commit as in the REPL (``begin`` ... ``commit`` makes them on
 that engine (or workspace: changes are durable commits, rules are blocks); any other name is
 a session engine of its own, kept for the kernel's life (:func:`engine` gives it to Python).
 ``-w DIR`` continues the session on the workspace ``DIR`` (opened as its writer, or created
-from the session's program and relations when there is none); ``-F DIR`` reads ``.input``
+from the session's program and relations when there is none: ``DIR`` absent or a directory
+without a workspace's files, an empty one too); ``.quit`` ends the cell, not the session; ``-F DIR`` reads ``.input``
 files from ``DIR``. Long loads and evaluations show a rich progress bar
 (:mod:`datalog.engine.progress`). The extension also shows relations and answers as rich
 tables in a terminal IPython (Jupyter shows their HTML, ``_repr_html_``).
@@ -28,6 +29,7 @@ imports it, and only ``%load_ext datalog`` imports this module.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,13 +39,14 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from datalog.cli.repl import Session
+from datalog.cli.repl_commands import Quit
 from datalog.cli.statements import UNFINISHED, split
 from datalog.engine.engine import Engine
 from datalog.engine.progress import ProgressBar
 from datalog.engine.query import Answers
 from datalog.engine.tables import Relation
 from datalog.language.errors import DatalogError
-from datalog.workspace.workspace import Workspace
+from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 
 _SESSIONS: dict[str, Session] = {}
 
@@ -87,12 +90,18 @@ class DatalogMagics(Magics):
             session.engine.facts_dir = Path(args.facts)
         statements, rest = split(cell, f"<cell {args.name}>")
         if args.workspace is not None:
-            statements.insert(0, _command(".open" if Path(args.workspace).exists() else ".save", args.workspace))
+            statements.insert(0, _command(".open" if _holds_workspace(Path(args.workspace)) else ".save",
+                                          args.workspace))
         if rest is not None:                    # the cell ends inside a statement
             statements.append(replace(rest, kind=UNFINISHED))
         value, last = None, None
         for i, statement in enumerate(statements):
-            value = _run(session, statement, args.kind)
+            try:
+                value = _run(session, statement, args.kind)
+            except Quit:                        # the REPL's way out: here the cell's end
+                print(QUIT)
+                value = None
+                break
             if value is not None:
                 last = value
                 if i < len(statements) - 1:
@@ -100,6 +109,15 @@ class DatalogMagics(Magics):
         if args.out is not None and last is not None:
             self.shell.user_ns[args.out] = last
         return value
+
+
+QUIT = ".quit ends the REPL; in a notebook it ends the cell (the session stays; restart the kernel to end it)"
+
+
+def _holds_workspace(path: Path) -> bool:
+    """Whether ``-w DIR`` opens a workspace (DIR has its files: a damaged one is reported by
+    ``.open``) or saves the session to a new one (DIR absent, or a directory without them)."""
+    return any(os.path.lexists(path / name) for name in (SNAPSHOT, LOG))
 
 
 def _command(word: str, path: str):

@@ -148,6 +148,36 @@ def test_workspace_sessions_make_durable_commits(fresh, tmp_path):
         assert reader.seq == seq and reader.engine.rows("path") == [(2, 3)]
 
 
+def test_a_workspace_directory_that_exists_empty_gets_the_session_saved_in_it(fresh, tmp_path):
+    """``-w`` on an existing empty directory tried to open it (workspace_missing)."""
+    path = tmp_path / "ws"
+    path.mkdir()
+    cell(fresh, PROGRAM + "edge(1, 2).", f"-w {path}")
+    assert notebook._SESSIONS["default"].workspace is not None
+    cell(fresh, "edge(2, 3).")
+    notebook._SESSIONS["default"].close()
+    with Workspace.open(path, readonly=True) as reader:
+        assert reader.engine.rows("path") == [(1, 2), (1, 3), (2, 3)]
+    damaged = tmp_path / "damaged"                                   # a log without its snapshot:
+    damaged.mkdir()                                                  # opened, and so reported
+    (damaged / "log").write_bytes(b"not a log")
+    with pytest.raises(UsageError) as caught:
+        cell(fresh, "edge(3, 4).", f"other -w {damaged}")
+    assert "error[workspace_" in str(caught.value)
+    assert (damaged / "log").read_bytes() == b"not a log" and not (damaged / "snapshot").exists()
+
+
+def test_quit_ends_the_cell_without_a_traceback_and_the_session_stays(fresh, capsys):
+    """``.quit`` raised the REPL's internal Quit: a traceback in the notebook."""
+    result = fresh.run_cell("%%datalog\n" + PROGRAM + "edge(1, 2).\n.quit\nedge(2, 3).\n")
+    out = capsys.readouterr().out
+    assert result.error_in_exec is None and result.error_before_exec is None
+    assert notebook.QUIT in out and "Traceback" not in out and "Quit" not in out.replace(".quit", "")
+    assert notebook.engine().rows("edge") == [(1, 2)]                # what came before it stays done
+    cell(fresh, "edge(2, 3).")                                       # and the session goes on
+    assert notebook.engine().rows("path") == [(1, 2), (1, 3), (2, 3)]
+
+
 def test_facts_directory_for_inputs(fresh, tmp_path):
     (tmp_path / "edge.facts").write_text("1\t2\n2\t3\n")
     cell(fresh, PROGRAM + ".input edge\n", f"-F {tmp_path}")

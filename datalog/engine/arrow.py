@@ -7,7 +7,7 @@ Column types, by the type the ``.decl`` names (through ``.type`` aliases):
 =============  =====================  ===================================================
 ``number``     ``int64``              integers of any Arrow width in, within the range
 ``unsigned``   ``uint64``             integers >= 0 in, within the engine's range
-``float``      ``float64``            floats or integers in (integers become floats); NaN refused
+``float``      ``float64``            floats, or integers of the signed range (made the nearest float); NaN refused
 ``symbol``     ``string``             ``string``, ``large_string``, ``string_view``, dictionary of strings
 records, ADTs  ``string``             their Soufflé text with symbols quoted: ``[1, "a"]``,
                                       ``$Circle(5)``, ``nil``; read back with the same grammar
@@ -187,7 +187,9 @@ def rows_of(name: str, kinds: Kinds, data) -> list[tuple]:
     columns, else by position. ``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``."""
     try:
         table = as_table(data)
-    except (pa.ArrowException, TypeError, ValueError) as exc:    # e.g. a pandas column of ints and strings
+    except MemoryError:
+        raise
+    except Exception as exc:        # e.g. a pandas column of ints and strings, a Polars object column
         raise TypeMismatch(f"{name}: the table cannot be read as Arrow columns of one type each: {exc}") from None
     columns = _matched(name, kinds, table)
     with paused_gc():                         # millions of new values and tuples, none of them cyclic
@@ -216,10 +218,20 @@ def _matched(name: str, kinds: Kinds, table: pa.Table) -> list:
 
 
 def _values(name: str, index: int, column_name: str, kind, column) -> list:
+    """One column of a table as Python values of ``kind`` (the rules of
+    :mod:`datalog.engine.admission`); an Arrow error on the way is a ``type_mismatch`` too."""
     where = f"{name} column {column_name} ({index + 1})"
+    try:
+        return _checked_values(where, kind, column)
+    except (pa.ArrowException, UnicodeDecodeError) as exc:
+        raise TypeMismatch(f"{where}: its Arrow type {column.type} cannot be read as {_plural(kind)} "
+                           f"({type(exc).__name__}: {exc})") from None
+
+
+def _checked_values(where: str, kind, column) -> list:
     type_ = column.type
-    if pa.types.is_dictionary(type_):
-        column = column.cast(type_.value_type)
+    if pa.types.is_dictionary(type_):                 # a categorical: its values, decoded
+        column = _decoded(column)
         type_ = column.type
     if column.null_count:
         row = pc.index(pc.is_null(column), True).as_py()
@@ -233,8 +245,13 @@ def _values(name: str, index: int, column_name: str, kind, column) -> list:
         _check_range(where, kind, column)
         return column.to_pylist()
     if kind == "float":
-        if not (pa.types.is_floating(type_) or pa.types.is_integer(type_) or pa.types.is_decimal(type_)):
-            raise TypeMismatch(f"{where} holds floats, got Arrow type {type_}")
+        if pa.types.is_integer(type_):                # as the tuple API: within the signed range,
+            _check_range(where, "number", column)     # then the nearest float
+            return column.cast(pa.float64(), safe=False).to_pylist()
+        if not pa.types.is_floating(type_):
+            hint = " (cast it to float64: a decimal is not converted, it could round)" \
+                if pa.types.is_decimal(type_) else ""
+            raise TypeMismatch(f"{where} holds floats, got Arrow type {type_}{hint}")
         column = column.cast(pa.float64())
         nan = pc.is_nan(column)
         if pc.any(nan).as_py():
@@ -255,8 +272,18 @@ def _values(name: str, index: int, column_name: str, kind, column) -> list:
     return out
 
 
+def _decoded(column):
+    """A dictionary-encoded column (pandas' or Polars' categorical) as its values. Arrow has no
+    ``take`` of ``string_view`` values (Polars' strings): those are taken as ``large_string``."""
+    value_type = column.type.value_type
+    if pa.types.is_string_view(value_type):
+        value_type = pa.large_string()
+    return pa.chunked_array([pc.take(chunk.dictionary.cast(value_type), chunk.indices) for chunk in column.chunks],
+                            value_type)
+
+
 def _plural(kind) -> str:
-    return {"number": "numbers", "unsigned": "unsigned numbers", "symbol": "symbols (strings)"}.get(
+    return {"number": "numbers", "unsigned": "unsigned numbers", "float": "floats", "symbol": "symbols (strings)"}.get(
         kind, f"{kind} values (their text)")
 
 

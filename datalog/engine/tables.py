@@ -49,7 +49,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from datalog.engine import display
+from datalog.engine import admission, display
 from datalog.engine.memory import paused_gc
 from datalog.language.types import AUTO, PRIMITIVES, value_type
 
@@ -90,20 +90,18 @@ def _base(type_name: str, aliases: dict) -> str:
     return type_name
 
 
-def is_tabular(data) -> bool:
-    """Whether ``data`` is a table (:func:`datalog.engine.arrow.as_table` takes it) rather than an
-    iterable of tuples: a pandas or Polars DataFrame, a pyarrow Table, RecordBatch or
-    RecordBatchReader, or anything with ``__arrow_c_stream__`` (told without importing pyarrow)."""
-    kind = type(data)
-    return hasattr(kind, "__arrow_c_stream__") or kind.__module__.split(".")[0] in ("pyarrow", "pandas", "polars")
-
-
-def admitted(engine, name: str, data) -> list[tuple]:
+def admitted(engine, name: str, data, requested=()) -> list[tuple]:
     """The rows of ``data`` (tuples, or a table) as relation ``name`` stores them, every one
-    checked before any is returned (``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``)."""
-    if is_tabular(data):
-        return _arrow().rows_of(name, column_kinds(engine, name), data)
-    return [engine.admit(name, tuple(row)) for row in data]
+    checked before any is returned (``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``):
+    :func:`datalog.engine.admission.rows`, against the columns' current types (``requested``:
+    the rows already requested of it in the same transaction). A column still untyped may be
+    typed by the ``.input`` files: they are read first (as ``run`` would), so that an insert
+    before ``run`` and the files' rows have one type."""
+    kinds = column_kinds(engine, name)
+    if any(kind == AUTO for _, kind in kinds):
+        engine.load_inputs()
+        kinds = column_kinds(engine, name)
+    return admission.rows(name, kinds, data, requested)
 
 
 def _arrow():

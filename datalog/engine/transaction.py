@@ -36,7 +36,7 @@ class Transaction:
         if name in engine.idb:
             raise NotEdb(f"{name} is derived by rules; a transaction changes only EDB relations "
                          f"(inputs and facts)", engine.schema[name].span)
-        admitted = tables.admitted(engine, name, rows)        # all checked before any is requested
+        admitted = tables.admitted(engine, name, rows, self.pending.get(name, ()))   # all checked first
         self.pending.setdefault(name, {}).update(dict.fromkeys(admitted, sign))
 
     def __enter__(self) -> "Transaction":

@@ -76,7 +76,7 @@ def from_json(item, type_: str):
     if isinstance(type_, composites.RecordType):
         return _record_from_json(item, type_)
     if type_ in ("symbol", "auto"):
-        return item if isinstance(item, str) else None
+        return item if isinstance(item, str) and composites.utf8(item) else None     # ("\ud800": none)
     if isinstance(item, bool) or not isinstance(item, (int, float)):
         return None
     if type_ == "float":
