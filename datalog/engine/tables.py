@@ -420,10 +420,12 @@ class Subscription:
         return f"<Subscription {self.relation}: {state}>"
 
 
-def publish(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> None:
-    """Deliver the commit's ``delta`` to the subscriptions of the relations it changed (a relation
-    the commit removed is described by the engine ``before`` it)."""
+def changes_of(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> list:
+    """The commit's ``delta`` as (subscription, change) for the subscriptions of the relations it
+    changed (a relation the commit removed is described by the engine ``before`` it), made now, to
+    be delivered in commit order (:mod:`datalog.engine.delivery`)."""
     kinds: dict[str, list] = {}
+    pairs = []
     for subscription in list(subscriptions):
         change = delta.get(subscription.relation)
         if not change or subscription.closed:
@@ -431,8 +433,9 @@ def publish(engine, subscriptions: list[Subscription], delta, commit: int, befor
         name = subscription.relation
         if name not in kinds:
             kinds[name] = column_kinds(engine if name in engine.schema or before is None else before, name)
-        subscription.deliver(TableChange(name, commit, sorted(change.inserted), sorted(change.retracted),
-                                         kinds[name]))
+        pairs.append((subscription, TableChange(name, commit, sorted(change.inserted), sorted(change.retracted),
+                                                kinds[name])))
+    return pairs
 
 
 def snapshot(engine, subscription: Subscription, commit: int) -> None:
