@@ -11,7 +11,7 @@ exception is raised by the commit once they all were.
 >>> class Sub:
 ...     closed, errors = False, []
 ...     def __init__(self, name): self.name = name
-...     def deliver(self, change): print(self.name, change)
+...     def deliver(self, change, calling): calling(lambda: print(self.name, change))
 >>> class Guard:
 ...     held = []
 ...     def interruptible(self, call): call()
@@ -48,7 +48,7 @@ class Deliveries:
             while self.queue:
                 subscription, change = self.queue.popleft()
                 try:
-                    guard.interruptible(lambda: subscription.deliver(change))
+                    subscription.deliver(change, guard.interruptible)
                 except BaseException as exc:          # KeyboardInterrupt, SystemExit: the others are told
                     subscription.errors.append((getattr(change, "commit", None), exc))
                     guard.held.append(exc)

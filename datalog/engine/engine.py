@@ -53,6 +53,8 @@ from maintenance.maintainer import make_maintainer
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
+_ANYWHERE = (MemoryError, RecursionError)   # may come between a change and its undo record: a commit
+                                           # they stop cannot be known undone (the engine breaks)
 _STATE = ("program", "checked", "db", "plans", "compiled", "maintainer")   # what extend() replaces
 
 
@@ -369,7 +371,8 @@ class Engine:
                     journal.rollback()
                     if getattr(self.maintainer, "broken", False):
                         self.maintainer = None       # rebuilt from the restored relations next time
-                    self.guard.settled()
+                    if not isinstance(exc, _ANYWHERE):
+                        self.guard.settled()
                     raise
                 self.guard.hold(exc)                  # it came after the durable point: raised once finished
             self.guard.made()

@@ -164,10 +164,10 @@ class Guard:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
 
-    def interruptible(self, call: Callable[[], object]) -> None:
+    def interruptible(self, call: Callable[[], object]) -> object:
         """``call()`` (a subscriber's callback, which may run long) with Ctrl-C raising."""
         saved, self.holding = self.holding, False
         try:
-            call()
+            return call()
         finally:
             self.holding = saved

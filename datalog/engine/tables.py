@@ -381,14 +381,16 @@ class Subscription:
         self.closed = False
         self._queue: deque[TableChange] = deque()
 
-    def deliver(self, change: TableChange) -> None:
+    def deliver(self, change: TableChange, calling: Callable | None = None) -> None:
+        """Queue ``change`` or give it to the callback (called through ``calling``: by a commit,
+        with Ctrl-C raising inside it, :meth:`datalog.engine.serial.Guard.interruptible`)."""
         if self.closed:
             return
         if self.callback is None:
             self._queue.append(change)
             return
         try:
-            self.callback(change)
+            (calling or _call)(lambda: self.callback(change))
         except Exception as exc:                  # the commit stands; the failure is reported
             self.errors.append((change.commit, exc))
             warnings.warn(f"a subscriber to {self.relation} raised at commit {change.commit}: "
@@ -418,6 +420,10 @@ class Subscription:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self._queue)} queued"
         return f"<Subscription {self.relation}: {state}>"
+
+
+def _call(function):
+    return function()
 
 
 def changes_of(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> list:

@@ -250,11 +250,21 @@ class Workspace:
         record = wslog.record_of(self.seq + 1, changes, self._next_sources)
         if self._before_log is not None:
             self._before_log()
-        if self._log_fd is None:                  # a log reset whose new log did not open
-            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open (it could not be "
-                              f"reopened after a compaction); reopen the workspace")
+        if self._log_fd is None:                  # a log reset stopped part way, or whose new log did not open
+            self._reopen_log()
         self._in_flight = record
         wsfile.append(self._log_fd, record, self.path / LOG)
+
+    def _reopen_log(self) -> None:
+        """The log as a compaction left it (the old one, or the new empty one: both end at ``seq``
+        or before), opened for appending again."""
+        try:
+            log = wslog.read(self.path)
+            self._log_fd = wslog.open_for_append(self.path, log.valid_length, log.torn)
+        except (WorkspaceIO, WorkspaceCorrupt, OSError) as exc:
+            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open and could not be opened "
+                              f"again after a compaction ({exc}); reopen the workspace") from None
+        self.log_bytes, self.discarded = log.valid_length, 0
 
     def logged_anyway(self) -> bool:
         """After an exception from :meth:`log_commit`: whether its record is whole in the log all the
