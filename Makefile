@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: run test bench clean
+.PHONY: run test test-all bench clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -17,6 +17,10 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest tests datalog lftj maintenance
+
+test-all: $(VENV)/.installed
+	$(VENV)/bin/lint-imports --no-cache
+	DATALOG_LONG=1 $(PY) -m pytest tests datalog lftj maintenance
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[dev,spark,notebook,bench]'

@@ -94,8 +94,10 @@ class Guard:
     @contextmanager
     def committing(self, after: Callable[[], None] | None = None):
         """One commit (or a commit made inside a subscriber's callback, which nests): serialised;
-        for the outermost one, SIGINT held until its subscribers are told, then ``after()`` (a
-        workspace's compaction, interruptible), then the held exceptions raised, first first."""
+        for the outermost one, SIGINT held from its durable point (:meth:`made`) until its
+        subscribers are told (not inside their callbacks), then ``after()`` (a workspace's
+        compaction, interruptible) unless a Ctrl-C came, then the held exceptions raised, first
+        first."""
         with self.serial():
             outer = self.depth == 0
             self.depth += 1

@@ -15,7 +15,9 @@ callback the changes queue in the :class:`Subscription`: ``poll()`` or iterate i
 does not change the relation delivers nothing; a rolled-back transaction delivers nothing. A
 callback that raises does not undo the commit (it is made): the exception is kept in
 ``subscription.errors`` with the commit's number and reported as a :class:`SubscriptionWarning`;
-later commits are still delivered. By default the first delivery is the relation's current
+later commits are still delivered. One raising ``KeyboardInterrupt`` or ``SystemExit`` is kept
+in ``errors`` too, every other subscriber is told, then the commit raises it; a commit made
+inside a callback is delivered after the commit being delivered (:mod:`datalog.engine.delivery`). By default the first delivery is the relation's current
 rows (``snapshot=True``, all weight +1, with the current commit number), so the weights
 delivered add up to the relation; ``snapshot=False`` delivers only later commits.
 
