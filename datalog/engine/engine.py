@@ -32,13 +32,13 @@ from datalog.engine.loading import program_facts, read_inputs, settled
 from datalog.engine.memory import paused_gc, thaw
 from datalog.engine.serial import Guard
 from datalog.engine.pipeline import analyse, compiled, fill, plan, relations
-from datalog.engine.transaction import Transaction
+from datalog.engine.transaction import Transaction, change_edb
 from datalog.evaluation import fixpoint, worklist
 from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
-from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, NotEdb, UndefinedRelation
+from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, rewrite
 from datalog.language.variables import bound_variables
@@ -149,27 +149,11 @@ class Engine:
         added. Once the program is evaluated this is a commit (``commit(inserts=...)``: the derived
         relations are maintained; on a workspace's engine it is durable); a derived relation is
         ``not_edb``."""
-        self._edb_change(name, rows, +1)
+        change_edb(self, name, rows, +1)
 
     def retract(self, name: str, rows) -> None:
         """Remove EDB facts, as :meth:`insert` adds them (once evaluated, ``commit(retracts=...)``)."""
-        self._edb_change(name, rows, -1)
-
-    def _edb_change(self, name: str, rows, sign: int) -> None:
-        with self.guard.serial():
-            relation = self.stored_relation(name)
-            if name in self.idb:
-                raise NotEdb(f"{name} is derived by rules; only EDB relations (inputs and facts) take "
-                             f"inserts and retracts", self.schema[name].span)
-            if self._evaluated:
-                self.commit(**{"inserts" if sign > 0 else "retracts": {name: rows}})
-                return
-            with paused_gc():                               # bulk: see datalog.engine.memory
-                admitted = tables.admitted(self, name, rows)
-                if sign > 0:
-                    relation.add_all(admitted)
-                else:
-                    relation.erase(list(set(admitted) & relation.tuples))
+        change_edb(self, name, rows, -1)
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source, settle the types of ``auto`` columns, then
