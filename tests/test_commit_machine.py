@@ -242,7 +242,7 @@ class CommitMachine(RuleBasedStateMachine):
 
 
 CommitMachine.TestCase.settings = settings(
-    max_examples=200 if LONG else 10, stateful_step_count=30 if LONG else 10, deadline=None,
+    max_examples=100 if LONG else 10, stateful_step_count=20 if LONG else 10, deadline=None,
     suppress_health_check=list(HealthCheck))
 TestCommitMachine = CommitMachine.TestCase
 
