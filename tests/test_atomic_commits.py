@@ -351,12 +351,12 @@ def _evaluation(filename: str) -> bool:
 
 
 def test_an_interrupted_run_is_run_again_by_the_next_answer():
-    """A run stopped at any line of its evaluation (every 29th; every 3rd in the long run) leaves
+    """A run stopped at any line of its evaluation (every 97th; every 3rd in the long run) leaves
     nothing half evaluated: the answers afterwards are the whole program's."""
     expected = from_scratch(PROGRAM, EDB)
     fired, at = True, 0
     while fired:
-        at += 3 if LONG else 29
+        at += 3 if LONG else 97
         engine = Engine.from_source(PROGRAM)
         fired, caught = attempt(engine.run, at, KeyboardInterrupt, select=_evaluation)
         if not fired:
