@@ -28,7 +28,7 @@ reach(y) :- reach(x), edge(x, y).
 
 def test_the_first_batchs_time_excludes_the_maintainers_set_up():
     rng = random.Random(1)
-    n = 1000
+    n = 4000
     engine = Engine.from_source(PROGRAM)
     engine.insert("edge", [(i, rng.randrange(n)) for i in range(n) for _ in range(2)])
     engine.run()

@@ -15,7 +15,9 @@ callback the changes queue in the :class:`Subscription`: ``poll()`` or iterate i
 does not change the relation delivers nothing; a rolled-back transaction delivers nothing. A
 callback that raises does not undo the commit (it is made): the exception is kept in
 ``subscription.errors`` with the commit's number and reported as a :class:`SubscriptionWarning`;
-later commits are still delivered. By default the first delivery is the relation's current
+later commits are still delivered. One raising ``KeyboardInterrupt`` or ``SystemExit`` is kept
+in ``errors`` too, every other subscriber is told, then the commit raises it; a commit made
+inside a callback is delivered after the commit being delivered (:mod:`datalog.engine.delivery`). By default the first delivery is the relation's current
 rows (``snapshot=True``, all weight +1, with the current commit number), so the weights
 delivered add up to the relation; ``snapshot=False`` delivers only later commits.
 
@@ -317,14 +319,16 @@ class Subscription:
         self.closed = False
         self._queue: deque[TableChange] = deque()
 
-    def deliver(self, change: TableChange) -> None:
+    def deliver(self, change: TableChange, calling: Callable | None = None) -> None:
+        """Queue ``change`` or give it to the callback (called through ``calling``: by a commit,
+        with Ctrl-C raising inside it, :meth:`datalog.engine.serial.Guard.interruptible`)."""
         if self.closed:
             return
         if self.callback is None:
             self._queue.append(change)
             return
         try:
-            self.callback(change)
+            (calling or _call)(lambda: self.callback(change))
         except Exception as exc:                  # the commit stands; the failure is reported
             self.errors.append((change.commit, exc))
             warnings.warn(f"a subscriber to {self.relation} raised at commit {change.commit}: "
@@ -356,10 +360,16 @@ class Subscription:
         return f"<Subscription {self.relation}: {state}>"
 
 
-def publish(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> None:
-    """Deliver the commit's ``delta`` to the subscriptions of the relations it changed (a relation
-    the commit removed is described by the engine ``before`` it)."""
+def _call(function):
+    return function()
+
+
+def changes_of(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> list:
+    """The commit's ``delta`` as (subscription, change) for the subscriptions of the relations it
+    changed (a relation the commit removed is described by the engine ``before`` it), made now, to
+    be delivered in commit order (:mod:`datalog.engine.delivery`)."""
     kinds: dict[str, list] = {}
+    pairs = []
     for subscription in list(subscriptions):
         change = delta.get(subscription.relation)
         if not change or subscription.closed:
@@ -367,8 +377,9 @@ def publish(engine, subscriptions: list[Subscription], delta, commit: int, befor
         name = subscription.relation
         if name not in kinds:
             kinds[name] = column_kinds(engine if name in engine.schema or before is None else before, name)
-        subscription.deliver(TableChange(name, commit, sorted(change.inserted), sorted(change.retracted),
-                                         kinds[name]))
+        pairs.append((subscription, TableChange(name, commit, sorted(change.inserted), sorted(change.retracted),
+                                                kinds[name])))
+    return pairs
 
 
 def snapshot(engine, subscription: Subscription, commit: int) -> None:

@@ -169,6 +169,9 @@ FactAbsent = _error("FactAbsent", "fact_absent", "why() was asked about a fact i
 BadFact = _error("BadFact", "bad_fact", "A fact given to why or why_not is not one tuple: a variable, _ or an expression stands where a value belongs.")
 MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "The state incremental maintenance keeps for a rule "
                               "does not fit in the memory budget (--memory-budget; by default what the machine has free).")
+EngineBroken = _error("EngineBroken", "engine_broken", "A commit was stopped (an exception while its changes were being undone or "
+                      "finished) where the engine could not be left as before or as after it: it refuses further work "
+                      "until the workspace is opened again (the engine built again and rerun).")
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas

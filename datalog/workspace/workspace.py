@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from datalog.engine.memory import paused_gc
@@ -80,6 +81,7 @@ class Workspace:
         self.sources: dict[str, str] = {}       # Spark source -> its snapshot under spark/ (refresh)
         self._next_sources: dict[str, str] | None = None
         self._before_log = None
+        self._in_flight: dict | None = None     # the record of the commit being logged
         self.restored = None                    # (maintainer, its file): the one restored at open
 
     # ------------------------------------------------------------ create / open / close
@@ -176,12 +178,14 @@ class Workspace:
         return ws
 
     def close(self) -> None:
-        if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
-        if self._lock_fd is not None:
-            wslock.release(self._lock_fd)
-            self._lock_fd = None
+        """Release the log and the writer lock (after a commit another thread is making)."""
+        with self.engine.guard.lock if self.engine is not None else nullcontext():
+            if self._log_fd is not None:
+                fd, self._log_fd = self._log_fd, None
+                os.close(fd)
+            if self._lock_fd is not None:
+                wslock.release(self._lock_fd)
+                self._lock_fd = None
 
     def __enter__(self) -> "Workspace":
         return self
@@ -194,8 +198,11 @@ class Workspace:
         self._lock_fd = wslock.acquire(self.path)
 
     def check_writable(self) -> None:
-        if not self.writer or self._lock_fd is None:
-            raise WorkspaceReadOnly(f"workspace {self.path} is open for reading (or closed): it cannot commit")
+        if not self.writer:
+            raise WorkspaceReadOnly(f"workspace {self.path} is open for reading: it cannot commit (open it "
+                                    f"for writing to change it)")
+        if self._lock_fd is None:
+            raise WorkspaceReadOnly(f"workspace {self.path} is closed: it cannot commit (open it again)")
 
     # ------------------------------------------------------------ reading the state
     def _read_state(self, options: dict, maintainer: bool | None = None) -> WorkspaceEngine:
@@ -244,14 +251,43 @@ class Workspace:
         self._log_fd = wslog.open_for_append(self.path, self.log_bytes, self.discarded)
 
     def log_commit(self, changes: Delta) -> None:
-        """Append the commit's changes (EDB and IDB) to the log and fsync: durable when this returns."""
+        """Append the commit's changes (EDB and IDB) to the log and fsync: the commit's durable
+        point. :meth:`logged` then moves the workspace to it."""
         record = wslog.record_of(self.seq + 1, changes, self._next_sources)
         if self._before_log is not None:
             self._before_log()
-        if self._log_fd is None:                  # a log reset whose new log did not open
-            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open (it could not be "
-                              f"reopened after a compaction); reopen the workspace")
-        self.log_bytes += wsfile.append(self._log_fd, record, self.path / LOG)
+        if self._log_fd is None:                  # a log reset stopped part way, or whose new log did not open
+            self._reopen_log()
+        self._in_flight = record
+        wsfile.append(self._log_fd, record, self.path / LOG)
+
+    def _reopen_log(self) -> None:
+        """The log as a compaction left it (the old one, or the new empty one: both end at ``seq``
+        or before), opened for appending again."""
+        try:
+            log = wslog.read(self.path)
+            self._log_fd = wslog.open_for_append(self.path, log.valid_length, log.torn)
+        except (WorkspaceIO, WorkspaceCorrupt, OSError) as exc:
+            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open and could not be opened "
+                              f"again after a compaction ({exc}); reopen the workspace") from None
+        self.log_bytes, self.discarded = log.valid_length, 0
+
+    def logged_anyway(self) -> bool:
+        """After an exception from :meth:`log_commit`: whether its record is whole in the log all the
+        same (the exception came after the append's fsync). A failed append cuts its frame off."""
+        record, fd = self._in_flight, self._log_fd
+        if record is None or fd is None:
+            return False
+        if os.fstat(fd).st_size != self.log_bytes + len(wsfile.encode(record)):
+            self._in_flight = None
+            return False
+        os.fsync(fd)                              # (raising: neither before nor after, the engine breaks)
+        return True
+
+    def logged(self) -> None:
+        """The record of :meth:`log_commit` is durable: the workspace is at its commit."""
+        record, self._in_flight = self._in_flight, None
+        self.log_bytes = os.fstat(self._log_fd).st_size
         self.seq, self.when = record["seq"], record["time"]
         if self._next_sources:
             self.sources.update(self._next_sources)
@@ -264,7 +300,7 @@ class Workspace:
                 or self.seq - self.snapshot_seq >= COMPACT_COMMITS):
             try:
                 self.compact()
-            except (WorkspaceIO, OSError):
+            except (WorkspaceIO, OSError, MemoryError):
                 pass
 
     def compact(self, progress=None) -> None:
@@ -292,10 +328,13 @@ class Workspace:
             self._reset_log()
 
     def _reset_log(self) -> None:
-        self.log_bytes = wslog.start(self.path, self.seq)
+        """A new empty log after ``seq``. The old log's descriptor is dropped first: stopped part
+        way, the writer is left without a log (its next commit says so) rather than appending to
+        a log that was replaced."""
         if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
+            fd, self._log_fd = self._log_fd, None
+            os.close(fd)
+        self.log_bytes = wslog.start(self.path, self.seq)
         self.discarded = 0
         self._open_log()
 
@@ -319,11 +358,12 @@ class Workspace:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
         new snapshots (``refresh``): the two become durable together or not at all.
         ``before_log`` runs after maintenance, before the record is written (the kill tests)."""
-        self._next_sources, self._before_log = dict(sources), before_log
-        try:
-            return self.engine.commit(inserts=inserts, retracts=retracts)
-        finally:
-            self._next_sources = self._before_log = None
+        with self.engine.guard.lock:                      # no other thread's commit takes the sources
+            self._next_sources, self._before_log = dict(sources), before_log
+            try:
+                return self.engine.commit(inserts=inserts, retracts=retracts)
+            finally:
+                self._next_sources = self._before_log = None
 
     def write_spark_outputs(self, out_dir: str | None = None) -> None:
         """Every ``.output r(IO=spark)`` rewritten from the relations (a local ``path=`` held to
@@ -361,6 +401,10 @@ class Workspace:
     def removeblock(self, name: str) -> Delta:
         """Remove a named block and everything only it derived. Cost: the remaining program is
         evaluated again from the stored EDB (a full evaluation), then a new snapshot is written."""
+        with self.engine.guard.committing():              # subscribers told once it is made
+            return self._removeblock(name)
+
+    def _removeblock(self, name: str) -> Delta:
         self.check_writable()
         wsblocks.check_removable(self.blocks, name, self.path)
         old = self.engine
@@ -368,7 +412,7 @@ class Workspace:
         blocks = wsblocks.keep_conversions(self.blocks, name, tables)
         new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance,
                                               "allow_paths": old.allow_paths, "provenance": old.provenance})
-        new.workspace = self
+        new.workspace, new.guard = self, old.guard        # one writer: the same lock and deliveries
         saved = (self.engine, self.blocks)
         try:
             self.engine, self.blocks = new, blocks
