@@ -169,6 +169,12 @@ MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "An evalu
                               "the machine has free).")
 
 
+NotUpdatable = _error("NotUpdatable", "not_updatable", "An update (datalog update, a commit) of a workspace relation "
+                      "that a Spark or Delta source feeds: change the source and run datalog refresh.")
+SourceReplaced = _error("SourceReplaced", "source_replaced", "A change-carrying source was replaced since the last "
+                        "refresh (a Delta table dropped and made again): its changes do not continue those read.")
+
+
 class OutOfMemory(DatalogError, MemoryError):
     """The machine ran out of memory (a ``MemoryError``): what was being done is undone. Also a
     ``MemoryError``, so that code which handles one handles this."""
