@@ -20,7 +20,7 @@ from datalog.engine.engine import Engine
 from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
 from datalog.language import numbers
-from datalog.language.errors import BadCommand, DatalogError, IOFault
+from datalog.language.errors import BadCommand, DatalogError, Interrupted, IOFault, OutOfMemory
 from datalog.cli.arguments import Parser, parse
 from datalog.cli.options import (add_budget_option, add_path_option, add_preprocessor_options, add_spark_options,
                                  parse_options, progress_bar, spark_options)
@@ -52,9 +52,17 @@ def main(argv: list[str] | None = None) -> int:
     except DatalogError as err:
         print(err.render(), file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(Interrupted("interrupted (Ctrl-C); nothing more was done").render(), file=sys.stderr)
+        if FAST_EXIT:                            # the run's relations are not freed tuple by tuple
+            SPARED.append(exc.__traceback__)     # (seconds) before the process exits: datalog.cli.entry
         return 130
+    except MemoryError as exc:                   # out of memory outside an evaluation (which says so itself)
+        if FAST_EXIT:
+            SPARED.append(exc.__traceback__)
+        print(OutOfMemory("the machine ran out of memory; what was being done is undone (a workspace "
+                          "keeps its last commit); give a --memory-budget to stop earlier").render(), file=sys.stderr)
+        return 1
     except BrokenPipeError:                      # e.g. `datalog run ... -D - | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from datalog.engine import answers, outputs, tables
+from datalog.engine import answers, outputs, resources, tables
 from datalog.engine import query as queries
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
@@ -88,8 +88,10 @@ class Engine:
         if maintenance == "incremental" and self.limited():
             self.maintenance = "recompute"        # see limited()
         self.maintainer = None                    # built on the first commit
-        self.memory_budget = memory_budget        # bytes the process may hold while maintenance records
-                                                  # (None: what the machine has free, maintenance/budget.py)
+        self.memory_budget = memory_budget        # bytes the process may hold while evaluating and while
+                                                  # maintenance records (None: what the machine has free,
+                                                  # maintenance/budget.py, datalog/engine/resources.py)
+        self.spared = None                        # the rows an interrupted run derived, freed at the next
         self.spark_options = spark or {}          # master=, conf= for the Spark session
         self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
         self.allow_paths = allow_paths            # .input/.output files may lead out of -F/-D (the user's
@@ -217,7 +219,7 @@ class Engine:
             try:
                 with paused_gc():
                     self.load_inputs(progress)
-                    self.evaluate(progress)
+                    resources.evaluating(self, lambda: self.evaluate(progress))   # memory budget
                     if self.provenance:
                         self.heights.refresh()            # the heights of the evaluated relations, kept
             except BaseException:

@@ -167,11 +167,29 @@ IncludePath = _error("IncludePath", "include_path", "A .include or #include name
 # ---- provenance (issue 21)
 FactAbsent = _error("FactAbsent", "fact_absent", "why() was asked about a fact its relation does not hold (why_not explains a missing fact).")
 BadFact = _error("BadFact", "bad_fact", "A fact given to why or why_not is not one tuple: a variable, _ or an expression stands where a value belongs.")
-MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "The state incremental maintenance keeps for a rule "
-                              "does not fit in the memory budget (--memory-budget; by default what the machine has free).")
+MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "An evaluation, or the state incremental maintenance "
+                              "keeps for a rule, does not fit in the memory budget (--memory-budget; by default what "
+                              "the machine has free).")
 EngineBroken = _error("EngineBroken", "engine_broken", "A commit was stopped (an exception while its changes were being undone or "
                       "finished) where the engine could not be left as before or as after it: it refuses further work "
                       "until the workspace is opened again (the engine built again and rerun).")
+NotUpdatable = _error("NotUpdatable", "not_updatable", "An update (datalog update, a commit) of a workspace relation "
+                      "that a Spark or Delta source feeds: change the source and run datalog refresh.")
+SourceReplaced = _error("SourceReplaced", "source_replaced", "A change-carrying source was replaced since the last "
+                        "refresh (a Delta table dropped and made again): its changes do not continue those read.")
+
+
+class OutOfMemory(DatalogError, MemoryError):
+    """The machine ran out of memory (a ``MemoryError``): what was being done is undone. Also a
+    ``MemoryError``, so that code which handles one handles this."""
+
+    code = "out_of_memory"
+
+
+class Interrupted(DatalogError):
+    """Ctrl-C stopped a command (the CLI's exit status 130)."""
+
+    code = "interrupted"
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from datalog.engine.engine import Engine
 from datalog.language import ast
-from datalog.language.errors import BadBlock, DatalogError, WorkspaceCorrupt
+from datalog.language.errors import BadBlock, DatalogError, NotUpdatable, WorkspaceCorrupt
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace.blocks import program_of
 from datalog.workspace.snapshot import SnapshotRows
@@ -48,6 +48,8 @@ class WorkspaceEngine(Engine):
         if workspace is None:
             return super()._apply(pending)
         workspace.check_writable()
+        if not workspace.refreshing:
+            self._refuse_fed(pending)
         with wsmaintainer.guarded(self, workspace.restored):
             return super()._apply(pending)
 
@@ -67,6 +69,21 @@ class WorkspaceEngine(Engine):
     def _after_commits(self) -> None:
         if self.workspace is not None:
             self.workspace.maybe_compact()             # the commits are made whatever happens here
+
+
+    def _refuse_fed(self, pending) -> None:
+        """``not_updatable``: a relation a Spark (or Delta) source feeds changes only by ``refresh``,
+        which diffs the source with its snapshot: a row updated in the workspace would stay
+        until the source itself changed there, and one retracted would not come back."""
+        fed = {d.relation: d for d in self.spark_directives("input")}
+        for name, changes in pending.items():
+            if name in fed and changes:
+                directive = fed[name]
+                where = " ".join(f"{k}={v!r}" for k, v in ((k, directive.param(k)) for k in ("table", "path", "query"))
+                                 if v is not None)
+                raise NotUpdatable(f"{name} is fed by its {directive.io} source ({where}) and changes only with it: "
+                                   f"change the source, then run `datalog refresh {self.workspace.path}`; nothing "
+                                   f"was committed", directive.span)
 
 
 def build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:

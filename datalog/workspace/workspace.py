@@ -365,6 +365,12 @@ class Workspace:
             finally:
                 self._next_sources = self._before_log = None
 
+    @property
+    def refreshing(self) -> bool:
+        """Whether the commit being made is a refresh's (:meth:`commit_sources`), which alone may
+        change the relations Spark sources feed."""
+        return self._next_sources is not None
+
     def write_spark_outputs(self, out_dir: str | None = None) -> None:
         """Every ``.output r(IO=spark)`` rewritten from the relations (a local ``path=`` held to
         ``out_dir``), then ``spark/outputs`` says they hold this commit (a failure leaves that for
