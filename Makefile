@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 
 .PHONY: run test test-all bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py lftj/kernel.py      # the kernel compiles in the install
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,spark,notebook]'
@@ -33,4 +33,4 @@ bench: $(VENV)/.installed
 	$(PY) -m bench static
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info lftj/*.so
