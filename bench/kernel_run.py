@@ -3,8 +3,8 @@
 KERNEL is ``compiled`` or ``python`` (the uncompiled twin). Reads ``<workdir>/edge.facts`` into an
 int64 array (``numpy.loadtxt``), builds the CSR tries the join needs, runs the leapfrog kernel,
 and writes the output relation as ``<outdir>/<output>.csv`` (tab-separated, as ``datalog run -D``
-does; pyarrow's CSV writer), with the time of each phase in ``<outdir>/phases.json``. Kept apart from bench.kernel so the
-process imports only what the kernel needs.
+does; pyarrow's CSV writer), with the time of each phase in ``<outdir>/phases.json``. Kept apart
+from bench.kernel so the process imports only what the kernel needs.
 """
 from __future__ import annotations
 

@@ -202,3 +202,9 @@ def test_an_unknown_kernel_choice_is_refused():
     run = subprocess.run([sys.executable, "-c", "import lftj.kernels"], env=env, capture_output=True, text=True,
                          timeout=60)
     assert run.returncode != 0 and "DATALOG_KERNEL='numba' is not a kernel" in run.stderr
+
+
+@pytest.mark.parametrize("order", [(0, 0), (2,), (), (-1, 0)])
+def test_a_trie_of_a_column_order_that_is_not_one_is_a_value_error(order):
+    with pytest.raises(ValueError, match="is not a list of distinct columns of 2"):
+        CsrTrie.build(np.array([(1, 2)]), order)
