@@ -50,14 +50,41 @@ def as_rows(rows, arity: int | None = None) -> np.ndarray:
 
 
 def distinct_rows(rows) -> np.ndarray:
-    """The distinct rows of a 2-D int64 array, in lexicographic order (column 0 first)."""
+    """The distinct rows of a 2-D int64 array, in lexicographic order (column 0 first).
+
+    Sorted by one packed int64 key per row when the columns' ranges multiply to less than 2**63
+    (the key's order is the rows' lexicographic order), by ``np.lexsort`` of the columns otherwise."""
     a = as_rows(rows)
     if len(a) == 0 or a.shape[1] == 0:
         return a[:1] if a.shape[1] == 0 else a
-    a = a[np.lexsort(a.T[::-1])]                 # lexsort's last key is its primary one
+    key = packed_key(a)
+    if key is None:
+        a = a[np.lexsort(a.T[::-1])]             # lexsort's last key is its primary one
+        fresh = np.ones(len(a), dtype=bool)
+        fresh[1:] = np.any(a[1:] != a[:-1], axis=1)
+        return np.ascontiguousarray(a[fresh])
+    order = np.argsort(key)
+    key = key[order]
     fresh = np.ones(len(a), dtype=bool)
-    fresh[1:] = np.any(a[1:] != a[:-1], axis=1)
-    return np.ascontiguousarray(a[fresh])
+    fresh[1:] = key[1:] != key[:-1]
+    return np.ascontiguousarray(a[order[fresh]])
+
+
+def packed_key(a: np.ndarray) -> np.ndarray | None:
+    """Per row, ``sum((a[:, c] - low[c]) * weight[c])``: mixed-radix digits in column order, so
+    keys compare as the rows do; None when the ranges are too wide for an int64 key."""
+    low = [int(x) for x in a.min(axis=0)]
+    spans = [int(high) - lo + 1 for high, lo in zip(a.max(axis=0), low)]
+    weights, weight = [], 1
+    for span in reversed(spans):
+        weights.append(weight)
+        weight *= span
+    if weight >= 2**63:
+        return None
+    key = np.zeros(len(a), dtype=np.int64)
+    for c, w in enumerate(reversed(weights)):
+        key += (a[:, c] - np.int64(low[c])) * np.int64(w)    # each term and sum below 2**63: exact
+    return key
 
 
 def is_sorted_distinct(rows: np.ndarray) -> bool:

@@ -208,3 +208,22 @@ def test_an_unknown_kernel_choice_is_refused():
 def test_a_trie_of_a_column_order_that_is_not_one_is_a_value_error(order):
     with pytest.raises(ValueError, match="is not a list of distinct columns of 2"):
         CsrTrie.build(np.array([(1, 2)]), order)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3).flatmap(lambda k: relation(k, 20)), st.sampled_from([1, 2**31, 2**62, 2**63 - 1]))
+def test_distinct_rows_equal_sorted_sets(rows, scale):
+    # scale widens the columns' ranges across the packed key's limit (one int64 key per row) and back
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else np.zeros((0, 1), np.int64)
+    wide = np.where(np.abs(a) <= 3, a * np.int64(scale // 3 if scale > 3 else 1), a)
+    expected = sorted({tuple(r) for r in wide.tolist()})
+    assert [tuple(r) for r in distinct_rows(wide).tolist()] == expected
+
+
+@pytest.mark.parametrize("rows", [
+    [(5, 0), (5, 2**63 - 1), (5, -1)],                   # column 0 constant, column 1 wider than 2**63
+    [(0, -2**62), (0, 2**62 - 1), (0, 0)],               # the ranges multiply to exactly 2**63
+    [(1, -2**63), (0, 2**63 - 1), (1, 2**63 - 1), (0, -2**63)],
+])
+def test_distinct_rows_at_the_packed_keys_limit(rows):
+    assert [tuple(r) for r in distinct_rows(np.array(rows, dtype=np.int64)).tolist()] == sorted(set(rows))
