@@ -39,7 +39,7 @@ for running the property tests against a bounds-checked build.
 import cython
 import numpy as np
 
-from lftj.kernel_input import check_rows, join_input
+from lftj.kernel_input import JoinInput, check_rows, join_input
 
 COMPILED = cython.compiled
 
@@ -47,7 +47,8 @@ COMPILED = cython.compiled
 @cython.final
 @cython.cclass
 class Triejoin:
-    """The state of one join: the packed input (:class:`lftj.kernel_input.JoinInput`) and the stack."""
+    """The state of one join: the packed input, checked (a :class:`lftj.kernel_input.JoinInput`,
+    which only :func:`lftj.kernel_input.join_input` makes), and the stack."""
 
     keys: cython.longlong[::1]
     key_start: cython.longlong[::1]
@@ -67,6 +68,8 @@ class Triejoin:
     n_vars: cython.Py_ssize_t
 
     def __init__(self, j):
+        if not isinstance(j, JoinInput):
+            raise TypeError(f"a Triejoin runs a checked JoinInput (from join_input), not {type(j).__name__}")
         self.keys, self.key_start, self.offsets = j.keys, j.key_start, j.offsets
         self.child, self.root, self.depth_start = j.child, j.root, j.depth_start
         self.iters = j.participants.copy()

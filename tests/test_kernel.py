@@ -182,6 +182,12 @@ def test_malformed_rows_are_a_value_error(k, a, b, message):
 
 
 @BOTH
+def test_a_join_runs_only_on_checked_input(k):
+    with pytest.raises(TypeError, match="checked JoinInput"):
+        k.Triejoin(type("Unchecked", (), {})())
+
+
+@BOTH
 def test_the_kernel_doctests(k):
     result = doctest.testmod(k, verbose=False)
     assert result.attempted > 0 and result.failed == 0
