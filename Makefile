@@ -3,9 +3,9 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: run test test-all bench clean
+.PHONY: run test test-all test-kernel-checked bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py lftj/kernel.py      # the kernel compiles in the install
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,spark,notebook]'
@@ -28,9 +28,16 @@ test-all: $(VENV)/.installed
 	$(VENV)/bin/lint-imports --no-cache
 	DATALOG_TEST_LONG=1 DATALOG_DOCS_SPARK=1 $(PY) -m pytest $(PYTEST_OPTS) $(TESTS)
 
+# The kernel's property tests on a bounds-checked build of it (boundscheck, wraparound and
+# initializedcheck on), then the normal build back in place.
+test-kernel-checked: $(VENV)/.installed
+	DATALOG_KERNEL_CHECKS=1 $(PY) setup.py -q build_ext --inplace
+	$(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py; status=$$?; \
+	  $(PY) setup.py -q build_ext --inplace && exit $$status
+
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[dev,spark,notebook,bench]'
 	$(PY) -m bench static
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info lftj/*.so

@@ -11,6 +11,7 @@ import sys
 
 SUITES = {
     "static": "bench.static",
+    "kernel": "bench.kernel",
     "maintenance": "bench.maintenance",
     "thetajoin": "bench.thetajoin",
     "workspace": "bench.workspace",

@@ -1,5 +1,6 @@
 """The package as ``pip install .`` makes it: a wheel built from a copy of the sources, installed into
-a fresh virtualenv, runs programs from a directory outside the source tree.
+a fresh virtualenv, runs programs from a directory outside the source tree, on the kernel the
+build compiled (``lftj/kernel.py`` into an extension module, which the wheel holds beside its source).
 
 The fresh venv has no pip and no packages of its own; the wheel goes in with ``pip --python``
 (``--no-deps``), and its dependencies (lark, rich, pyarrow, ...) come from this interpreter's
@@ -22,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("datalog", "lftj", "maintenance")
 SHIPPED = (".py", ".lark")            # the modules and the data files the code reads
+EXTENSIONS = ("lftj/kernel",)          # compiled at build time from their .py (setup.py)
 
 PROGRAM = """
 .decl edge(x: symbol, y: symbol)
@@ -43,10 +45,10 @@ def _shipped(root: Path) -> set[str]:
 def _copy_sources(target: Path) -> None:
     """What a clean clone holds of the package (a build never sees this checkout's build/ or caches)."""
     target.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, target / name)
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, target / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(ROOT / package, target / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.c"))
 
 
 def _fresh_venv(where: Path) -> tuple[Path, Path]:
@@ -59,15 +61,15 @@ def _fresh_venv(where: Path) -> tuple[Path, Path]:
     return python, site
 
 
-def _run(args, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def _run(args, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "DATALOG_KERNEL")}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_the_wheel_holds_every_module_and_runs_outside_the_sources(tmp_path):
     _copy_sources(tmp_path / "src")
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"),
-                  str(tmp_path / "src")], tmp_path)
+                  str(tmp_path / "src")], tmp_path, timeout=600)    # compiles the kernel (C)
     assert built.returncode == 0, built.stderr
     wheel, = (tmp_path / "dist").glob("*.whl")
     python, site = _fresh_venv(tmp_path / "venv")
@@ -76,6 +78,8 @@ def test_the_wheel_holds_every_module_and_runs_outside_the_sources(tmp_path):
     assert installed.returncode == 0, installed.stderr
 
     assert _shipped(site) == _shipped(ROOT)                    # every module and data file, nothing else
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    assert all((site / (name + suffix)).is_file() for name in EXTENSIONS), sorted(site.rglob("*.so"))
     work = tmp_path / "work"
     (work / "facts").mkdir(parents=True)
     (work / "prog.dl").write_text(PROGRAM)
@@ -91,6 +95,8 @@ def test_the_wheel_holds_every_module_and_runs_outside_the_sources(tmp_path):
     assert "+path\te\tf" in run.stdout and "-path\ta\tb" in run.stdout
     why = _run([datalog, "explain-fact", "prog.dl", 'path("a", "e")', "-F", "facts"], work)
     assert why.returncode == 0 and "edge" in why.stdout, why.stderr
+    kernel = _run([python, "-c", "from lftj import kernels; print(kernels.which(), kernels.kernel.__file__)"], work)
+    assert kernel.stdout.split() == ["compiled", str(site / ("lftj/kernel" + suffix))], kernel.stdout + kernel.stderr
     version = _run([datalog, "--version"], work)
     assert version.returncode == 0 and version.stdout.split() == ["datalog-lftj", _version()], version.stderr
 

@@ -36,6 +36,7 @@ class Result:
     rows: int | None = None
     digest: str | None = None    # sha256 of the sorted output lines
     rss_mb: float | None = None  # peak resident set size of the engine process
+    cpu_seconds: float | None = None  # user + system CPU time of the engine process
     note: str = ""
 
 
@@ -67,15 +68,15 @@ def run(peer, workdir: Path, outdir: Path, output: str, timeout: float) -> Resul
     if proc.returncode != 0 or not stats.exists():
         return Result("error", time.perf_counter() - t0, note=f"launcher exit {proc.returncode}")
     st = json.loads(stats.read_text())
-    seconds, rss = st["seconds"], st["rss_mb"]
+    seconds, rss, cpu = st["seconds"], st["rss_mb"], st.get("cpu_seconds")
     if st["exitcode"] != 0:
-        return Result("error", seconds, rss_mb=rss,
+        return Result("error", seconds, rss_mb=rss, cpu_seconds=cpu,
                       note=f"exit {st['exitcode']}: {tail(log)}  (log: {log})")
     out = outdir / f"{output}.csv"
     if not out.exists():
-        return Result("error", seconds, rss_mb=rss, note=f"no output file {out}")
+        return Result("error", seconds, rss_mb=rss, cpu_seconds=cpu, note=f"no output file {out}")
     rows, digest = digest_rows(out)
-    return Result("ok", seconds, rows, digest, rss)
+    return Result("ok", seconds, rows, digest, rss, cpu)
 
 
 def digest_rows(path: Path) -> tuple[int, str]:

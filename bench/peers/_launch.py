@@ -1,6 +1,6 @@
 """python peers/_launch.py RESULT_JSON ARGV...
 
-Runs ARGV and writes {"seconds", "exitcode", "rss_mb"} to RESULT_JSON.
+Runs ARGV and writes {"seconds", "exitcode", "rss_mb", "cpu_seconds"} to RESULT_JSON.
 The harness starts every engine through this tiny fresh interpreter because
 Linux carries ru_maxrss across fork+exec: an engine forked straight from the
 harness would report at least the harness's own peak RSS (hundreds of MB after
@@ -20,4 +20,4 @@ if __name__ == "__main__":
     seconds = time.perf_counter() - t0
     with open(result, "w") as f:
         json.dump({"seconds": seconds, "exitcode": os.waitstatus_to_exitcode(status),
-                   "rss_mb": usage.ru_maxrss / 1024}, f)
+                   "rss_mb": usage.ru_maxrss / 1024, "cpu_seconds": usage.ru_utime + usage.ru_stime}, f)

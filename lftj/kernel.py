@@ -1,0 +1,286 @@
+"""The compiled leapfrog triejoin (Veldhuizen, LFTJ §3) over CSR tries, and set operations on rows.
+
+One source, two builds. This file is Cython's pure-Python mode: the install compiles it
+(``setup.py``, ``cythonize``) into the extension module ``lftj.kernel``, which Python imports
+before this ``.py``; the same file run by the plain interpreter is the kernel's uncompiled twin
+(``DATALOG_KERNEL=python``, see :mod:`lftj.kernels`), which the property tests compare with the
+compiled one and with a naive join. ``COMPILED`` says which of the two this is.
+
+* :func:`triejoin` -- every binding of a join of atoms over a variable order, one row per
+  result, columns in variable order. ``atom_vars[a]`` lists the variable that each trie level of
+  atom ``a`` binds, in trie order (increasing in the variable order); ``tries[a]`` is that
+  atom's :class:`lftj.csr.CsrTrie`. Constants and variables repeated within an atom are out of
+  scope: the planner turns them into pre-filtered tries before the join.
+* :func:`union`, :func:`difference`, :func:`intersection` -- of two 2-D int64 arrays of sorted
+  distinct rows (semi-naive evaluation's stable, recent and to-add relations), by one merge.
+
+The loop is the paper's: at each depth a leapfrog join (leapfrog-init, leapfrog-search,
+leapfrog-next; seeks gallop then bisect within the node) over the trie levels that bind the
+depth's variable, and triejoin-open / triejoin-up between depths, with an explicit stack (per
+level its position and the end of its open node; per depth the leapfrog's current iterator).
+
+Inputs are checked once per call before anything indexes with them (:mod:`lftj.kernel_input`:
+a ``ValueError`` naming what is wrong); the inner loop then runs without Python objects and,
+normally, without bounds checks. ``DATALOG_KERNEL_CHECKS=1`` at build time (``DATALOG_KERNEL_CHECKS=1
+pip install -e .``) compiles it with ``boundscheck``, ``wraparound`` and ``initializedcheck`` on,
+for running the property tests against a bounds-checked build.
+
+>>> import numpy as np
+>>> from lftj.csr import CsrTrie
+>>> edges = np.array([(1, 2), (2, 3), (3, 1), (2, 4)])
+>>> # tri(x, y, z) :- edge(x, y), edge(y, z), edge(z, x).   order x, y, z (variables 0, 1, 2)
+>>> by_xy, by_yx = CsrTrie.build(edges, (0, 1)), CsrTrie.build(edges, (1, 0))
+>>> triejoin(3, [[0, 1], [1, 2], [0, 2]], [by_xy, by_xy, by_yx]).tolist()
+[[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+>>> union(np.array([[1, 2], [3, 4]]), np.array([[2, 0], [3, 4]])).tolist()
+[[1, 2], [2, 0], [3, 4]]
+"""
+
+import cython
+import numpy as np
+
+from lftj.kernel_input import JoinInput, check_rows, join_input
+
+COMPILED = cython.compiled
+
+
+@cython.final
+@cython.cclass
+class Triejoin:
+    """The state of one join: the packed input, checked (a :class:`lftj.kernel_input.JoinInput`,
+    which only :func:`lftj.kernel_input.join_input` makes), and the stack."""
+
+    keys: cython.longlong[::1]
+    key_start: cython.longlong[::1]
+    offsets: cython.longlong[::1]
+    child: cython.longlong[::1]
+    root: cython.uchar[::1]
+    iters: cython.longlong[::1]           # per depth, its levels (in depth_start's ranges), leapfrog order
+    depth_start: cython.longlong[::1]
+    pos: cython.longlong[::1]             # per level: the iterator's position in keys
+    end: cython.longlong[::1]             # per level: the end of its open node
+    p: cython.longlong[::1]               # per depth: the leapfrog's current iterator
+    at_end: cython.uchar[::1]             # per depth: the leapfrog is at its end
+    binding: cython.longlong[::1]         # per depth: the leapfrog's key
+    out: cython.longlong[:, ::1]
+    out_array: object
+    n_out: cython.Py_ssize_t
+    n_vars: cython.Py_ssize_t
+
+    def __init__(self, j):
+        if not isinstance(j, JoinInput):
+            raise TypeError(f"a Triejoin runs a checked JoinInput (from join_input), not {type(j).__name__}")
+        self.keys, self.key_start, self.offsets = j.keys, j.key_start, j.offsets
+        self.child, self.root, self.depth_start = j.child, j.root, j.depth_start
+        self.iters = j.participants.copy()
+        levels, self.n_vars = len(j.child), j.n_vars
+        self.pos, self.end = np.zeros(levels, np.int64), np.zeros(levels, np.int64)
+        self.p, self.binding = np.zeros(self.n_vars, np.int64), np.zeros(self.n_vars, np.int64)
+        self.at_end = np.zeros(self.n_vars, np.uint8)
+        self.out_array = np.zeros((16, self.n_vars), np.int64)
+        self.out, self.n_out = self.out_array, 0
+
+    def run(self):
+        """The bindings, one row per result (the array is the caller's)."""
+        self.join()
+        return self.out_array[:self.n_out].copy()
+
+    @cython.cfunc
+    def join(self) -> cython.int:
+        depth: cython.Py_ssize_t = 0
+        self.triejoin_open(0)
+        while True:
+            if self.at_end[depth]:
+                if depth == 0:
+                    return 0
+                depth = self.triejoin_up(depth)
+                self.leapfrog_next(depth)
+            elif depth == self.n_vars - 1:
+                self.emit()
+                self.leapfrog_next(depth)
+            else:
+                depth += 1
+                self.triejoin_open(depth)
+
+    @cython.cfunc
+    def triejoin_open(self, depth: cython.Py_ssize_t) -> cython.int:
+        """Open, below its parent's key, every level that binds the depth's variable."""
+        i: cython.Py_ssize_t
+        g: cython.Py_ssize_t
+        at: cython.Py_ssize_t
+        for i in range(self.depth_start[depth], self.depth_start[depth + 1]):
+            g = self.iters[i]
+            if self.root[g]:                       # an atom's first level: one node, the whole level
+                self.pos[g], self.end[g] = self.key_start[g], self.key_start[g + 1]
+            else:                                  # the children of the parent level's key
+                at = self.child[g - 1] + self.pos[g - 1] - self.key_start[g - 1]
+                self.pos[g], self.end[g] = self.offsets[at], self.offsets[at + 1]
+        return self.leapfrog_init(depth)
+
+    @cython.cfunc
+    def triejoin_up(self, depth: cython.Py_ssize_t) -> cython.Py_ssize_t:
+        """Back to the depth before: its levels' positions are where the open left them."""
+        return depth - 1
+
+    @cython.cfunc
+    def leapfrog_init(self, depth: cython.Py_ssize_t) -> cython.int:
+        i: cython.Py_ssize_t
+        j: cython.Py_ssize_t
+        g: cython.longlong
+        first: cython.Py_ssize_t = self.depth_start[depth]
+        for i in range(first, self.depth_start[depth + 1]):
+            if self.pos[self.iters[i]] == self.end[self.iters[i]]:
+                self.at_end[depth] = 1             # an empty iterator: nothing at this depth
+                return 0
+        for i in range(first + 1, self.depth_start[depth + 1]):   # sort the iterators by key
+            g, j = self.iters[i], i
+            while j > first and self.keys[self.pos[self.iters[j - 1]]] > self.keys[self.pos[g]]:
+                self.iters[j] = self.iters[j - 1]
+                j -= 1
+            self.iters[j] = g
+        self.at_end[depth], self.p[depth] = 0, 0
+        return self.leapfrog_search(depth)
+
+    @cython.cfunc
+    def leapfrog_search(self, depth: cython.Py_ssize_t) -> cython.int:
+        first: cython.Py_ssize_t = self.depth_start[depth]
+        k: cython.Py_ssize_t = self.depth_start[depth + 1] - first
+        p: cython.Py_ssize_t = self.p[depth]
+        g: cython.Py_ssize_t = self.iters[first + (p + k - 1) % k]
+        x_max: cython.longlong = self.keys[self.pos[g]]   # the greatest key: the one before p
+        x: cython.longlong
+        while True:
+            g = self.iters[first + p]
+            x = self.keys[self.pos[g]]
+            if x == x_max:                         # every iterator agrees: the key at this depth
+                self.p[depth], self.binding[depth] = p, x
+                return 0
+            self.seek(g, x_max)                    # the least key leaps to the greatest
+            if self.pos[g] == self.end[g]:
+                self.at_end[depth] = 1
+                return 0
+            x_max = self.keys[self.pos[g]]
+            p = p + 1 if p + 1 < k else 0
+
+    @cython.cfunc
+    def leapfrog_next(self, depth: cython.Py_ssize_t) -> cython.int:
+        first: cython.Py_ssize_t = self.depth_start[depth]
+        k: cython.Py_ssize_t = self.depth_start[depth + 1] - first
+        p: cython.Py_ssize_t = self.p[depth]
+        g: cython.Py_ssize_t = self.iters[first + p]
+        self.pos[g] += 1
+        if self.pos[g] == self.end[g]:
+            self.at_end[depth] = 1
+            return 0
+        self.p[depth] = p + 1 if p + 1 < k else 0
+        return self.leapfrog_search(depth)
+
+    @cython.cfunc
+    def seek(self, g: cython.Py_ssize_t, target: cython.longlong) -> cython.int:
+        """Move level ``g`` to its least key >= target in the open node (or to its end):
+        gallop forward from the position, then bisect the last step."""
+        lo: cython.Py_ssize_t = self.pos[g]
+        hi: cython.Py_ssize_t = self.end[g]
+        step: cython.Py_ssize_t = 1
+        mid: cython.Py_ssize_t
+        if self.keys[lo] >= target:
+            return 0
+        while lo + step < hi and self.keys[lo + step] < target:   # keys[lo] < target throughout
+            lo += step
+            step *= 2
+        hi = min(lo + step, hi)
+        lo += 1
+        while lo < hi:                             # the least position in [lo, hi) >= target
+            mid = lo + (hi - lo) // 2
+            if self.keys[mid] < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        self.pos[g] = lo
+        return 0
+
+    @cython.cfunc
+    def emit(self) -> cython.int:
+        v: cython.Py_ssize_t
+        if self.n_out == self.out.shape[0]:
+            self.grow()
+        for v in range(self.n_vars):
+            self.out[self.n_out, v] = self.binding[v]
+        self.n_out += 1
+        return 0
+
+    @cython.cfunc
+    def grow(self) -> cython.int:
+        bigger = np.zeros((2 * self.n_out, self.n_vars), np.int64)
+        bigger[:self.n_out] = self.out_array
+        self.out_array = bigger
+        self.out = bigger
+        return 0
+
+
+def triejoin(n_vars, atom_vars, tries):
+    """Every binding of the join, as an int64 array of ``n_vars`` columns (see the module's docstring)."""
+    return Triejoin(join_input(n_vars, atom_vars, tries)).run()
+
+
+def union(a, b):
+    """The sorted distinct rows in ``a`` or ``b``."""
+    return _merged(a, b, True, True, True)
+
+
+def difference(a, b):
+    """The sorted distinct rows in ``a`` and not in ``b``."""
+    return _merged(a, b, True, False, False)
+
+
+def intersection(a, b):
+    """The sorted distinct rows in both ``a`` and ``b``."""
+    return _merged(a, b, False, True, False)
+
+
+def _merged(a, b, only_a: cython.bint, both: cython.bint, only_b: cython.bint):
+    a = check_rows("the first operand", a)
+    b = check_rows("the second operand", b, a.shape[1])
+    out = np.zeros(((len(a) if only_a or both else 0) + (len(b) if only_b else 0), a.shape[1]), np.int64)
+    return out[:_merge(a, b, out, only_a, both, only_b)]
+
+
+@cython.cfunc
+def _merge(a: cython.longlong[:, ::1], b: cython.longlong[:, ::1], out: cython.longlong[:, ::1],
+           only_a: cython.bint, both: cython.bint, only_b: cython.bint) -> cython.Py_ssize_t:
+    """One merge of two sorted row arrays into ``out``, keeping the rows only in ``a``, in both,
+    or only in ``b`` as told; the number of rows written."""
+    i: cython.Py_ssize_t = 0
+    j: cython.Py_ssize_t = 0
+    n: cython.Py_ssize_t = 0
+    c: cython.int
+    while i < a.shape[0] or j < b.shape[0]:
+        c = -1 if j == b.shape[0] else 1 if i == a.shape[0] else _compare(a, i, b, j)
+        if c < 0 and only_a:
+            n = _copy_row(a, i, out, n)
+        elif c == 0 and both:
+            n = _copy_row(a, i, out, n)
+        elif c > 0 and only_b:
+            n = _copy_row(b, j, out, n)
+        i += c <= 0
+        j += c >= 0
+    return n
+
+
+@cython.cfunc
+def _compare(a: cython.longlong[:, ::1], i: cython.Py_ssize_t,
+             b: cython.longlong[:, ::1], j: cython.Py_ssize_t) -> cython.int:
+    col: cython.Py_ssize_t
+    for col in range(a.shape[1]):
+        if a[i, col] != b[j, col]:
+            return -1 if a[i, col] < b[j, col] else 1
+    return 0
+
+
+@cython.cfunc
+def _copy_row(src: cython.longlong[:, ::1], i: cython.Py_ssize_t,
+              out: cython.longlong[:, ::1], n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    col: cython.Py_ssize_t
+    for col in range(src.shape[1]):
+        out[n, col] = src[i, col]
+    return n + 1
