@@ -20,6 +20,7 @@ from datalog.language.errors import DatalogError
 from datalog import refresh as refresh_module
 from datalog.refresh import describe, refresh
 from datalog.workspace.workspace import Workspace
+from tiers import scale
 
 pytest.importorskip("pyspark")
 
@@ -305,7 +306,7 @@ def _refreshed(spark, managed, versions):
 
 @given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=14),
                                    st.sets(st.integers(0, 6), max_size=3)), min_size=2, max_size=4))
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=scale(2, 5), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions):
     """A random stream of table versions: after every refresh, from-scratch evaluation."""
     for _ in _refreshed(spark, managed, versions):
@@ -314,7 +315,7 @@ def test_random_table_versions_refresh_to_from_scratch(spark, managed, versions)
 
 @given(versions=st.lists(st.tuples(st.sets(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=12),
                                    st.sets(st.integers(0, 4), max_size=2)), min_size=5, max_size=7))
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=scale(2, 4), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_random_versions_through_snapshot_chains(spark, managed, monkeypatch, versions):
     """Delta versions only, up to three in a chain, then a full one: rows deleted in one version
     and inserted again in a later one are resolved by their last event."""
