@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from datalog.language import ast, recordtypes
+from datalog.language import ast, recordtypes, rejections
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
                                      UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
                                      Unsupported, WildcardInHead)
+from datalog.language.declared import check_declared, plain
 from datalog.language.lints import warn_empty_relations, warn_singleton_variables
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
@@ -93,7 +94,12 @@ def check_arity(ctx: Checked) -> None:
 
 
 def check_undefined(ctx: Checked) -> None:
-    """A relation read by a rule or a directive must be declared, given facts, derived or input."""
+    """A relation read by a rule or a directive must be declared, given facts, derived or input;
+    in a Soufflé program every relation needs a ``.decl`` (:mod:`datalog.language.declared`);
+    in plain Datalog one only read is empty."""
+    check_declared(ctx, _all_atoms(ctx.program))
+    if plain(ctx.program):
+        return
     defined = {c.head.relation for c in ctx.clauses}
     defined |= {d.relation for d in ctx.directives("input")}
     defined |= {name for name, info in ctx.schema.items() if info.declared}
@@ -323,6 +329,7 @@ def _wildcards(negation: ast.Negation, lonely: set[str], ctx: Checked) -> ast.Ne
 
 
 CHECKS = (
+    rejections.check_declarations,      # Soufflé's semantic checks (rejections.py)
     declare_types,
     declare_relations,
     check_arity,
@@ -331,6 +338,8 @@ CHECKS = (
     check_wildcard_in_head,
     negated_singletons,
     check_safety,
+    rejections.check_recursion,
+    rejections.check_aggregate_dependencies,
     unsigned_ranges,                    # x = range(1, 10) where x is an unsigned (issue 18)
     infer_types,
     check_types,

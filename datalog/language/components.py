@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from datalog.language import ast
+from datalog.language.names import check_scope
 from datalog.language.errors import BadOverride, ComponentArity, ComponentCycle, Span, UnknownComponent
 
 MAX_DEPTH = 100          # Soufflé's instantiation limit: .init inside components nested this deep
@@ -37,7 +38,10 @@ def expand(program: ast.Program) -> ast.Program:
     itself when it has none."""
     if not any(isinstance(s, (ast.Component, ast.Instantiation)) for s in program.statements):
         return program
+    check_scope(program.statements)
     scopes = _Scopes(program)
+    for component in scopes.every():
+        scopes.collect(component, {}, _Content(), [], frozenset(), MAX_DEPTH, ())   # overrides (checked anyway)
     out: list = []
     for stmt in program.statements:
         if isinstance(stmt, ast.Instantiation):
@@ -82,6 +86,16 @@ class _Scopes:
         self.enclosing[id(component)] = parent
         for inner in _components(component):
             self._note(inner, component)
+
+    def every(self) -> list[ast.Component]:
+        """Every component of the program, nested ones too: Soufflé checks each one's overrides
+        even when no ``.init`` instantiates it."""
+        out, todo = [], list(self.top)
+        while todo:
+            component = todo.pop(0)
+            out.append(component)
+            todo.extend(_components(component))
+        return out
 
     def lookup(self, scope, name: str, binding: dict, seen=()) -> ast.Component | None:
         """The component ``name`` (a type parameter is followed once) means inside ``scope``."""

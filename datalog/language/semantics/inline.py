@@ -8,11 +8,13 @@ constant; anything else becomes an equality ``use_arg = head_arg``). A relation 
 rules gives a disjunction of their bodies.
 
 Under negation, ``!r(t)`` becomes the conjunction over r's rules of their negated bodies (a
-disjunction of negated literals each) when no rule of r has a variable its head does not bind
-(Soufflé's condition); otherwise, and inside aggregates, r stays a materialised relation for
-that use (its rules kept), which gives the same tuples. Soufflé's restrictions are coded
-errors (``invalid_inline``): an inline relation in a recursion through inline relations, or
-one that is an input, an output or printed.
+disjunction of negated literals each). As in Soufflé, that needs every variable of r's rules
+in their heads and no ``_`` in the use: otherwise the use is ``invalid_inline``. Inside
+aggregates r stays a materialised relation for that use (its rules kept), which gives the same
+tuples. Soufflé's other restrictions are coded errors too: an inline relation in a recursion
+through inline relations, one that is an input, an output or printed (``invalid_inline``), and
+a rule of an inline relation whose head variable its body does not bind (``unbound_variable``,
+checked before inlining as in any rule).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from dataclasses import replace
 from itertools import count
 
 from datalog.language import ast
-from datalog.language.errors import InvalidInline
-from datalog.language.rewrites import split_heads
-from datalog.language.variables import substituted
+from datalog.language.errors import InvalidInline, UnboundVariable
+from datalog.language.rewrites import dnf, split_heads
+from datalog.language.variables import bound_variables, substituted
 
 QUALIFIER = "inline"
 
@@ -38,6 +40,8 @@ def inline(program: ast.Program) -> ast.Program:
     definitions = {name: [r for r in split_heads(program.rules) if r.heads[0].relation == name]
                    for name in names}
     _check_acyclic(definitions, names)
+    _check_grounded(definitions)
+    _check_negated_uses(program, definitions)
     fresh = count()
     statements = []
     for stmt in program.statements:
@@ -90,6 +94,52 @@ def _check_acyclic(definitions, names) -> None:
             if name not in seen:
                 seen.add(name)
                 todo.extend(reads[name])
+
+
+def _check_grounded(definitions) -> None:
+    """Every head variable of an inline relation's rule is bound by its body, as in any rule
+    (Soufflé checks it before inlining: ``b(x, y) :- x != y.`` is an error even where each use
+    of b would bind x and y)."""
+    for rules in definitions.values():
+        for rule in rules:
+            for alternative in dnf(rule.body):
+                bound = bound_variables(alternative)
+                for var in ast.variables(rule.heads):
+                    if var.name not in bound:
+                        raise UnboundVariable(f"variable {var.name} in the head of {rule.heads[0].relation} is "
+                                              f"not bound by a positive atom", var.span)
+
+
+def _check_negated_uses(program: ast.Program, definitions) -> None:
+    """Soufflé's limits of inlining under negation: ``!r(...)`` where a rule of r has a variable
+    its head does not hold (the negated body would need it quantified), or where the use holds
+    ``_`` (inlining names it, and it would be ungrounded)."""
+    own = {name for name, rules in definitions.items()
+           if any({v.name for v in ast.variables(r.body)} - {v.name for v in ast.variables(r.heads)}
+                  for r in rules)}
+    for stmt in program.statements:
+        if not isinstance(stmt, (ast.Rule, ast.Subsumption)):
+            continue
+        for negation in _negations(stmt.body):
+            name = negation.atom.relation
+            if name in own:
+                raise InvalidInline(f"inline relation {name} cannot be inlined under negation: a rule of {name} "
+                                    f"has a variable its head does not hold", negation.span)
+            wildcard = next((a for a in negation.atom.args if isinstance(a, ast.Wildcard)), None)
+            if name in definitions and wildcard is not None:
+                raise InvalidInline(f"inline relation {name} cannot be inlined under negation with _ as an "
+                                    f"argument (name the value, or bind it outside)",
+                                    wildcard.span or negation.span)
+
+
+def _negations(body):
+    """The negations of ``body``, in its disjunctions too, not inside aggregates."""
+    for literal in body:
+        if isinstance(literal, ast.Negation):
+            yield literal
+        elif isinstance(literal, ast.Disjunction):
+            for alternative in literal.alternatives:
+                yield from _negations(alternative)
 
 
 def _expand_rule(rule: ast.Rule, definitions, fresh) -> ast.Rule:

@@ -1,0 +1,51 @@
+"""Soufflé programs and plain Datalog: which relations must be declared.
+
+A program with any ``.decl``, ``.type``, ``.input``, ``.output``, ``.printsize``, ``.comp`` or
+``.init`` is a Soufflé program, and as in Soufflé every relation it uses (in a head, a body, a
+fact or a directive) needs a ``.decl``: a misspelt head (``cann(u) :- ...`` where ``can`` is
+declared) is ``undefined_relation`` at the misspelt atom, not a new relation.
+
+A program with none of these is plain Datalog, as Nemo and Crepe read it: every relation is
+inferred from its uses (arity from the first use, column types from facts and uses), a relation
+used only in bodies is empty, and a variable that occurs only inside one negated atom is
+existential there (``!edge(x, y)`` with y nowhere else: no y with ``edge(x, y)``).
+
+>>> from datalog.language.parser import parse
+>>> plain(parse('p(x) :- q(x).'))
+True
+>>> plain(parse('.decl q(x: number)\\np(x) :- q(x).'))
+False
+"""
+
+from __future__ import annotations
+
+from datalog.language import ast
+from datalog.language.errors import UndefinedRelation
+
+_SOUFFLE = (ast.Declaration, ast.Directive, ast.Component, ast.Instantiation, *ast.TYPE_DECLARATIONS)
+
+
+def plain(program: ast.Program) -> bool:
+    """No declaration or directive of Soufflé's: plain Datalog."""
+    return not any(isinstance(s, _SOUFFLE) for s in program.statements)
+
+
+def check_declared(ctx, atoms) -> None:
+    """In a Soufflé program, the first atom (of ``atoms``, every use in source order) or
+    directive whose relation has no ``.decl`` is ``undefined_relation``."""
+    if plain(ctx.program):
+        return
+    for atom in atoms:
+        if not _declared(ctx, atom.relation):
+            raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no .decl "
+                                    f"(a program with declarations declares every relation it uses)",
+                                    atom.span)
+    for directive in ctx.program.directives:
+        if not _declared(ctx, directive.relation):
+            raise UndefinedRelation(f"undefined relation {directive.relation} in .{directive.kind}: it has "
+                                    f"no .decl", directive.span)
+
+
+def _declared(ctx, name: str) -> bool:
+    info = ctx.schema.get(name)
+    return name.startswith("_") or "@" in name or (info is not None and info.declared)
