@@ -113,7 +113,7 @@ def test_wrong_value_in_a_directory_sample_is_corrupt(tmp_path, value):
 
 
 def test_a_float_in_a_float_column_and_symbols_in_a_symbol_column_are_fine(tmp_path):
-    program = ".decl r(x: float, s: symbol)\nr(1.5, \"a\").\nq(s) :- r(_, s).\n"
+    program = ".decl r(x: float, s: symbol)\nr(1.5, \"a\").\nq(s) :- r(_, s).\n.decl q(c0: symbol)\n"
     path = tmp_path / "ws"
     with Workspace.create(path, program) as ws:
         ws.engine.commit(inserts={"r": [(2.5, "b"), (-0.0, "")]})
@@ -131,7 +131,7 @@ def test_mixed_types_in_an_auto_column_are_corrupt(tmp_path):
     """A column no declaration types takes the one type its stored values have."""
     path = tmp_path / "ws"
     (tmp_path / "r.facts").write_text("1\n")
-    with Workspace.create(path, ".input r\nq(x) :- r(x).\n", tmp_path) as ws:
+    with Workspace.create(path, ".input r\nq(x) :- r(x).\n.decl q(c0: number)\n.decl r(c0: number)\n", tmp_path) as ws:
         ws.engine.commit(inserts={"r": [(2,)]})
         ws.engine.commit(inserts={"r": [(3,)]})
     with Workspace.open(path, readonly=True) as ws:

@@ -36,6 +36,11 @@ path(x, y) :- edge(x, y).
 unreach(x, y) :- node(x), node(y), !path(x, y).
 deg(x, c) :- node(x), c = count : edge(x, _).
 total(s) :- s = sum c : { deg(_, c) }.
+.decl node(c0: number)
+.decl path(c0: number, c1: number)
+.decl unreach(c0: number, c1: number)
+.decl deg(c0: number, c1: number)
+.decl total(c0: number)
 """
 EDGES = [(1, 2), (2, 3), (3, 4), (4, 2), (5, 6)]
 
@@ -64,7 +69,7 @@ def run_session(session: Session, text: str) -> list[str]:
     "path(x, z) :- path(x, y), edge(y, z).",                                   # recursion; negation, aggregate below
     "far(x) :- path(x, y), y > 3, !edge(x, y).\nmaxd(m) :- m = max c : deg(_, c).",
     "path(9, 9).\nedge(7, 7).",                                                # facts of an IDB and an EDB relation
-    ".decl score(n: symbol, v: number)\nscore(\"a\", 1). best(v) :- v = max x : score(_, x).",
+    ".decl score(n: symbol, v: number)\nscore(\"a\", 1). best(v) :- v = max x : score(_, x).\n.decl best(c0: number)",
 ])
 def test_extend_equals_a_fresh_engine(extension):
     engine = fresh(BASE, {"edge": EDGES})
@@ -252,7 +257,7 @@ def test_any_input_gives_results_or_diagnostics(tokens):
 
 def test_session_inserts_retracts_queries_and_reports():
     session = Session(Engine.from_source(".decl edge(a: number, b: number)\n"
-                                         "path(x, y) :- edge(x, y). path(x, z) :- path(x, y), edge(y, z)."))
+                                         "path(x, y) :- edge(x, y). path(x, z) :- path(x, y), edge(y, z).\n.decl path(c0: number, c1: number)"))
     session.engine.run()
     out = run_session(session, "edge(1, 2). edge(2, 3). ?- path(1, X). -edge(1, 2). ?- path(_, X). "
                                "?- path(2, 3). ?- path(1, 3).")
@@ -266,7 +271,7 @@ def test_session_inserts_retracts_queries_and_reports():
 
 
 def test_transactions_commit_together_and_rollback_discards():
-    session = Session(fresh(".decl e(a: number)\nc(n) :- n = count : e(_).", {}))
+    session = Session(fresh(".decl e(a: number)\nc(n) :- n = count : e(_).\n.decl c(c0: number)", {}))
     out = run_session(session, "begin e(1). e(2). -e(1). commit ?- c(N).")
     assert out[1:4] == ["queued (1 change in this transaction)", "queued (2 changes in this transaction)",
                         "queued (3 changes in this transaction)"]
@@ -279,7 +284,7 @@ def test_transactions_commit_together_and_rollback_discards():
 
 
 def test_a_failed_commit_leaves_the_transaction_open_and_nothing_changed():
-    session = Session(fresh(".decl e(a: number)\nq(y) :- e(x), y = 10 / x.\ne(5).", {}))
+    session = Session(fresh(".decl e(a: number)\nq(y) :- e(x), y = 10 / x.\ne(5).\n.decl q(c0: number)", {}))
     run_session(session, "begin e(0).")
     with pytest.raises(DatalogError) as info:
         run_session(session, "commit")
@@ -303,7 +308,7 @@ def test_a_failed_commit_leaves_the_transaction_open_and_nothing_changed():
     (".load /nonexistent.dl", "missing_input"),
 ])
 def test_errors_have_codes_and_change_nothing(text, code):
-    session = Session(fresh(".decl edge(a: number, b: number)\nedge(1, 2).\npath(x, y) :- edge(x, y).", {}))
+    session = Session(fresh(".decl edge(a: number, b: number)\nedge(1, 2).\npath(x, y) :- edge(x, y).\n.decl path(c0: number, c1: number)", {}))
     before, program = state(session.engine), str(session.engine.program)
     statements, rest = split(text, "<t>")
     if code is None:
@@ -317,7 +322,7 @@ def test_errors_have_codes_and_change_nothing(text, code):
 
 
 def test_facts_explain_stats_limit_and_quit():
-    session = Session(fresh(".decl n(v: number)\nsq(x, y) :- n(x), y = x * x.", {"n": [(i,) for i in range(30)]}))
+    session = Session(fresh(".decl n(v: number)\nsq(x, y) :- n(x), y = x * x.\n.decl sq(c0: number, c1: number)", {"n": [(i,) for i in range(30)]}))
     facts = run_session(session, ".facts sq 3")[0]
     assert facts.splitlines()[:3] == ["c1  c2", "--  --", " 0   0"]
     assert facts.endswith("30 rows, the first 3 shown (.limit N shows more)")

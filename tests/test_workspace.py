@@ -448,7 +448,7 @@ def test_reader_cannot_commit_and_init_refuses_existing(tmp_path):
 
 
 def test_values_of_every_type_survive(tmp_path):
-    program = '.decl r(a: number, b: symbol, c: float)\nr(1, "a\\"b", 2.5).\ns(x, y, z) :- r(x, y, z).\n'
+    program = '.decl r(a: number, b: symbol, c: float)\nr(1, "a\\"b", 2.5).\ns(x, y, z) :- r(x, y, z).\n.decl s(c0: number, c1: symbol, c2: float)\n'
     path = tmp_path / "ws"
     rows = [(-7, "ünï\tcode", 1.0), (2 ** 63 - 1, "", -0.5), (-2 ** 63, "x", float("inf"))]
     with Workspace.create(path, program) as ws:

@@ -19,6 +19,9 @@ deg(x, c) :- v(x), c = count : e(x, _).
 total(s) :- s = sum y : e(_, y).
 v(1). v(2). v(3). v(4). v(5).
 e(1, 2). e(2, 3). e(4, 4).
+.decl iso(c0: number)
+.decl deg(c0: number, c1: number)
+.decl total(c0: number)
 """
 
 EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)}}
@@ -51,6 +54,10 @@ proj(x, w) :- e(x, y), e(z, w), y < z + 1.
 uses(x) :- lt(x, _), !v(x).
 v(1). v(2). v(3). v(4). v(5).
 e(1, 2). e(2, 3). e(4, 4).
+.decl far(c0: number, c1: number)
+.decl pair(c0: number, c1: number, c2: number, c3: number)
+.decl proj(c0: number, c1: number)
+.decl uses(c0: number)
 """
 
 
@@ -98,6 +105,7 @@ def contents(engine) -> dict[str, set]:
 BLOCK = """\
 .decl hop2(x: number, y: number)
 hop2(x, z) :- e(x, y), e(y, z).
+.decl reach1(y: number)
 reach1(y) :- path(1, y).
 """
 

@@ -20,7 +20,7 @@ from datalog.language import ast, recordtypes, rejections
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
                                      UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
                                      Unsupported, WildcardInHead)
-from datalog.language.declared import check_declared, plain
+from datalog.language.declared import check_declared, existential_negations, plain
 from datalog.language.lints import warn_empty_relations, warn_singleton_variables
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
@@ -319,6 +319,8 @@ def negated_singletons(ctx: Checked) -> None:
         body = tuple(_wildcards(lit, lonely, ctx) if isinstance(lit, ast.Negation) else lit
                      for lit in clause.body)
         ctx.clauses[i] = replace(clause, body=body)
+    if plain(ctx.program):
+        existential_negations(ctx)
 
 
 def _wildcards(negation: ast.Negation, lonely: set[str], ctx: Checked) -> ast.Negation:

@@ -88,13 +88,15 @@ class _Scopes:
             self._note(inner, component)
 
     def every(self) -> list[ast.Component]:
-        """Every component of the program, nested ones too: Soufflé checks each one's overrides
-        even when no ``.init`` instantiates it."""
-        out, todo = [], list(self.top)
+        """Every component of the program, nested ones too, whose bases are components (not type
+        parameters): Soufflé checks their overrides even when no ``.init`` instantiates them."""
+        out, todo = [], [(c, frozenset()) for c in self.top]
         while todo:
-            component = todo.pop(0)
-            out.append(component)
-            todo.extend(_components(component))
+            component, params = todo.pop(0)
+            params = params | set(component.type.params)
+            if not any(base.name in params for base in component.bases):     # a base known only
+                out.append(component)                                        # at an instance
+            todo.extend((inner, params) for inner in _components(component))
         return out
 
     def lookup(self, scope, name: str, binding: dict, seen=()) -> ast.Component | None:

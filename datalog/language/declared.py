@@ -19,8 +19,13 @@ False
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 from datalog.language import ast
 from datalog.language.errors import UndefinedRelation
+from datalog.language.rewrites import Clause
+from datalog.language.types import RelationInfo
 
 _SOUFFLE = (ast.Declaration, ast.Directive, ast.Component, ast.Instantiation, *ast.TYPE_DECLARATIONS)
 
@@ -38,7 +43,7 @@ def check_declared(ctx, atoms) -> None:
     for atom in atoms:
         if not _declared(ctx, atom.relation):
             raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no .decl "
-                                    f"(a program with declarations declares every relation it uses)",
+                                    f"(a program with any .decl, .type, .input or .output declares every relation it uses)",
                                     atom.span)
     for directive in ctx.program.directives:
         if not _declared(ctx, directive.relation):
@@ -49,3 +54,30 @@ def check_declared(ctx, atoms) -> None:
 def _declared(ctx, name: str) -> bool:
     info = ctx.schema.get(name)
     return name.startswith("_") or "@" in name or (info is not None and info.declared)
+
+
+def existential_negations(ctx) -> None:
+    """Plain Datalog: ``!e(x, y, y)`` where y occurs nowhere else in the rule is "no y with
+    ``e(x, y, y)``": the negation of ``_exists_N(x) :- e(x, y, y).``, a clause made here (a
+    variable once in the rule is a wildcard already, :func:`checks.negated_singletons`)."""
+    for i, clause in enumerate(list(ctx.clauses)):
+        counts = Counter(v.name for v in ast.variables((clause.head, clause.body)))
+        body = []
+        for literal in clause.body:
+            if isinstance(literal, ast.Negation):
+                own = Counter(v.name for v in ast.variables(literal.atom))
+                local = {name for name, k in own.items() if counts[name] == k}
+                if local:
+                    literal = _exists(ctx, clause, literal, local)
+            body.append(literal)
+        ctx.clauses[i] = replace(clause, body=tuple(body))
+
+
+def _exists(ctx, clause, negation: ast.Negation, local: set[str]) -> ast.Negation:
+    atom = negation.atom
+    shared = list(dict.fromkeys(v.name for v in ast.variables(atom) if v.name not in local))
+    name = f"_exists_{sum(1 for n in ctx.schema if n.startswith('_exists_'))}"
+    head = ast.Atom(name, tuple(ast.Variable(v, atom.span) for v in shared), atom.span)
+    ctx.schema[name] = RelationInfo(name, len(shared), [None] * len(shared), False, atom.span)
+    ctx.clauses.append(Clause(head, (atom,), clause.rule, len(ctx.clauses)))
+    return ast.Negation(head, negation.span)

@@ -88,7 +88,7 @@ def check_recursion(ctx) -> None:
                                        f"would number new tuples, so the fixpoint never comes",
                                        node.span or clause.rule.span)
     for rule in ctx.program.rules:
-        if rule.plan:
+        if rule.plan and "@" not in rule.heads[0].relation:     # not a subsumption's dominance clause
             atoms = [lit for lit in rule.body if isinstance(lit, ast.Atom)]
             _check_plan(rule, atoms, scc.get(rule.heads[0].relation, frozenset()))
     for sub in ctx.program.subsumptions:
