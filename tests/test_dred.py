@@ -403,7 +403,7 @@ def recursive_programs(draw):
         lambda h: f"{h}({draw(VALUES)}, {draw(VALUES)}).",
         lambda h: f"{h}(x, x) :- {draw(pq)}(x, _), {draw(e)}(x, {draw(VALUES)}).",
     ]
-    lines = [f".decl {n}(a: number, b: number)" for n in edb]
+    lines = [f".decl {n}(a: number, b: number)" for n in [*edb, "low", "p", "q"]]
     lines.append(f"low(x, y) :- {draw(e)}(x, y), x != y.")
     for head in ("p", "q"):
         lines.append(templates[0](head))

@@ -287,6 +287,6 @@ def test_fixed_crashes_give_the_right_answer(text, relation, rows):
 
 def test_undeclared_input_symbol_times_two(tmp_path):
     (tmp_path / "r.facts").write_text("abc\n")
-    engine = Engine.from_source(".input r\np(y) :- r(x), y = x * 2.\n.decl p(c0: number)\n.decl r(c0: number)\n", tmp_path)
+    engine = Engine.from_source(".input r\np(y) :- r(x), y = x * 2.\n", tmp_path)
     with pytest.raises(DatalogError):
         engine.run()

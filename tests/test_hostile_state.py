@@ -131,7 +131,7 @@ def test_mixed_types_in_an_auto_column_are_corrupt(tmp_path):
     """A column no declaration types takes the one type its stored values have."""
     path = tmp_path / "ws"
     (tmp_path / "r.facts").write_text("1\n")
-    with Workspace.create(path, ".input r\nq(x) :- r(x).\n.decl q(c0: number)\n.decl r(c0: number)\n", tmp_path) as ws:
+    with Workspace.create(path, ".input r\nq(x) :- r(x).\n", tmp_path) as ws:
         ws.engine.commit(inserts={"r": [(2,)]})
         ws.engine.commit(inserts={"r": [(3,)]})
     with Workspace.open(path, readonly=True) as ws:

@@ -43,11 +43,12 @@ def test_a_misspelt_head_is_undefined_where_relations_are_declared():
     assert "cann/2" in info.value.message
 
 
-def test_a_directive_makes_a_souffle_program():
+def test_a_type_makes_a_souffle_program_and_directives_do_not():
     with pytest.raises(DatalogError) as info:
-        Engine.from_source("f(x) :- x = 100.\n.output f\n", name="prog.dl")
+        Engine.from_source(".type Id <: number\nf(x) :- x = 100.\n.output f\n", name="prog.dl")
     assert info.value.code == "undefined_relation"
-    assert (info.value.span.line, info.value.span.column) == (1, 1)
+    assert (info.value.span.line, info.value.span.column) == (2, 1)
+    assert _rows("f(x) :- x = 100.\n.output f\n", "f") == [(100,)]
 
 
 def test_a_variable_inside_one_negated_atom_is_existential_in_plain_datalog():

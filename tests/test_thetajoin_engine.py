@@ -294,7 +294,7 @@ def test_a_failure_inside_the_treduct_drops_the_maintainer(monkeypatch):
 
 
 def test_a_head_without_variables_counts_the_assignments():
-    engine = Engine.from_source(DECLS + ".decl flag(x: float)\nflag(0) :- r(a, _, _), s(d, _, _), a < d.")
+    engine = Engine.from_source(DECLS + ".decl flag(x: float)\nflag(0) :- r(a, _, _), s(d, _, _), a < d.\n.decl r(c0: number, c1: number, c2: number)\n.decl s(c0: number, c1: number, c2: number)")
     engine.insert("r", [(1, 0, 0), (2, 0, 0)])
     engine.run()
     assert engine.commit(inserts={"s": [(5, 0, 0)]})["flag"].inserted == {(0.0,)}
@@ -309,6 +309,9 @@ h(a, e) :- r(a, e, _), s(e, _, _).
 h(1, 1).
 .decl above(x: number)
 above(x) :- h(x, y), h(y, _), x < y.
+.decl r(c0: number, c1: number, c2: number)
+.decl s(c0: number, c1: number, c2: number)
+.decl t(c0: number, c1: number, c2: number)
 """
 
 

@@ -107,6 +107,8 @@ BLOCK = """\
 hop2(x, z) :- e(x, y), e(y, z).
 .decl reach1(y: number)
 reach1(y) :- path(1, y).
+.decl e(c0: number, c1: number)
+.decl path(c0: number, c1: number)
 """
 
 

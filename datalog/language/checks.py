@@ -98,15 +98,6 @@ def check_undefined(ctx: Checked) -> None:
     in a Soufflé program every relation needs a ``.decl`` (:mod:`datalog.language.declared`);
     in plain Datalog one only read is empty."""
     check_declared(ctx, _all_atoms(ctx.program))
-    if plain(ctx.program):
-        return
-    defined = {c.head.relation for c in ctx.clauses}
-    defined |= {d.relation for d in ctx.directives("input")}
-    defined |= {name for name, info in ctx.schema.items() if info.declared}
-    for atom in _all_atoms(ctx.program, heads=False):
-        if atom.relation not in defined:
-            raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no "
-                                    f".decl, facts, rules or .input", atom.span)
     for directive in ctx.program.directives:
         if directive.relation not in ctx.schema:          # no .decl and no use: arity unknown
             raise UndefinedRelation(f"undefined relation {directive.relation} in .{directive.kind}",

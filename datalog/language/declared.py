@@ -1,14 +1,16 @@
 """Soufflé programs and plain Datalog: which relations must be declared.
 
-A program with any ``.decl``, ``.type``, ``.input``, ``.output``, ``.printsize``, ``.comp`` or
-``.init`` is a Soufflé program, and as in Soufflé every relation it uses (in a head, a body, a
-fact or a directive) needs a ``.decl``: a misspelt head (``cann(u) :- ...`` where ``can`` is
-declared) is ``undefined_relation`` at the misspelt atom, not a new relation.
+A program with any ``.decl``, ``.type``, ``.comp`` or ``.init`` is a Soufflé program, and as in
+Soufflé every relation it uses (in a head, a body, a fact or a directive) needs a ``.decl``: a
+misspelt head (``cann(u) :- ...`` where ``can`` is declared) is ``undefined_relation`` at the
+misspelt atom, not a new relation.
 
 A program with none of these is plain Datalog, as Nemo and Crepe read it: every relation is
-inferred from its uses (arity from the first use, column types from facts and uses), a relation
-used only in bodies is empty, and a variable that occurs only inside one negated atom is
-existential there (``!edge(x, y)`` with y nowhere else: no y with ``edge(x, y)``).
+inferred from its uses (arity from the first use, column types from facts and uses; an
+``.input`` column nothing constrains from its values), a relation used only in bodies is empty,
+and a variable that occurs only inside one negated atom is existential there (``!edge(x, y)``
+with y nowhere else: no y with ``edge(x, y)``). ``.input``, ``.output`` and ``.printsize`` may
+name its relations.
 
 >>> from datalog.language.parser import parse
 >>> plain(parse('p(x) :- q(x).'))
@@ -27,11 +29,11 @@ from datalog.language.errors import UndefinedRelation
 from datalog.language.rewrites import Clause
 from datalog.language.types import RelationInfo
 
-_SOUFFLE = (ast.Declaration, ast.Directive, ast.Component, ast.Instantiation, *ast.TYPE_DECLARATIONS)
+_SOUFFLE = (ast.Declaration, ast.Component, ast.Instantiation, *ast.TYPE_DECLARATIONS)
 
 
 def plain(program: ast.Program) -> bool:
-    """No declaration or directive of Soufflé's: plain Datalog."""
+    """No declaration of Soufflé's (relation, type, component): plain Datalog."""
     return not any(isinstance(s, _SOUFFLE) for s in program.statements)
 
 
@@ -43,7 +45,7 @@ def check_declared(ctx, atoms) -> None:
     for atom in atoms:
         if not _declared(ctx, atom.relation):
             raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no .decl "
-                                    f"(a program with any .decl, .type, .input or .output declares every relation it uses)",
+                                    f"(a program with any .decl or .type declares every relation it uses)",
                                     atom.span)
     for directive in ctx.program.directives:
         if not _declared(ctx, directive.relation):
