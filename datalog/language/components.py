@@ -40,8 +40,11 @@ def expand(program: ast.Program) -> ast.Program:
         return program
     check_scope(program.statements)
     scopes = _Scopes(program)
-    for component in scopes.every():
-        scopes.collect(component, {}, _Content(), [], frozenset(), MAX_DEPTH, ())   # overrides (checked anyway)
+    for component in scopes.every():            # overrides, as Soufflé checks them without an .init
+        try:
+            scopes.collect(component, {}, _Content(), [], frozenset(), MAX_DEPTH, ())
+        except (UnknownComponent, ComponentArity, ComponentCycle):
+            pass                                # a base known only at an instance: checked there
     out: list = []
     for stmt in program.statements:
         if isinstance(stmt, ast.Instantiation):

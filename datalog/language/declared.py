@@ -55,7 +55,7 @@ def check_declared(ctx, atoms) -> None:
 
 def _declared(ctx, name: str) -> bool:
     info = ctx.schema.get(name)
-    return name.startswith("_") or "@" in name or (info is not None and info.declared)
+    return name.startswith(("_", "?")) or "@" in name or (info is not None and info.declared)
 
 
 def existential_negations(ctx) -> None:

@@ -12,9 +12,9 @@ disjunction of negated literals each). As in Soufflé, that needs every variable
 in their heads and no ``_`` in the use: otherwise the use is ``invalid_inline``. Inside
 aggregates r stays a materialised relation for that use (its rules kept), which gives the same
 tuples. Soufflé's other restrictions are coded errors too: an inline relation in a recursion
-through inline relations, one that is an input, an output or printed (``invalid_inline``), and
-a rule of an inline relation whose head variable its body does not bind (``unbound_variable``,
-checked before inlining as in any rule).
+through inline relations, or one that is an input, an output or printed (``invalid_inline``).
+A relation also qualified ``no_inline``, or named by ``.pragma "inline-exclude" "r"``, is not
+inlined (its rules are checked and evaluated as any rule's).
 """
 
 from __future__ import annotations
@@ -24,23 +24,25 @@ from dataclasses import replace
 from itertools import count
 
 from datalog.language import ast
-from datalog.language.errors import InvalidInline, UnboundVariable
-from datalog.language.rewrites import dnf, split_heads
-from datalog.language.variables import bound_variables, substituted
+from datalog.language.errors import InvalidInline
+from datalog.language.rewrites import split_heads
+from datalog.language.variables import substituted
 
 QUALIFIER = "inline"
 
 
 def inline(program: ast.Program) -> ast.Program:
     """``program`` with the positive uses of its inline relations replaced by their rules."""
-    names = {d.relation: d for d in program.declarations if QUALIFIER in d.qualifiers}
+    excluded = {name.strip() for p in program.pragmas if p.key == "inline-exclude"
+                for name in (p.value or "").split(",")}
+    names = {d.relation: d for d in program.declarations if QUALIFIER in d.qualifiers
+             and "no_inline" not in d.qualifiers and d.relation not in excluded}   # as Soufflé: not inlined
     if not names:
         return program
     _check_io(program, names)
     definitions = {name: [r for r in split_heads(program.rules) if r.heads[0].relation == name]
                    for name in names}
     _check_acyclic(definitions, names)
-    _check_grounded(definitions)
     _check_negated_uses(program, definitions)
     fresh = count()
     statements = []
@@ -94,20 +96,6 @@ def _check_acyclic(definitions, names) -> None:
             if name not in seen:
                 seen.add(name)
                 todo.extend(reads[name])
-
-
-def _check_grounded(definitions) -> None:
-    """Every head variable of an inline relation's rule is bound by its body, as in any rule
-    (Soufflé checks it before inlining: ``b(x, y) :- x != y.`` is an error even where each use
-    of b would bind x and y)."""
-    for rules in definitions.values():
-        for rule in rules:
-            for alternative in dnf(rule.body):
-                bound = bound_variables(alternative)
-                for var in ast.variables(rule.heads):
-                    if var.name not in bound:
-                        raise UnboundVariable(f"variable {var.name} in the head of {rule.heads[0].relation} is "
-                                              f"not bound by a positive atom", var.span)
 
 
 def _check_negated_uses(program: ast.Program, definitions) -> None:
