@@ -17,11 +17,14 @@ The package's top level is its public API:
 ``Subscription``         ``engine.subscribe(name, callback)``: each commit's change of a relation
 ``TableChange``          one delivered change: ``commit``, ``inserted``, ``retracted``, ``table``
 ``SubscriptionWarning``  a subscriber's callback raised (the commit stands)
-``Answers``              a query's answers as a table (what ``%%datalog --as table`` gives)
+``Answers``              ``engine.query("?- body.")``: columns, rows, ``df()``, ``pl()``, ``arrow()``
+``Record``, ``NIL``      a record value ``Record((1, "a"))`` and ``nil``, as rows of a record column hold them
+``Branch``               an ADT value ``Branch(("Circle", 2.5))`` (``$Circle(2.5)``), ``Branch(("Empty",))``
 ``ProgressBar``          a rich progress bar for ``engine.run(progress)`` (:mod:`datalog.engine.progress`)
 ``Workspace``            a program and its maintained state on disk (:mod:`datalog.workspace`)
 ``DatalogError``         every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
 ``parse``                program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
+``parse_query``          a query's text (``?- path(1, x).``) -> its body, for ``engine.ask``
 ``run``                  the whole pipeline on a program text -> its relations (:mod:`datalog.engine.pipeline`)
 =======================  ======================================================================================
 
@@ -52,12 +55,16 @@ _WHERE = {
     "Subscription": "datalog.engine.tables",
     "TableChange": "datalog.engine.tables",
     "SubscriptionWarning": "datalog.engine.tables",
-    "Answers": "datalog.engine.tables",
+    "Answers": "datalog.engine.query",
+    "Record": "datalog.language.composites",
+    "NIL": "datalog.language.composites",
+    "Branch": "datalog.language.composites",
     "ProgressBar": "datalog.engine.progress",
     "Workspace": "datalog.workspace.workspace",
     "DatalogError": "datalog.language.errors",
     "parse": "datalog.language.parser",
     "parse_file": "datalog.language.parser",
+    "parse_query": "datalog.language.parser",
     "run": "datalog.engine.pipeline",
 }
 

@@ -4,11 +4,11 @@ A cell holds what the REPL takes (:mod:`datalog.cli.repl`): declarations, facts,
 retractions (``-edge(1, 2).``), ``begin`` ... ``commit``, queries (``?- path(1, X).``) and the
 ``.`` commands, run in order against a session engine. What each statement changed is printed
 (``edge +1, path +2``); a query's answers are a pandas DataFrame (``--as polars``, ``arrow``, or
-``table``: :class:`datalog.engine.tables.Answers`): shown where the query is, and the cell's
-value when the query is the cell's last statement (``-o NAME`` also stores the last answers in
-the variable ``NAME``). A statement that fails stops the cell with its diagnostic (a
-``UsageError``, no traceback) and changes nothing; the statements before it stay done, each its
-own commit as in the REPL (``begin`` ... ``commit`` makes them one).
+``table``: :class:`datalog.engine.query.Answers`, what ``engine.query`` gives): shown where the
+query is, and the cell's value when the query is the cell's last statement (``-o NAME`` also
+stores the last answers in the variable ``NAME``). A statement that fails stops the cell with its
+diagnostic (a ``UsageError``, no traceback) and changes nothing; the statements before it stay
+done, each its own commit as in the REPL (``begin`` ... ``commit`` makes them one).
 
     %%datalog [NAME] [-w DIR] [-F DIR] [-o VAR] [--as pandas|polars|arrow|table]
 
@@ -17,7 +17,8 @@ own commit as in the REPL (``begin`` ... ``commit`` makes them one).
 that engine (or workspace: changes are durable commits, rules are blocks); any other name is
 a session engine of its own, kept for the kernel's life (:func:`engine` gives it to Python).
 ``-w DIR`` continues the session on the workspace ``DIR`` (opened as its writer, or created
-from the session's program and relations when there is none); ``-F DIR`` reads ``.input``
+from the session's program and relations when there is none: ``DIR`` absent or a directory
+without a workspace's files, an empty one too); ``.quit`` ends the cell, not the session; ``-F DIR`` reads ``.input``
 files from ``DIR``. Long loads and evaluations show a rich progress bar
 (:mod:`datalog.engine.progress`). The extension also shows relations and answers as rich
 tables in a terminal IPython (Jupyter shows their HTML, ``_repr_html_``).
@@ -28,6 +29,7 @@ imports it, and only ``%load_ext datalog`` imports this module.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,12 +39,14 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from datalog.cli.repl import Session
+from datalog.cli.repl_commands import Quit
 from datalog.cli.statements import UNFINISHED, split
 from datalog.engine.engine import Engine
 from datalog.engine.progress import ProgressBar
-from datalog.engine.tables import Answers, Relation
+from datalog.engine.query import Answers
+from datalog.engine.tables import Relation
 from datalog.language.errors import DatalogError
-from datalog.workspace.workspace import Workspace
+from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 
 _SESSIONS: dict[str, Session] = {}
 
@@ -86,12 +90,18 @@ class DatalogMagics(Magics):
             session.engine.facts_dir = Path(args.facts)
         statements, rest = split(cell, f"<cell {args.name}>")
         if args.workspace is not None:
-            statements.insert(0, _command(".open" if Path(args.workspace).exists() else ".save", args.workspace))
+            statements.insert(0, _command(".open" if _holds_workspace(Path(args.workspace)) else ".save",
+                                          args.workspace))
         if rest is not None:                    # the cell ends inside a statement
             statements.append(replace(rest, kind=UNFINISHED))
         value, last = None, None
         for i, statement in enumerate(statements):
-            value = _run(session, statement, args.kind)
+            try:
+                value = _run(session, statement, args.kind)
+            except Quit:                        # the REPL's way out: here the cell's end
+                print(QUIT)
+                value = None
+                break
             if value is not None:
                 last = value
                 if i < len(statements) - 1:
@@ -99,6 +109,15 @@ class DatalogMagics(Magics):
         if args.out is not None and last is not None:
             self.shell.user_ns[args.out] = last
         return value
+
+
+QUIT = ".quit ends the REPL; in a notebook it ends the cell (the session stays; restart the kernel to end it)"
+
+
+def _holds_workspace(path: Path) -> bool:
+    """Whether ``-w DIR`` opens a workspace (DIR has its files: a damaged one is reported by
+    ``.open``) or saves the session to a new one (DIR absent, or a directory without them)."""
+    return any(os.path.lexists(path / name) for name in (SNAPSHOT, LOG))
 
 
 def _command(word: str, path: str):
@@ -113,11 +132,11 @@ def _run(session: Session, statement, kind: str):
         engine.progress = bar
         try:
             if statement.kind == "query":
-                names, rows = session.answer(statement)
-                if not names:
-                    print("true" if rows else "false")
+                answers = session.answer(statement)        # what engine.query gives
+                if not answers.columns:
+                    print("true" if answers.rows else "false")
                     return None
-                return _as(Answers(names, rows, _title(statement)), kind)
+                return _as(answers, kind)
             print(session.run(statement))
             return None
         except DatalogError as err:
@@ -126,20 +145,14 @@ def _run(session: Session, statement, kind: str):
             engine.progress = None
 
 
-def _title(statement) -> str:
-    """A query as its answers' title: ``path(1, X)`` of ``?- path(1, X).``"""
-    text = " ".join(statement.text.split())
-    return text[:-1] if text.endswith(".") else text
-
-
 def _as(answers: Answers, kind: str):
     if kind == "table":
         return answers
     if kind == "arrow":
-        return answers.to_arrow()
+        return answers.arrow()
     if kind == "polars":
-        return answers.to_polars()
-    return answers.to_pandas()
+        return answers.pl()
+    return answers.df()
 
 
 def _rich_text(obj, printer, cycle) -> None:

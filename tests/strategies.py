@@ -164,6 +164,20 @@ def _closure(draw, head: str, group: list[str], lower: list[str], arity: dict[st
     return f"{head}(x, z) :- {', '.join(atoms)}."
 
 
+QUERY_VARIABLE = re.compile(r"\b(?:[xyzw]|[va]\d+)\b")     # what query bodies bind (l<k>_<i>: an aggregate's)
+
+
+@st.composite
+def query_bodies(draw, generated: GeneratedProgram) -> str:
+    """A query body over the relations of ``generated``, as a rule body is drawn (atoms with
+    constants, repeated variables and ``_``; comparisons, negations, ``=`` bindings, aggregates,
+    disjunctions): ``r0_0(x, 3), !e0(x, _), a1 = count : { e1(x, l1_0) }``. Every variable named by
+    :data:`QUERY_VARIABLE` is bound."""
+    relations = list(generated.arity)
+    rule = draw(_rule("?", [], relations, {**generated.arity, "?": 1}))
+    return rule.split(":-", 1)[1].strip()[:-1]
+
+
 def _decl(name: str, width: int) -> str:
     return f".decl {name}({', '.join(f'c{i}: number' for i in range(width))})"
 

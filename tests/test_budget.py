@@ -136,4 +136,4 @@ def test_cli_explain_maintenance_shows_the_state_of_each_rule(program):
 
 def test_cli_refuses_a_size_that_is_not_one(program):
     result = _datalog("run", "p.dl", "--memory-budget", "lots", cwd=program)
-    assert result.returncode == 2 and "not a size" in result.stderr
+    assert result.returncode == 1 and "error[bad_option]" in result.stderr and "not a size" in result.stderr

@@ -173,8 +173,8 @@ def test_python_dash_m(project):
 
 def test_no_command_is_a_usage_error(tmp_path):
     result = datalog(cwd=tmp_path)
-    assert result.returncode == 2
-    assert "usage:" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert "error[bad_command]" in result.stderr and "usage:" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("program, code", [

@@ -74,6 +74,10 @@ def test_query_answers_are_a_dataframe_of_the_engines_answers(fresh, query):
     assert isinstance(frame, pd.DataFrame)
     assert list(frame.columns) == names
     assert [tuple(r) for r in frame.itertuples(index=False)] == rows
+    answers = cell(fresh, query, "--as table")                   # what engine.query gives, as it is
+    result = notebook.engine().query(query)
+    assert type(answers) is type(result) and (answers.columns, answers.rows) == (result.columns, result.rows)
+    assert answers.df().equals(frame) and answers.title == result.title
 
 
 def test_answers_as_other_kinds_and_stored(fresh):
@@ -82,7 +86,7 @@ def test_answers_as_other_kinds_and_stored(fresh):
     table = cell(fresh, "?- path(X, Y).", "--as arrow -o saved")
     assert [tuple(r.values()) for r in table.to_pylist()] == rows and fresh.user_ns["saved"] is table
     answers = cell(fresh, "?- path(X, Y).", "--as table")
-    assert answers.rows() == rows and answers.columns == ["X", "Y"]
+    assert answers.rows == rows and answers.columns == ["X", "Y"]
     assert "<th>X</th>" in answers._repr_html_()
     assert cell(fresh, "?- path(1, 3).") is None                  # no variables: true or false, printed
 
@@ -142,6 +146,36 @@ def test_workspace_sessions_make_durable_commits(fresh, tmp_path):
         seq = ws.seq
     with Workspace.open(path, readonly=True) as reader:
         assert reader.seq == seq and reader.engine.rows("path") == [(2, 3)]
+
+
+def test_a_workspace_directory_that_exists_empty_gets_the_session_saved_in_it(fresh, tmp_path):
+    """``-w`` on an existing empty directory tried to open it (workspace_missing)."""
+    path = tmp_path / "ws"
+    path.mkdir()
+    cell(fresh, PROGRAM + "edge(1, 2).", f"-w {path}")
+    assert notebook._SESSIONS["default"].workspace is not None
+    cell(fresh, "edge(2, 3).")
+    notebook._SESSIONS["default"].close()
+    with Workspace.open(path, readonly=True) as reader:
+        assert reader.engine.rows("path") == [(1, 2), (1, 3), (2, 3)]
+    damaged = tmp_path / "damaged"                                   # a log without its snapshot:
+    damaged.mkdir()                                                  # opened, and so reported
+    (damaged / "log").write_bytes(b"not a log")
+    with pytest.raises(UsageError) as caught:
+        cell(fresh, "edge(3, 4).", f"other -w {damaged}")
+    assert "error[workspace_" in str(caught.value)
+    assert (damaged / "log").read_bytes() == b"not a log" and not (damaged / "snapshot").exists()
+
+
+def test_quit_ends_the_cell_without_a_traceback_and_the_session_stays(fresh, capsys):
+    """``.quit`` raised the REPL's internal Quit: a traceback in the notebook."""
+    result = fresh.run_cell("%%datalog\n" + PROGRAM + "edge(1, 2).\n.quit\nedge(2, 3).\n")
+    out = capsys.readouterr().out
+    assert result.error_in_exec is None and result.error_before_exec is None
+    assert notebook.QUIT in out and "Traceback" not in out and "Quit" not in out.replace(".quit", "")
+    assert notebook.engine().rows("edge") == [(1, 2)]                # what came before it stays done
+    cell(fresh, "edge(2, 3).")                                       # and the session goes on
+    assert notebook.engine().rows("path") == [(1, 2), (1, 3), (2, 3)]
 
 
 def test_facts_directory_for_inputs(fresh, tmp_path):
@@ -224,13 +258,14 @@ def test_the_cell_magic_in_a_jupyter_kernel(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- the README's cells
 
 def readme_cells() -> list[tuple[str, str | None]]:
-    """The README's ``ipython`` cells (in "From Python and notebooks"), each with the ``text``
+    """The ``ipython`` cells of docs/python-api.md ("From Python and notebooks"), each with the ``text``
     block right after it, if any: what the cell prints, then its value."""
     import re
     from pathlib import Path
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent.parent / "docs" / "python-api.md").read_text(encoding="utf-8")
     start = text.index("## From Python and notebooks")
-    text = text[start:text.index("\n## ", start + 1)]
+    end = text.find("\n## ", start + 1)
+    text = text[start:end if end >= 0 else len(text)]
     return re.findall(r"```ipython\n(.*?)```\s*(?:```text\n(.*?)```)?", text, re.S)
 
 

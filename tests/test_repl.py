@@ -266,8 +266,8 @@ def test_session_inserts_retracts_queries_and_reports():
     assert out[3] == "edge -1, path -2"
     assert out[4:] == ["X\n-\n3\n1 row", "true", "false"]
     assert session.last[1]["path"].retracted == {(1, 2), (1, 3)}
-    assert "+edge\t1\t2" not in run_session(session, ".delta")[0]
-    assert "-edge\t1\t2" in run_session(session, ".delta")[0]
+    assert "+edge(1, 2)." not in run_session(session, ".delta")[0]
+    assert "-edge(1, 2)." in run_session(session, ".delta")[0]
 
 
 def test_transactions_commit_together_and_rollback_discards():
@@ -385,7 +385,7 @@ def test_the_readme_session_is_what_the_repl_prints():
                           stdin=open(ROOT / tc / "session.dl"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 1
-    assert "```\n" + done.stdout + "```\n" in (ROOT / "README.md").read_text()
+    assert "```text\n" + done.stdout + "```\n" in (ROOT / "docs" / "cli.md").read_text()
 
 
 # ---------------------------------------------------------------- workspaces in the REPL
@@ -554,7 +554,7 @@ def test_terminal_session(tmp_path):
     out = interrupt(term, "big(x + 1) :- big(x), x < 100000000.")
     assert "interrupted: the statement was cancelled and nothing changed" in out
     out = term.enter(".explain big")
-    assert "big: given by facts and changes (EDB), 1 tuples" in out
+    assert "big: given by facts and changes (EDB), 1 tuple;" in out
 
     assert "num +2000" in term.enter("num(0). num(x + 1) :- num(x), x < 2000.")
     out = interrupt(term, "?- num(a), num(b), num(c), a < b, b < c.")      # a long query
@@ -660,7 +660,8 @@ def test_every_repl_error_has_a_code(monkeypatch, capsys):
     a script ending inside a transaction is error[transaction_state]."""
     from datalog.cli.terminal import execute
     session = Session(fresh(".decl e(a: number, b: number)\ne(3, 4).", {}))
-    monkeypatch.setattr(Engine, "ask", lambda self, body: 1 / 0)
+    ask = Engine.ask                                      # broken for a body of two literals
+    monkeypatch.setattr(Engine, "ask", lambda self, body: 1 / 0 if len(body) > 1 else ask(self, body))
     (query, simple), _ = split("?- e(X, Y), X > 1.\n?- e(X, Y).")
     assert not execute(session, query) and execute(session, simple)
     captured = capsys.readouterr()

@@ -20,7 +20,7 @@ pytest.importorskip("pyspark")
 
 from datalog import refresh as refresh_module  # noqa: E402
 from datalog.engine.engine import Engine  # noqa: E402
-from datalog.language.errors import DatalogError, SourceNotAppendOnly, UnknownDirective  # noqa: E402
+from datalog.language.errors import BadOption, DatalogError, SourceNotAppendOnly, UnknownDirective  # noqa: E402
 from datalog.refresh import refresh  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
 from datalog.workspace.workspace import Workspace  # noqa: E402
@@ -354,7 +354,7 @@ def test_scale_knobs_become_spark_settings():
     assert conf == {"spark.sql.shuffle.partitions": "8", "spark.default.parallelism": "8", "spark.x": "y",
                     "spark.executor.memory": "8g", "spark.driver.memory": "4g", "spark.datalog.driverMaxRows": "1000"}
     for bad in (["--partitions", "0"], ["--driver-memory", "lots"], ["--driver-max-rows", "-3"]):
-        with pytest.raises(SystemExit):
+        with pytest.raises(BadOption):
             _parser().parse_args(["run", "p.dl", *bad])
 
 

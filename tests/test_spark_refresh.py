@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
 from datalog import refresh as refresh_module
 from datalog.refresh import describe, refresh
 from datalog.workspace.workspace import Workspace
@@ -138,11 +139,14 @@ def test_datalog_update_between_refreshes_is_repaired_in_the_outputs(spark, mana
     _write(spark, {(1, 2)}, "src int, dst int", table="db_r.edges")
     _write(spark, [], "n int", table="db_r.blocked")
     with Workspace.create(where, text) as ws:
-        ws.engine.commit(inserts={"blocked": [(1,)]})             # not a Spark change: outputs stale
+        with pytest.raises(DatalogError) as caught:               # a Spark source's relation: only
+            ws.engine.commit(inserts={"blocked": [(1,)]})         # refresh changes it
+        assert caught.value.code == "not_updatable"
+        ws.engine.commit()                                        # a commit no refresh made: outputs stale
     with Workspace.open(where) as ws:
         report = refresh(ws)
         assert report.repaired == ["path", "open_path"]
-        assert _read(spark, table="db_r.open") == ws.engine.rows("open_path") == []
+        assert _read(spark, table="db_r.open") == ws.engine.rows("open_path") == [(1, 2)]
 
 
 # ---------------------------------------------------------------- killed refreshes
@@ -208,7 +212,8 @@ def test_cli_init_and_refresh_print_what_changed(spark, managed, capsys):
     _write(spark, {(1, 2), (3, 4)}, "src int, dst int", table="db_r.edges")
     assert main(["refresh", str(where), "--conf", "spark.sql.shuffle.partitions=2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "source edge: 2 rows read, +1 -1" in out and "source blocked: 0 rows read, +0 -0" in out
+    assert "source edge: 2 rows read, +1 -1" in out             # blocked as init read it: not read
+    assert "source blocked: 0 rows read (of 0: only what changed), +0 -0" in out
     assert "output path: +1 -2 (rewritten)" in out and "committed 1" in out
     assert any(line.startswith("time: ") and "maintain" in line for line in out)
     assert main(["refresh", str(where), "--conf", "nonsense"]) == 1

@@ -10,7 +10,6 @@ a Spark sink under that limit. One Spark session serves the whole file.
 
 from __future__ import annotations
 
-import os
 import time
 import tracemalloc
 from pathlib import Path
@@ -28,6 +27,7 @@ from datalog.language.errors import DatalogError  # noqa: E402
 from datalog.spark import resident  # noqa: E402
 from datalog.spark.resident import Resident  # noqa: E402
 from strategies import GeneratedProgram, program_of, programs  # noqa: E402
+from tiers import scale  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.parent for p in ROOT.glob("programs/*/prog.dl"))
@@ -212,8 +212,8 @@ def test_division_and_remainder_truncate_as_the_engine(spark):
 
 # The 1,000 rounds (each round a Spark job, a checkpoint every 50): 100 rounds took
 # 21.8 s here at load 2 (0.2 s a round); at load 8 the 1,000 once took 1,058 s.
-# DATALOG_SPARK_SHORT=1 runs 100 (both kinds of checkpoint still happen).
-CHAIN = 100 if os.environ.get("DATALOG_SPARK_SHORT") == "1" else 1000
+# make test runs 100 (both kinds of checkpoint still happen), make test-all the 1,000.
+CHAIN = scale(100, 1000)
 
 
 def test_a_long_chain_of_rounds_finishes(spark, capsys):

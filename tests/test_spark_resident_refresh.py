@@ -23,6 +23,7 @@ from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
 from datalog.spark import manifest, resident, versions  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
+from tiers import scale  # noqa: E402
 
 PROGRAM = """
 .decl edge(src: number, dst: number)
@@ -142,9 +143,12 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     # engine's column types (as before they were), read by inferring their schema; narrowed:
     # layered, and every join of a few rows (a delta) with a relation filters the relation by
     # their values first, as it does for large relations only (Resident._narrowed)
+    # make test: one step of each kind, at most one layer (laid over, made whole, laid over
+    # again in three commits); make test-all: five steps and two layers
+    steps = scale(["insert", "delete", "mixed"], ["insert", "delete", "mixed", "mixed", "insert"])
     if layout != "default":
         monkeypatch.setattr(versions, "LAYER_SHARE", 10.0 ** 9)
-        monkeypatch.setattr(versions, "MAX_LAYERS", 2)
+        monkeypatch.setattr(versions, "MAX_LAYERS", scale(1, 2))
     narrowed = []
     if layout == "narrowed":
         monkeypatch.setattr(resident, "PROBE_ROWS", 0)
@@ -164,7 +168,6 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
                             "relations": {n: {k: x for k, x in v.items() if k != "typed"}
                                           for n, v in body["relations"].items()}})
     _check(spark, tmp_path, ws, edges, blocked, counts=False)
-    steps = ["insert", "delete", "mixed", "mixed", "insert"]
     for number, kind in enumerate(steps, 1):
         added = {(rng.randrange(8), rng.randrange(8)) for _ in range(3)} if kind != "delete" else set()
         removed = set(rng.sample(sorted(edges), 3)) if kind != "insert" else set()

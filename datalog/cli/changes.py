@@ -21,6 +21,7 @@ from pathlib import Path
 
 from datalog.engine.tables import SubscriptionWarning, TableChange
 from datalog.language.errors import OutputError
+from datalog.language.rewrites import is_internal
 from datalog.sources import atomic
 
 FORMATS = ("parquet", "csv")
@@ -52,10 +53,13 @@ class ChangeFiles:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(f"cannot make the --changes directory {self.directory}: {exc.strerror or exc}") from None
+        from datalog.engine import arrow
+        arrow.warm(self.fmt)                 # set-up, not the first commit's time
         self._quiet.__enter__()
         warnings.simplefilter("ignore", SubscriptionWarning)
         engine = self.engine
-        names = list(dict.fromkeys(d.relation for d in engine.checked.directives("output"))) or engine.relations()
+        names = list(dict.fromkeys(d.relation for d in engine.checked.directives("output"))) or \
+            [name for name in engine.relations() if not is_internal(name)]
         self.subscriptions = [engine.subscribe(name, self.write, snapshot=False) for name in names]
         return self
 

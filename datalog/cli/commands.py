@@ -11,19 +11,21 @@ delta (:mod:`datalog.cli.report`); ``explain --maintenance`` prints ``engine.sta
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
+from importlib import metadata
 
 from datalog.engine.engine import Engine
 from datalog.engine.outputs import write_files
 from datalog.engine.updates import read_updates
 from datalog.language import numbers
-from datalog.language.errors import DatalogError, IOFault
+from datalog.language.errors import BadCommand, DatalogError, Interrupted, IOFault, OutOfMemory
+from datalog.cli.arguments import Parser, parse
 from datalog.cli.options import (add_budget_option, add_path_option, add_preprocessor_options, add_spark_options,
                                  parse_options, progress_bar, spark_options)
 from datalog.cli.report import apply_and_report, batch_summary, delta_printer
+from datalog.cli.souffle_flags import add_souffle_flags, jobs_note
 from datalog.cli.tables import stats_table
 
 # The console script sets FAST_EXIT (datalog.cli.entry): `run` then spares its engine here so
@@ -36,17 +38,31 @@ JOINS = ["hash", "leapfrog", "probe"]          # probe: the old name of hash
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
     try:
+        args = parse(parser, sys.argv[1:] if argv is None else list(argv))
+        if args.version:
+            print(f"datalog-lftj {version()}")
+            return 0
+        if args.command is None:
+            raise parser.mistake(BadCommand, "a command is missing")
         status = args.func(args)
         sys.stdout.flush()                       # a full disk under stdout is reported here, not at exit
         return status
     except DatalogError as err:
         print(err.render(), file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(Interrupted("interrupted (Ctrl-C); nothing more was done").render(), file=sys.stderr)
+        if FAST_EXIT:                            # the run's relations are not freed tuple by tuple
+            SPARED.append(exc.__traceback__)     # (seconds) before the process exits: datalog.cli.entry
         return 130
+    except MemoryError as exc:                   # out of memory outside an evaluation (which says so itself)
+        if FAST_EXIT:
+            SPARED.append(exc.__traceback__)
+        print(OutOfMemory("the machine ran out of memory; what was being done is undone (a workspace "
+                          "keeps its last commit); give a --memory-budget to stop earlier").render(), file=sys.stderr)
+        return 1
     except BrokenPipeError:                      # e.g. `datalog run ... -D - | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -60,10 +76,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="datalog", description="Soufflé-compatible Datalog on "
-                                     "leapfrog triejoin.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def version() -> str:
+    """The installed package's version (``datalog --version``)."""
+    try:
+        return metadata.version("datalog-lftj")
+    except metadata.PackageNotFoundError:           # the sources, not installed
+        return "(not installed)"
+
+
+def _parser() -> Parser:
+    parser = Parser(prog="datalog", description="Soufflé-compatible Datalog on leapfrog triejoin.",
+                    epilog="datalog PROGRAM.dl [-F DIR] [-D DIR] ... (Soufflé's form) is datalog run PROGRAM.dl ...")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="evaluate a program and write its outputs")
     run.add_argument("program")
     run.add_argument("-F", "--fact-dir", default=".", help="directory of .facts input files (default .)")
@@ -98,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     add_budget_option(run)
     add_path_option(run)
     add_preprocessor_options(run)
+    add_souffle_flags(run)
     run.set_defaults(func=_run)
     chk = sub.add_parser("check", help="parse and check a program without evaluating it")
     chk.add_argument("program")
@@ -183,6 +209,9 @@ def _run(args) -> int:
                               memory_budget=args.memory_budget, parse_options=parse_options(args))
     engine.provenance = _explain_mode(engine, args) != "none"     # Soufflé's explain keeps its annotations too
     print_warnings(engine, args)
+    note = jobs_note(args)
+    if note and not args.no_warn:
+        print(note, file=sys.stderr)
     batches = read_updates(engine, args.updates) if args.updates else None
     with progress_bar() as progress:
         lines = _evaluate(engine, args, batches, progress)

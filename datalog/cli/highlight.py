@@ -13,6 +13,7 @@ from prompt_toolkit.lexers import Lexer
 
 from datalog.cli.repl_commands import COMMANDS
 from datalog.cli.statements import DIRECTIVES, KEYWORDS
+from datalog.language.rewrites import is_internal
 
 STYLE = {"comment": "#888888 italic", "string": "ansigreen", "number": "ansicyan", "directive": "ansiblue bold",
          "operator": "ansimagenta bold", "keyword": "ansiyellow", "relation": "bold"}
@@ -46,7 +47,8 @@ class DatalogLexer(Lexer):
 
 
 class DatalogCompleter(Completer):
-    """After a ``.``: directives and commands; otherwise relation names and begin/commit/rollback."""
+    """After a ``.``: directives and commands; otherwise relation names (those rewrites made, such as
+    ``_range_0_10``, only after a ``_``) and begin/commit/rollback."""
 
     def __init__(self, engine_of):
         self.engine_of = engine_of          # a function: the engine may change (.load)
@@ -57,7 +59,8 @@ class DatalogCompleter(Completer):
         if word.startswith("."):
             names = ["." + n for n in (*DIRECTIVES, *COMMANDS)]
         else:
-            names = [*self.engine_of().relations(), *KEYWORDS]
+            internal = word.startswith("_")               # the relations rewrites made only when asked
+            names = [*(n for n in self.engine_of().relations() if internal or not is_internal(n)), *KEYWORDS]
         for name in sorted(set(names)):
             if name.startswith(word) and name != word:
                 yield Completion(name, start_position=-len(word))

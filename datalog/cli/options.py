@@ -66,11 +66,13 @@ def add_path_option(parser) -> None:
 
 
 def add_budget_option(parser) -> None:
-    """``--memory-budget SIZE`` on a command that maintains a program: the memory the process may
-    hold while maintenance records a rule's state (``memory_budget`` naming the rule, else)."""
+    """``--memory-budget SIZE`` on a command that evaluates or maintains a program: the memory the
+    process may hold while it evaluates or maintenance records a rule's state (``memory_budget``
+    naming the relation or the rule, else)."""
     parser.add_argument("--memory-budget", type=_size, metavar="SIZE",
-                        help="the memory incremental maintenance may use, e.g. 8G or 500M (default: "
-                             "what the machine has free); past it, an error names the rule that does not fit")
+                        help="the memory evaluation and incremental maintenance may use, e.g. 8G or 500M (default: "
+                             "what the machine has free); past it, an error names the relation or rule that does "
+                             "not fit")
 
 
 def _size(text: str) -> int:

@@ -31,11 +31,15 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from datalog.engine import query as queries
+from datalog.engine.query import Answers
 from datalog.engine.updates import request
 from datalog.language import ast
-from datalog.language.errors import DatalogError, Source, SyntaxError_, TransactionState
+from datalog.language.display import plural
+from datalog.language.errors import DatalogError, DatalogWarning, Source, SyntaxError_, TransactionState
 from datalog.language.parser import parse, parse_query
 from datalog.language.recordtypes import is_ground
+from datalog.cli.repl_changes import History, absent_retractions, absent_warning
 from datalog.cli.repl_commands import run_command
 from datalog.cli.repl_store import Store
 from datalog.cli.report import summary
@@ -55,6 +59,8 @@ class Session:
         self.tx = None                      # the Transaction opened by begin, if any
         self.queued = 0                     # changes requested in it
         self.last = None                    # (what, delta) of the last commit or extension
+        self.history = History()            # the commits .undo undoes
+        self.warnings: list[DatalogWarning] = []    # of the last statement run (printed on stderr)
 
     @property
     def engine(self):
@@ -70,11 +76,13 @@ class Session:
 
     def run(self, statement: Statement) -> str:
         started = time.perf_counter()
+        self.warnings = []
         try:
             text = getattr(self, "_" + statement.kind)(statement)
         except DatalogError as err:
             _as_typed(err, statement)
             raise
+        self.warnings = [w if w.span else replace(w, span=statement.span(original=True)) for w in self.warnings]
         if self.timing and statement.kind != "command":
             text += f" ({(time.perf_counter() - started) * 1000:.1f} ms)"
         return text
@@ -108,6 +116,7 @@ class Session:
                                    "commit or rollback first", statement.span())
         delta, block = self.store.extend(text, name or statement.name)
         self.last = ("program change", delta)
+        self.history.end()
         stored = f" (stored as block {block})" if self.workspace is not None else ""
         return (summary(delta) or "ok") + stored
 
@@ -119,17 +128,33 @@ class Session:
         if self.tx is not None:
             request(self.tx, sign, atom)
             self.queued += 1
-            return f"queued ({self.queued} change{'s' * (self.queued != 1)} in this transaction)"
+            return f"queued ({plural(self.queued, 'change')} in this transaction)"
         tx = self.engine.transaction()
         request(tx, sign, atom)
         self.last = ("commit", self._maintain(tx))
         return summary(self.last[1]) or "no change"
 
-    def _maintain(self, tx):
-        """Commit ``tx``; on an error or Ctrl-C the engine rolls it back and nothing changed."""
+    def _maintain(self, tx, span=None):
+        """Commit ``tx`` (a retraction of a fact not there is warned about, pointing at ``span``); on
+        an error or Ctrl-C the engine rolls it back and nothing changed."""
+        retractions, absent = absent_retractions(self.engine, tx.pending)
         with tx:
             pass
+        self.history.record(tx.delta, self.engine.idb)
+        warning = absent_warning(retractions, absent, span)
+        self.warnings += [warning] if warning else []
         return tx.delta
+
+    def undo(self, statement: Statement) -> str:
+        """``.undo``: the last commit of this session undone by a commit of its inverse."""
+        if self.tx is not None:
+            raise TransactionState(".undo cannot run inside a transaction; commit or rollback first",
+                                   statement.span())
+        delta = self.history.undo(self.engine, statement.span())
+        self.last = ("undo", delta)
+        durable = " (a durable commit of its own)" if self.workspace is not None else ""
+        left = f"; {plural(len(self.history), 'commit')} more can be undone" if self.history else ""
+        return f"undid the last commit{durable}: {summary(delta) or 'no change'}{left}"
 
     def _begin(self, statement: Statement) -> str:
         if self.tx is not None:
@@ -139,14 +164,14 @@ class Session:
         return "transaction open: changes are applied together at commit; rollback discards them"
 
     def _commit(self, statement: Statement) -> str:
-        delta = self._maintain(self._open_tx(statement))     # on an error the transaction stays open
+        delta = self._maintain(self._open_tx(statement), statement.span())    # on an error it stays open
         self.tx, self.last = None, ("commit", delta)
         return summary(delta) or "no change"
 
     def _rollback(self, statement: Statement) -> str:
         self._open_tx(statement)
         queued, self.tx = self.queued, None
-        return f"rolled back {queued} change{'s' * (queued != 1)}"
+        return f"rolled back {plural(queued, 'change')}"
 
     def _open_tx(self, statement: Statement):
         if self.tx is None:
@@ -155,19 +180,23 @@ class Session:
 
     # ------------------------------------------------------------ queries
     def _query(self, statement: Statement) -> str:
-        names, rows = self.answer(statement)
-        if not names:
-            return "true" if rows else "false"
-        return limited(names, rows, self.limit)
+        answers = self.answer(statement)
+        if not answers.columns:
+            return "true" if answers.rows else "false"
+        return limited(answers.columns, answers.rows, self.limit)
 
-    def answer(self, statement: Statement) -> tuple[list[str], list[tuple]]:
-        """The variables of a query (``?- path(1, X).``) and their distinct rows, sorted: a
-        one-atom query reads the relation; a longer body is evaluated as a rule of its own."""
+    def answer(self, statement: Statement) -> Answers:
+        """The answers of a query (``?- path(1, X).``): its variables and their distinct rows,
+        sorted, as ``engine.query`` gives them (:mod:`datalog.engine.query`). Inside a transaction
+        the relations are those its changes make, not committed (Engine.tentatively)."""
+        if self.tx is not None and self.tx.pending:
+            return self.engine.tentatively(self.tx.pending, lambda: self._answer(statement))
+        return self._answer(statement)
+
+    def _answer(self, statement: Statement) -> Answers:
         try:
             body = parse_query(statement.positioned(original=True), statement.name)
-            if len(body) == 1 and _simple(body[0]):
-                return _lookup(self.engine, body[0])
-            return self.engine.ask(body)
+            return queries.answers(self.engine, body, queries.title(statement.text))
         except DatalogError as err:
             _as_typed(err, statement)
             raise
@@ -205,18 +234,6 @@ def _single_fact(program: ast.Program) -> ast.Atom | None:
     if len(program.statements) == 1 and len(rules) == 1 and not rules[0].body and len(rules[0].heads) == 1:
         return rules[0].heads[0]
     return None
-
-
-def _simple(literal) -> bool:
-    return isinstance(literal, ast.Atom) and all(
-        isinstance(a, (ast.Constant, ast.Variable, ast.Wildcard)) for a in literal.args)
-
-
-def _lookup(engine, atom: ast.Atom) -> tuple[list[str], list[tuple]]:
-    """The variables of one atom and their sorted distinct rows, read from its relation."""
-    names = list(dict.fromkeys(a.name for a in atom.args if isinstance(a, ast.Variable)))
-    columns = [next(i for i, a in enumerate(atom.args) if getattr(a, "name", None) == n) for n in names]
-    return names, sorted({tuple(row[i] for i in columns) for row in engine.query(atom)})
 
 
 def _constant_fact(atom: ast.Atom) -> ast.Atom:

@@ -1,5 +1,5 @@
-"""The REPL's commands (``.load``, ``.facts``, ``.explain``, ``.stats``, ``.delta``, ``.timing``,
-``.limit``, ``.open``, ``.save``, ``.help``, ``.quit``), each run on a :class:`~datalog.cli.repl.Session`:
+"""The REPL's commands (``.load``, ``.facts``, ``.explain``, ``.stats``, ``.delta``, ``.undo``, ``.timing``,
+``.limit``, ``.open``, ``.save``, ``.help``, ``.quit``/``.exit``), each run on a :class:`~datalog.cli.repl.Session`:
 it returns the text to print or raises a :class:`~datalog.language.errors.DatalogError`.
 """
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 from datalog.language import numbers
 from datalog.language.errors import BadCommand, DatalogError, MissingInput, TransactionState
-from datalog.sources.files import format_value
+from datalog.language.display import fact_text, plural
+from datalog.language.rewrites import is_internal, visible
 from datalog.cli.report import summary
 from datalog.cli.statements import Statement
 from datalog.cli.tables import aligned, limited, stats_table
@@ -23,14 +24,16 @@ statements (each ends with '.'; .decl and other directives end with their line):
   -edge(1, 2).                       retract a fact
   ?- path(1, X).                     query: the rows of the variables (_ matches anything)
   ?- path(x, y), !edge(y, _).        a query may be any rule body
-  begin ... commit | rollback        several changes in one transaction
+  begin ... commit | rollback        several changes in one transaction (queries inside see them)
 commands:
   .load FILE.dl        add a program's statements      .facts REL [LIMIT]  rows of a relation
   .explain REL         rules, variable orders, backend .stats              sizes, last maintenance
   .why FACT            why path(1, 4) holds: its proof .whynot FACT         why it does not: the
                        (least height), as Soufflé draws it                  literal each rule fails at
   .delta               what the last commit changed    .timing on|off      elapsed time per statement
-  .limit N             rows shown before truncating    .help  .quit        (Ctrl-D quits too)
+  .undo                undo the last commit (again:    .stats all          the relations rewrites
+                       the one before)                                      made (_range_...) too
+  .limit N             rows shown before truncating    .help  .quit        (help, quit, exit, Ctrl-D)
   .open DIR            continue on a workspace (the writer): changes become durable commits,
                        rules and declarations become blocks repl-1, repl-2, ... (.load too)
   .save DIR            write the session (program and relations) to a new workspace and
@@ -45,7 +48,7 @@ class Quit(Exception):
 def run_command(session, statement: Statement) -> str:
     """Run the command ``statement`` (such as ``.facts path 10``) on ``session``."""
     name, *args = statement.text.rstrip().rstrip(".").split()
-    name = name[1:]
+    name = name[1:] if name.startswith(".") else name
     if name not in COMMANDS:
         raise BadCommand(f"unknown command .{name}; commands: "
                          f"{', '.join('.' + c for c in COMMANDS)}", statement.span())
@@ -76,7 +79,7 @@ def _explain(session, args, statement) -> str:
     engine.stored_relation(name, statement.span())
     number, stratum = next((i, s) for i, s in enumerate(engine.checked.strata, 1) if name in s.relations)
     kind = "derived by rules (IDB)" if name in engine.idb else "given by facts and changes (EDB)"
-    lines = [f"{name}: {kind}, {len(engine.db[name])} tuples; stratum {number} of "
+    lines = [f"{name}: {kind}, {plural(len(engine.db[name]), 'tuple')}; stratum {number} of "
              f"{len(engine.checked.strata)} ({'recursive' if stratum.recursive else 'non-recursive'}"
              f"{': ' + ', '.join(stratum.relations) if len(stratum.relations) > 1 else ''})"]
     for clause in (c for c in stratum.clauses if c.head.relation == name and c.body):
@@ -88,8 +91,13 @@ def _explain(session, args, statement) -> str:
 
 
 def _stats(session, args, statement) -> str:
+    """Sizes of the relations (``.stats all``: also those rewrites made) and the last maintenance."""
+    if args not in ([], ["all"]):
+        raise BadCommand("usage: .stats [all] (all: also the relations rewrites made, such as _range_0_10)",
+                         statement.span())
     engine = session.engine
-    sizes = [(n, "IDB" if n in engine.idb else "EDB", len(engine.db[n])) for n in engine.relations()]
+    sizes = [(n, "IDB" if n in engine.idb else "EDB", len(engine.db[n])) for n in engine.relations()
+             if args or not is_internal(n)]
     text = aligned(["relation", "kind", "tuples"], sizes)
     stats = engine.stats()
     if not stats:
@@ -103,11 +111,12 @@ def _delta(session, args, statement) -> str:
     what, delta = session.last
     limit = session.limit
     lines = [f"last {what}: {summary(delta) or 'no change'}"]
-    for name in sorted(delta):
+    for name in sorted(n for n in delta if not is_internal(n)):
         for sign, rows in (("+", delta[name].inserted), ("-", delta[name].retracted)):
-            lines.extend(f"{sign}{name}\t" + "\t".join(map(format_value, row)) for row in sorted(rows)[:limit])
+            lines.extend(f"{sign}{fact_text(name, row)}." for row in sorted(rows)[:limit])
             if len(rows) > limit:
-                lines.append(f"... {len(rows) - limit} more {sign}{name} rows (.limit N shows more)")
+                lines.append(f"... {len(rows) - limit} more {sign}{name} "
+                             f"row{'s' * (len(rows) - limit != 1)} (.limit N shows more)")
     return "\n".join(lines)
 
 
@@ -123,7 +132,7 @@ def _limit(session, args, statement) -> str:
     if value is None or value < 1:
         raise BadCommand("usage: .limit N (a positive number of rows)", statement.span())
     session.limit = value
-    return f"showing at most {session.limit} rows"
+    return f"showing at most {plural(session.limit, 'row')}"
 
 
 def _count(text: str) -> int | None:
@@ -140,8 +149,9 @@ def _open(session, args, statement) -> str:
     with _located(statement):
         ws = session.store.open(path)
     session.last = None
+    session.history.end()
     return (f"opened workspace {path} (the writer, last commit {ws.seq}): "
-            f"{len(ws.engine.relations())} relations; changes are durable commits, rules and "
+            f"{plural(len(visible(ws.engine.relations())), 'relation')}; changes are durable commits, rules and "
             f"declarations become blocks")
 
 
@@ -150,8 +160,9 @@ def _save(session, args, statement) -> str:
     with _located(statement):
         ws, relations = session.store.save(path)
     session.last = None
-    return (f"saved to workspace {path}: {len(ws.blocks)} block{'s' * (len(ws.blocks) != 1)}, "
-            f"{relations} relations; the session continues on it (changes are durable commits)")
+    session.history.end()
+    return (f"saved to workspace {path}: {plural(len(ws.blocks), 'block')}, "
+            f"{plural(relations, 'relation')}; the session continues on it (changes are durable commits)")
 
 
 def _workspace_arg(session, args, usage: str, statement) -> str:
@@ -160,6 +171,12 @@ def _workspace_arg(session, args, usage: str, statement) -> str:
         raise TransactionState(f"{usage.split()[0]} cannot run inside a transaction; commit or "
                                f"rollback first", statement.span())
     return path
+
+
+def _undo(session, args, statement) -> str:
+    if args:
+        raise BadCommand("usage: .undo (undoes the last commit; again, the one before)", statement.span())
+    return session.undo(statement)
 
 
 def _help(session, args, statement) -> str:
@@ -206,6 +223,6 @@ def _fact_arg(args: list[str], usage: str, statement) -> str:
     return " ".join(args)
 
 
-_RUN = {"load": _load, "facts": _facts, "explain": _explain, "why": _why, "whynot": _whynot, "stats": _stats, "delta": _delta,
-        "timing": _timing, "limit": _limit, "save": _save, "open": _open, "help": _help, "quit": _quit}
+_RUN = {"load": _load, "facts": _facts, "explain": _explain, "why": _why, "whynot": _whynot, "stats": _stats, "delta": _delta, "undo": _undo,
+        "timing": _timing, "limit": _limit, "save": _save, "open": _open, "help": _help, "quit": _quit, "exit": _quit}
 COMMANDS = tuple(_RUN)

@@ -9,6 +9,8 @@ import sys
 
 from datalog.engine.updates import Committed, Failure, apply_updates
 from datalog.sources.files import format_value
+from datalog.language.display import plural
+from datalog.language.rewrites import is_internal
 
 
 def apply_and_report(engine, batches, report: Committed) -> tuple[int, int]:
@@ -37,7 +39,7 @@ def delta_printer(engine) -> Committed:
     outputs = list(dict.fromkeys(d.relation for d in engine.checked.directives("output")))
 
     def report(number: int, delta, seconds: float) -> None:
-        names = outputs or sorted(name for name, change in delta.items() if change)
+        names = outputs or sorted(name for name, change in delta.items() if change and not is_internal(name))
         lines = [] if names else [f"batch {number}: no changes"]
         for name in names:
             change = delta.get(name)
@@ -62,17 +64,19 @@ def row(sign: str, name: str, values: tuple) -> str:
 
 def batch_summary(number: int, delta, seconds: float) -> None:
     """Print ``batch N: +I -E tuples in R relations, maintained in T ms``."""
-    inserted = sum(len(change.inserted) for change in delta.values())
-    erased = sum(len(change.retracted) for change in delta.values())
-    changed = len([change for change in delta.values() if change])
-    print(f"batch {number}: +{inserted} -{erased} tuples in {changed} relation{'s' * (changed != 1)}, "
+    shown = [change for name, change in delta.items() if not is_internal(name)]
+    inserted = sum(len(change.inserted) for change in shown)
+    erased = sum(len(change.retracted) for change in shown)
+    changed = len([change for change in shown if change])
+    print(f"batch {number}: +{inserted} -{erased} tuples in {plural(changed, 'relation')}, "
           f"maintained in {seconds * 1000:.1f} ms")
 
 
 def summary(delta) -> str:
-    """``edge +1, path +2 -1``: the size of each relation's change, by name."""
+    """``edge +1, path +2 -1``: the size of each relation's change, by name (not of the relations
+    rewrites made, :func:`~datalog.language.rewrites.is_internal`)."""
     parts = []
-    for name in sorted(n for n, change in delta.items() if change):
+    for name in sorted(n for n, change in delta.items() if change and not is_internal(n)):
         change = delta[name]
         counts = [f"+{len(change.inserted)}" * bool(change.inserted), f"-{len(change.retracted)}" * bool(change.retracted)]
         parts.append(f"{name} {' '.join(c for c in counts if c)}")

@@ -4,7 +4,8 @@ A rule, fact, change (``-edge(1, 2).``) or query (``?- path(1, X).``) ends at it
 ``.`` (one not inside a string, comment or number); a directive (``.decl``, ``.type``,
 ``.input``, ``.output``, ``.printsize``) and a command (``.facts path 10``) end with their
 line (a directive may go on over lines while a parenthesis is open); ``begin``, ``commit``
-and ``rollback`` are words of their own (a trailing ``.`` is allowed).
+and ``rollback`` are words of their own (a trailing ``.`` is allowed), and so are ``quit``,
+``exit`` and ``help`` alone on their line (the commands ``.quit``, ``.exit``, ``.help``).
 
 A statement left without its ``.`` (garbage, or a fact missing its dot) must not swallow
 the statements after it (issue 23): it ends, as an ``unfinished`` statement that reports its
@@ -35,6 +36,8 @@ DIRECTIVES = ("decl", "type", "input", "output", "printsize")
 KEYWORDS = ("begin", "commit", "rollback")
 _KEYWORD = re.compile(r"(begin|commit|rollback)\s*\.?(?=\s|$|//|/\*)")
 _WORD = re.compile(r"\.([A-Za-z_]\w*)")
+BARE_COMMANDS = ("quit", "exit", "help")       # commands that also work without their dot
+_BARE = re.compile(r"(quit|exit|help)[ \t]*\.?(?=[ \t]*(\n|$|//|/\*))")
 _PREFIXES = (("?-", "query"), ("-", "retract"), ("+", "insert"))
 UNFINISHED = "unfinished"           # a statement cut off where the next one begins
 DOTTED = ("clause", "insert", "retract", "query")
@@ -106,6 +109,9 @@ def _statement_at(text: str, i: int) -> tuple[str, int]:
     if word:
         kind = "directive" if word.group(1) in DIRECTIVES else "command"
         return kind, _line_end(text, i, parens=kind == "directive")
+    bare = _BARE.match(text, i)
+    if bare:
+        return "command", bare.end()
     keyword = _KEYWORD.match(text, i)
     if keyword:
         return keyword.group(1), keyword.end()
@@ -137,7 +143,8 @@ def _dot_end(text: str, i: int) -> tuple[int, bool]:
     """(just past the ``.`` that ends a clause, True): outside strings, comments and numbers
     (``1.5``), at parenthesis depth 0 or followed by white space (so that a missing ``)`` is
     reported); (-1, True) if the text ends first; (the line end, False) if a line that starts a
-    directive or command (``.decl``), or an unindented ``begin``, ``commit`` or ``rollback``, comes
+    directive or command (``.decl``), or an unindented ``begin``, ``commit``, ``rollback`` (or a
+    ``quit``, ``exit``, ``help`` alone on its line), comes
     first: the clause is unfinished there."""
     depth = 0
     while i < len(text):
@@ -154,7 +161,8 @@ def _dot_end(text: str, i: int) -> tuple[int, bool]:
             after = text[i + 1:i + 2]
             if depth <= 0 or after == "" or after.isspace():
                 return i + 1, True
-        if ch == "\n" and (_WORD.match(text, _skip_spaces(text, i + 1)) or _KEYWORD.match(text, i + 1)):
+        if ch == "\n" and (_WORD.match(text, _skip_spaces(text, i + 1)) or _KEYWORD.match(text, i + 1)
+                           or _BARE.match(text, i + 1)):
             return i, False
         i += 1
     return -1, True

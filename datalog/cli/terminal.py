@@ -30,6 +30,8 @@ from datalog.cli.repl import Session
 from datalog.cli.repl_commands import Quit
 from datalog.cli.statements import Statement, is_complete, split
 from datalog.workspace.workspace import Workspace
+from datalog.language.display import plural
+from datalog.language.rewrites import visible
 
 INTERRUPTED = "interrupted: the statement was cancelled and nothing changed"
 
@@ -95,6 +97,8 @@ def execute(session: Session, statement: Statement) -> bool:
         print(error.render(), file=sys.stderr, flush=True)
         return False
     print(text, flush=True)
+    for warning in session.warnings:
+        print(warning.render(), file=sys.stderr, flush=True)
     return True
 
 
@@ -136,7 +140,7 @@ def _unfinished(rest: Statement) -> DatalogError:
 def interactive(session: Session, program: str | None) -> int:
     prompt = _prompt_session(session)
     loaded = f" from {'workspace ' * (session.workspace is not None)}{program}" if program else ""
-    print(f"datalog repl: {len(session.engine.relations())} relations{loaded}. "
+    print(f"datalog repl: {plural(len(visible(session.engine.relations())), 'relation')}{loaded}. "
           f".help for help, Ctrl-D to quit.", flush=True)
     entry = 0
     while True:

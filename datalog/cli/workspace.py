@@ -12,11 +12,12 @@ from pathlib import Path
 from datalog.engine.updates import read_updates
 from datalog.language import ast
 from datalog.language.errors import BadCommand, MissingInput, Unsupported
-from datalog.language.parser import parse_query
 from datalog.sources.files import format_rows, write_outputs
 from datalog.cli.options import add_budget_option, add_path_option, add_spark_options, progress_bar, spark_options
 from datalog.cli import changes
 from datalog.cli.report import apply_and_report, delta_printer
+from datalog.language.display import plural
+from datalog.language.rewrites import is_internal
 
 
 def _workspace():
@@ -74,6 +75,8 @@ def add_commands(sub) -> None:
     export.set_defaults(func=_export)
     status = sub.add_parser("status", help="program blocks, relation sizes, last commit, size on disk")
     status.add_argument("workspace")
+    status.add_argument("--internal", action="store_true",
+                        help="also list the relations rewrites made (such as a range's values, _range_0_10)")
     status.set_defaults(func=_status)
     verify = sub.add_parser("verify", help="recompute every relation from the stored EDB and program and "
                                            "compare with what is stored (exit 1 on a difference)")
@@ -132,13 +135,16 @@ def _init(args) -> int:
             body = resident_workspace.create(args.workspace, text, _engine_of(args), source=args.program,
                                              out_dir=args.output_dir, progress=progress)
         sizes = {n: v["rows"] for n, v in body["relations"].items()}
-        print(f"initialized {args.workspace} (Spark-resident): {len(sizes)} relations, {sum(sizes.values())} tuples")
+        print(f"initialized {args.workspace} (Spark-resident): {plural(len(sizes), 'relation')}, "
+              f"{plural(sum(sizes.values()), 'tuple')}")
         return 0
-    with _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
-                             spark=spark_options(args), allow_paths=args.allow_paths,
-                             memory_budget=args.memory_budget) as ws:
+    with progress_bar() as progress:
+        ws = _workspace().create(args.workspace, text, args.fact_dir, source=args.program, out_dir=args.output_dir,
+                                 spark=spark_options(args), allow_paths=args.allow_paths,
+                                 memory_budget=args.memory_budget, progress=progress)
+    with ws:
         sizes = ws.status()["sizes"]
-    print(f"initialized {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples")
+    print(f"initialized {args.workspace}: {plural(len(sizes), 'relation')}, {plural(sum(sizes.values()), 'tuple')}")
     return 0
 
 
@@ -183,7 +189,8 @@ def _query(args) -> int:
     with _workspace().open(args.workspace, readonly=True) as ws:
         text = args.query.strip()
         if text.startswith("?-"):
-            names, rows = ws.engine.ask(parse_query(text if text.endswith(".") else text + "."))
+            answers = ws.engine.query(text)
+            names, rows = answers.columns, answers.rows
             print("\t".join(names))
         else:
             rows = ws.engine.query(text)
@@ -201,14 +208,14 @@ def _export(args) -> int:
             for line in engine.write_outputs(args.output_dir):
                 print(line)
             return 0
-        write_outputs([ast.Directive("output", name) for name in engine.relations()], engine.rows,
+        write_outputs([ast.Directive("output", name) for name in engine.relations() if not is_internal(name)], engine.rows,
                       args.output_dir)
     return 0
 
 
 def _status(args) -> int:
     if _resident(args.workspace):
-        return _resident_status(args.workspace)
+        return _resident_status(args.workspace, args.internal)
     with _workspace().open(args.workspace, readonly=True) as ws:
         info = ws.status()
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(info["time"]))
@@ -224,11 +231,13 @@ def _status(args) -> int:
         print(f"note: the log ends with {info['discarded']} bytes of an unfinished commit (a crash "
               f"during a commit); it was never acknowledged and is ignored")
     for name, size in info["sizes"].items():
+        if is_internal(name) and not args.internal:
+            continue
         print(f"{name}\t{size}\t{'idb' if name in info['idb'] else 'edb'}")
     return 0
 
 
-def _resident_status(path: str) -> int:
+def _resident_status(path: str, internal: bool = False) -> int:
     from datalog.spark import manifest
     body = manifest.read(path)
     from datalog.engine.engine import Engine
@@ -238,6 +247,8 @@ def _resident_status(path: str) -> int:
     print(f"last commit: {body['seq']}")
     print(f"Spark sinks hold commit: {body['outputs']}")
     for name, info in sorted(body["relations"].items()):
+        if is_internal(name) and not internal:
+            continue
         print(f"{name}\t{info['rows']}\t{'idb' if name in idb else 'edb'}")
     return 0
 
@@ -254,7 +265,7 @@ def _verify(args) -> int:
         print(f"{args.workspace}: {len(differences)} difference{'s' * (len(differences) != 1)} from a "
               f"recomputation at commit {ws.seq}", file=sys.stderr)
         return 1
-    print(f"verified {args.workspace}: {len(sizes)} relations, {sum(sizes.values())} tuples at commit {ws.seq} "
+    print(f"verified {args.workspace}: {plural(len(sizes), 'relation')}, {plural(sum(sizes.values()), 'tuple')} at commit {ws.seq} "
           f"equal a recomputation")
     return 0
 
@@ -280,7 +291,8 @@ def _removeblock(args) -> int:
 def _compact(args) -> int:
     _in_process(args.workspace, "compact")
     with _workspace().open(args.workspace) as ws:
-        ws.compact()
+        with progress_bar() as progress:
+            ws.compact(progress)
         print(f"compacted {args.workspace}: snapshot at commit {ws.seq}, {ws.snapshot_bytes} bytes")
     return 0
 

@@ -1,5 +1,8 @@
 """Answers read off a relation: an atom's matching rows, and a one-atom query filtered as it streams.
 
+A one-atom query (``?- path(1, x), x > 2.``) is answered from the relation's rows; any other query
+is a rule of its own (:meth:`Engine.ask <datalog.engine.engine.Engine.ask>`).
+
 >>> from datalog.language.parser import parse_atom
 >>> from lftj.relation import Relation
 >>> path = Relation("path", 2, [(1, 2), (1, 3), (2, 2)])
@@ -15,6 +18,7 @@ from datalog.evaluation.compile import COMPARE
 from datalog.language import ast
 from datalog.language.composites import NIL, Branch, Record
 from datalog.language.errors import ArityMismatch, DatalogError
+from datalog.language.display import plural
 
 _SIMPLE = (ast.Constant, ast.Variable, ast.Wildcard)
 
@@ -24,23 +28,24 @@ def matching(relation, atom: ast.Atom) -> list[tuple]:
     value, ``_`` anything), sorted; a relation that is not stored is filtered as it streams."""
     if len(atom.args) != relation.arity:
         raise ArityMismatch(f"{atom.relation} has arity {relation.arity}, the query has "
-                            f"{len(atom.args)} arguments", atom.span)
+                            f"{plural(len(atom.args), 'argument')}", atom.span)
     if not relation.stored:             # enumerated on demand: filtered as it streams, not sorted whole
         return sorted(row for row in relation if matches(atom, row))
     return [row for row in relation.sorted_rows() if matches(atom, row)]
 
 
 def scannable(rule: ast.Rule, db) -> bool:
-    """Whether a query rule's body is one atom of a relation that is not stored (a theta-join
-    view, maintenance/view_relation.py) with comparisons of its variables and constants: then
-    :func:`scan` answers it from the view's enumeration."""
+    """Whether a query rule's body is one atom of constants, variables and ``_`` with comparisons
+    of its variables and constants: then :func:`scan` answers it from the relation's rows (a
+    relation that is not stored, a theta-join view of maintenance/view_relation.py, from its
+    enumeration), without a rule to plan and evaluate."""
     if not rule.body:
         return False
     atom, *tests = rule.body
     if type(atom) is not ast.Atom or not all(type(test) is ast.Comparison for test in tests):
         return False
     relation = db.get(atom.relation)
-    if relation is None or relation.stored or not all(isinstance(a, _SIMPLE) for a in atom.args):
+    if relation is None or not all(isinstance(a, _SIMPLE) for a in atom.args):
         return False
     first = ast.first_positions(atom)
     sides = [side for test in tests for side in (test.left, test.right)]

@@ -7,7 +7,7 @@ Column types, by the type the ``.decl`` names (through ``.type`` aliases):
 =============  =====================  ===================================================
 ``number``     ``int64``              integers of any Arrow width in, within the range
 ``unsigned``   ``uint64``             integers >= 0 in, within the engine's range
-``float``      ``float64``            floats or integers in (integers become floats); NaN refused
+``float``      ``float64``            floats, or integers of the signed range (made the nearest float); NaN refused
 ``symbol``     ``string``             ``string``, ``large_string``, ``string_view``, dictionary of strings
 records, ADTs  ``string``             their Soufflé text with symbols quoted: ``[1, "a"]``,
                                       ``$Circle(5)``, ``nil``; read back with the same grammar
@@ -48,6 +48,7 @@ from datalog.language import composites, numbers
 from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
 from datalog.language.types import PRIMITIVES
 from datalog.sources.files import parse_value
+from datalog.language.display import plural
 
 Kinds = list[tuple[str, object]]     # (column name, kind): number, unsigned, float, symbol, auto, or a CompositeType
 
@@ -186,7 +187,9 @@ def rows_of(name: str, kinds: Kinds, data) -> list[tuple]:
     columns, else by position. ``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``."""
     try:
         table = as_table(data)
-    except (pa.ArrowException, TypeError, ValueError) as exc:    # e.g. a pandas column of ints and strings
+    except MemoryError:
+        raise
+    except Exception as exc:        # e.g. a pandas column of ints and strings, a Polars object column
         raise TypeMismatch(f"{name}: the table cannot be read as Arrow columns of one type each: {exc}") from None
     columns = _matched(name, kinds, table)
     with paused_gc():                         # millions of new values and tuples, none of them cyclic
@@ -208,17 +211,27 @@ def _matched(name: str, kinds: Kinds, table: pa.Table) -> list:
         return list(table.columns)            # no names in common: by position
     if len(given) != len(wanted):
         raise ArityMismatch(f"{name} has arity {len(wanted)} ({', '.join(wanted)}), got a table of "
-                            f"{len(given)} columns ({', '.join(map(str, given))})")
+                            f"{plural(len(given), 'column')} ({', '.join(map(str, given))})")
     missing = [n for n in wanted if n not in given]
     raise TypeMismatch(f"{name} has columns {', '.join(wanted)}; the table has {', '.join(map(str, given))} "
                        f"(no {missing[0]!r}): name them all, or none, to match by position")
 
 
 def _values(name: str, index: int, column_name: str, kind, column) -> list:
+    """One column of a table as Python values of ``kind`` (the rules of
+    :mod:`datalog.engine.admission`); an Arrow error on the way is a ``type_mismatch`` too."""
     where = f"{name} column {column_name} ({index + 1})"
+    try:
+        return _checked_values(where, kind, column)
+    except (pa.ArrowException, UnicodeDecodeError) as exc:
+        raise TypeMismatch(f"{where}: its Arrow type {column.type} cannot be read as {_plural(kind)} "
+                           f"({type(exc).__name__}: {exc})") from None
+
+
+def _checked_values(where: str, kind, column) -> list:
     type_ = column.type
-    if pa.types.is_dictionary(type_):
-        column = column.cast(type_.value_type)
+    if pa.types.is_dictionary(type_):                 # a categorical: its values, decoded
+        column = _decoded(column)
         type_ = column.type
     if column.null_count:
         row = pc.index(pc.is_null(column), True).as_py()
@@ -232,8 +245,13 @@ def _values(name: str, index: int, column_name: str, kind, column) -> list:
         _check_range(where, kind, column)
         return column.to_pylist()
     if kind == "float":
-        if not (pa.types.is_floating(type_) or pa.types.is_integer(type_) or pa.types.is_decimal(type_)):
-            raise TypeMismatch(f"{where} holds floats, got Arrow type {type_}")
+        if pa.types.is_integer(type_):                # as the tuple API: within the signed range,
+            _check_range(where, "number", column)     # then the nearest float
+            return column.cast(pa.float64(), safe=False).to_pylist()
+        if not pa.types.is_floating(type_):
+            hint = " (cast it to float64: a decimal is not converted, it could round)" \
+                if pa.types.is_decimal(type_) else ""
+            raise TypeMismatch(f"{where} holds floats, got Arrow type {type_}{hint}")
         column = column.cast(pa.float64())
         nan = pc.is_nan(column)
         if pc.any(nan).as_py():
@@ -254,8 +272,18 @@ def _values(name: str, index: int, column_name: str, kind, column) -> list:
     return out
 
 
+def _decoded(column):
+    """A dictionary-encoded column (pandas' or Polars' categorical) as its values. Arrow has no
+    ``take`` of ``string_view`` values (Polars' strings): those are taken as ``large_string``."""
+    value_type = column.type.value_type
+    if pa.types.is_string_view(value_type):
+        value_type = pa.large_string()
+    return pa.chunked_array([pc.take(chunk.dictionary.cast(value_type), chunk.indices) for chunk in column.chunks],
+                            value_type)
+
+
 def _plural(kind) -> str:
-    return {"number": "numbers", "unsigned": "unsigned numbers", "symbol": "symbols (strings)"}.get(
+    return {"number": "numbers", "unsigned": "unsigned numbers", "float": "floats", "symbol": "symbols (strings)"}.get(
         kind, f"{kind} values (their text)")
 
 
@@ -273,6 +301,13 @@ def _check_range(where: str, kind: str, column) -> None:
 
 
 # ---------------------------------------------------------------- files of changes
+
+def warm(fmt: str) -> None:
+    """Do once what the first change file would do besides its own work: pyarrow's first
+    conversion imports pandas when it is installed (about 2 s), and its file writer is imported;
+    for a caller that times each commit after it (``--changes``)."""
+    file_bytes(table_of([("x", "number")], [], []), fmt)
+
 
 def file_bytes(table: pa.Table, fmt: str) -> bytes:
     """``table`` as a Parquet file or a CSV file with a header line."""

@@ -25,21 +25,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from datalog.engine import answers, outputs, tables
+from datalog.engine import answers, outputs, resources, tables
+from datalog.engine import query as queries
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
 from datalog.engine.loading import program_facts, read_inputs, settled
 from datalog.engine.memory import paused_gc, thaw
+from datalog.engine.serial import Guard
 from datalog.engine.pipeline import analyse, compiled, fill, plan, relations
-from datalog.engine.transaction import Transaction
+from datalog.engine.transaction import Transaction, change_edb
 from datalog.evaluation import fixpoint, worklist
 from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
-from datalog.language.errors import ArityMismatch, BadFact, FactAbsent, UndefinedRelation
+from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
-from datalog.language.rewrites import dnf, rewrite
+from datalog.language.rewrites import dnf, is_internal, rewrite
+from datalog.language.types import example
 from datalog.language.variables import bound_variables
 from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from datalog.provenance.commits import InsertLog
@@ -49,9 +52,12 @@ from maintenance.budget import MemoryBudget
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
+from datalog.language.display import plural
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
+_ANYWHERE = (MemoryError, RecursionError)   # may come between a change and its undo record: a commit
+                                           # they stop cannot be known undone (the engine breaks)
 _STATE = ("program", "checked", "db", "plans", "compiled", "maintainer")   # what extend() replaces
 
 
@@ -82,8 +88,10 @@ class Engine:
         if maintenance == "incremental" and self.limited():
             self.maintenance = "recompute"        # see limited()
         self.maintainer = None                    # built on the first commit
-        self.memory_budget = memory_budget        # bytes the process may hold while maintenance records
-                                                  # (None: what the machine has free, maintenance/budget.py)
+        self.memory_budget = memory_budget        # bytes the process may hold while evaluating and while
+                                                  # maintenance records (None: what the machine has free,
+                                                  # maintenance/budget.py, datalog/engine/resources.py)
+        self.spared = None                        # the rows an interrupted run derived, freed at the next
         self.spark_options = spark or {}          # master=, conf= for the Spark session
         self.stage_source = None                  # a workspace's hook: keep what a Spark source gave
         self.allow_paths = allow_paths            # .input/.output files may lead out of -F/-D (the user's
@@ -98,6 +106,8 @@ class Engine:
         self._explainer = None                    # (state it was made in, Explainer): see explainer()
         self.provenance = provenance              # keep every IDB fact's least proof height (--provenance)
         self._kept = None                         # ((checked, db) ids, Heights) when provenance: see heights
+        self.guard = Guard()                      # one commit at a time, each whole (datalog.engine.serial)
+        self._run_cut_short = False               # a run() stopped part way: answers run it again
         fill(self.db, program_facts(self.checked))
 
     @classmethod
@@ -138,13 +148,17 @@ class Engine:
 
     # ------------------------------------------------------------ loading
     def insert(self, name: str, rows) -> None:
-        """Add EDB facts (before ``run``): an iterable of tuples, or a table (a pandas or Polars
-        DataFrame, a pyarrow Table or RecordBatchReader, anything with ``__arrow_c_stream__``: its
-        columns matched by name, else by position, :mod:`datalog.engine.arrow`). Every row is
-        checked before any is added."""
-        relation = self.stored_relation(name)
-        with paused_gc():                                   # bulk: see datalog.engine.memory
-            relation.add_all(tables.admitted(self, name, rows))
+        """Add EDB facts: an iterable of tuples, or a table (a pandas or Polars DataFrame, a pyarrow
+        Table or RecordBatchReader, anything with ``__arrow_c_stream__``: its columns matched by
+        name, else by position, :mod:`datalog.engine.arrow`). Every row is checked before any is
+        added. Once the program is evaluated this is a commit (``commit(inserts=...)``: the derived
+        relations are maintained; on a workspace's engine it is durable); a derived relation is
+        ``not_edb``."""
+        change_edb(self, name, rows, +1)
+
+    def retract(self, name: str, rows) -> None:
+        """Remove EDB facts, as :meth:`insert` adds them (once evaluated, ``commit(retracts=...)``)."""
+        change_edb(self, name, rows, -1)
 
     def load_inputs(self, progress: Progress | None = None) -> None:
         """Read every ``.input`` file and Spark source, settle the types of ``auto`` columns, then
@@ -192,14 +206,30 @@ class Engine:
 
     # ------------------------------------------------------------ evaluation
     def run(self, progress: Progress | None = None) -> None:
-        """Load the inputs, then evaluate every stratum in order (semi-naive inside recursive ones)."""
-        progress = progress or self.progress
-        with paused_gc():
-            self.load_inputs(progress)
-            self.evaluate(progress)
-            if self.provenance:
-                self.heights.refresh()            # the heights of the evaluated relations, kept
-        self._evaluated = True
+        """Load the inputs, then evaluate every stratum in order (semi-naive inside recursive ones).
+        Once evaluated, nothing to do. All or nothing: a run stopped part way (Ctrl-C, an error)
+        leaves the derived relations as they were before it, and the next answer runs it again."""
+        with self.guard.serial():
+            if self._evaluated:
+                return
+            progress = progress or self.progress
+            before = {n: set(self.db[n].tuples) for n in self.idb}     # their program facts, unevaluated
+            self._run_cut_short = True
+            self.guard.changing()                     # settled once evaluated, or reset
+            try:
+                with paused_gc():
+                    self.load_inputs(progress)
+                    resources.evaluating(self, lambda: self.evaluate(progress))   # memory budget
+                    if self.provenance:
+                        self.heights.refresh()            # the heights of the evaluated relations, kept
+            except BaseException:
+                for name, rows in before.items():
+                    self.db[name] = Relation(name, self.db[name].arity, rows)
+                self._kept = None
+                self.guard.settled()
+                raise
+            self._evaluated, self._run_cut_short = True, False
+            self.guard.settled()
 
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
         """Every stratum in order, or only those holding a relation of ``only``."""
@@ -214,9 +244,13 @@ class Engine:
         ``.input`` relations, read from ``facts_dir`` if given) are evaluated again. ``durable()``
         (a workspace's) runs last. All or nothing, also on ``KeyboardInterrupt``. The maintainer is
         dropped and rebuilt, not incrementally, at the next commit."""
-        thaw()                                      # the replaced state may become garbage
-        delta = self._extend(text, name, facts_dir, durable)
-        self._committed(delta)
+        if not self._evaluated:
+            self.run()
+        with self.guard.committing():
+            thaw()                                      # the replaced state may become garbage
+            delta = self._extend(text, name, facts_dir, durable)
+            self._committed(delta)
+            self.guard.settled()
         return delta
 
     def _extend(self, text, name: str, facts_dir=None, durable=None) -> Delta:
@@ -226,15 +260,18 @@ class Engine:
         source, checked = self._check_added(added)
         old = {key: getattr(self, key) for key in (*_STATE, "facts_dir")}
         try:
+            self.guard.changing()       # settled by the caller once finished, or here once undone
             if facts_dir is not None:
                 self.facts_dir = Path(facts_dir)
             affected = self._install(checked, added, old["db"])
             self.program = source       # as written: eqrel, inline, pragmas are lowered again next time
             if durable is not None:
                 durable()
+            self.guard.made()
         except BaseException:
             for key, value in old.items():
                 setattr(self, key, value)
+            self.guard.settled()
             raise
         changes = {n: diff(old["db"][n].tuples if n in old["db"] else set(), self.db[n].tuples)
                    for n in affected}
@@ -288,34 +325,90 @@ class Engine:
 
     def apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
         """One commit: the requests ``{relation: {row: +1 | -1}}`` (admitted EDB rows) applied and
-        every IDB relation maintained; the delta of every relation that changed. All or nothing:
-        on an error (or Ctrl-C) the journal undoes every change. Once it is made (for a
-        workspace: durable), the subscribers of the relations it changed are told, and the Arrow
-        tables kept of them note their changes (:func:`tables.note_changes`)."""
-        current = tables.current_tables(self) if self._evaluated else set()    # (else run() changes them)
-        delta = self._apply(pending)
-        tables.note_changes(self, delta, current)
-        self._committed(delta)
+        every IDB relation maintained; the delta of every relation that changed. All or nothing,
+        also on ``KeyboardInterrupt``, ``SystemExit`` and ``MemoryError`` (:mod:`datalog.engine.serial`):
+        before its durable point the journal undoes every change; from it on the commit is
+        finished, and an exception that came meanwhile is raised once it is. Once it is made (for a
+        workspace: durable), the subscribers of the relations it changed are told, in commit order,
+        and the Arrow tables kept of them note their changes (:func:`tables.note_changes`)."""
+        if not self._evaluated:
+            self.run()
+        with self.guard.committing(self._after_commits):
+            current = tables.current_tables(self)
+            delta = self._apply(pending)
+            tables.note_changes(self, delta, current)
+            self._committed(delta)
+            self.guard.settled()
         return delta
 
-    def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
-        """:meth:`apply` without telling the subscribers."""
+    def prepare(self) -> None:
+        """What a commit needs before it maintains: the program evaluated (if it was not) and the
+        maintainer set up (for the incremental strategies a recording pass over the program), both
+        done once. A commit does it if it was not done; ``run --updates`` does it first, so that
+        a batch's time is its maintenance only."""
         if not self._evaluated:
             self.run()
         if self.maintainer is None:
             self._materialize_views()
             self.adopt(make_maintainer(self.planned(), self.db, self.maintenance, self._budget()))
+
+    def _apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
+        """:meth:`apply` up to the relations after it, without telling the subscribers: maintained,
+        made durable (:meth:`_durable`), then the commit is made (:meth:`_made`)."""
+        self.prepare()
+        changes = pending_changes(pending, self.db)
         journal = Journal()
         with paused_gc(), journal.deferring_interrupts():    # Ctrl-C cancels at a point the journal can undo
             try:
-                delta = self.maintainer.apply(pending_changes(pending, self.db), journal)
+                self.guard.changing()
+                delta = self.maintainer.apply(changes, journal)
                 journal.check_interrupt()
-                return delta
-            except BaseException:
-                journal.rollback()
+                self._durable(changes, delta)              # the durable point
+            except BaseException as exc:
+                if not self._durable_anyway():
+                    journal.rollback()
+                    if getattr(self.maintainer, "broken", False):
+                        self.maintainer = None       # rebuilt from the restored relations next time
+                    if not isinstance(exc, _ANYWHERE):
+                        self.guard.settled()
+                    raise
+                self.guard.hold(exc)                  # it came after the durable point: raised once finished
+            self.guard.made()
+        if journal.interrupted:                        # a Ctrl-C during the log write: held
+            self.guard.interrupted = True
+        self._made()
+        return delta
+
+    def _durable(self, changes: Delta, delta: Delta) -> None:
+        """Make the maintained commit durable (a workspace's log); without one, it is made already."""
+
+    def _durable_anyway(self) -> bool:
+        """After an exception from :meth:`_durable`: whether the commit is durable all the same."""
+        return False
+
+    def _made(self) -> None:
+        """The commit is durable: the state that says so (a workspace's commit number) moves on."""
+
+    def _after_commits(self) -> None:
+        """After the outermost commit is finished and delivered (a workspace compacts)."""
+
+    def tentatively(self, pending: dict[str, dict[tuple, int]], answer: Callable[[], object]):
+        """``answer()`` run on the relations as if the requests ``pending`` (as :meth:`apply` takes
+        them) were committed, then every change undone: nothing is committed (nor logged, for a
+        workspace), no subscriber is told. A query inside a transaction sees its changes so."""
+        with self.guard.serial():
+            self.prepare()
+            journal = Journal()
+            try:
+                with paused_gc(), journal.deferring_interrupts():
+                    self.maintainer.apply(pending_changes(pending, self.db), journal)
+                    journal.check_interrupt()
+                return answer()
+            finally:
+                with journal.deferring_interrupts():
+                    journal.rollback()
                 if getattr(self.maintainer, "broken", False):
-                    self.maintainer = None           # rebuilt from the restored relations next time
-                raise
+                    self.maintainer = None       # rebuilt from the restored relations next time
 
     def planned(self) -> PlannedProgram:
         """The program as evaluation and maintenance take it: clauses, strata, compiled plans,
@@ -379,23 +472,38 @@ class Engine:
     def stored_relation(self, name: str, span=None) -> Relation:
         """The relation ``name`` as the engine stores it; ``undefined_relation`` (pointing at
         ``span``) if there is none."""
+        self.guard.check()
         if name not in self.db:
             raise UndefinedRelation(f"undefined relation {name}", span)
         return self.db[name]
 
     def rows(self, name: str) -> list[tuple]:
-        return self.stored_relation(name).sorted_rows()
+        """The relation's rows, sorted (after a ``run`` that was stopped part way, it is run again)."""
+        with self.guard.serial():
+            if self._run_cut_short:
+                self.run()
+            return self.stored_relation(name).sorted_rows()
 
-    def query(self, text: str | ast.Atom) -> list[tuple]:
-        """Tuples of a relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
-        atom = parse_atom(text) if isinstance(text, str) else text
-        return answers.matching(self.stored_relation(atom.relation, atom.span), atom)
+    def query(self, text: str | ast.Atom) -> list[tuple] | queries.Answers:
+        """A query as the REPL takes it, ``?- body.`` (any body: conjunctions, comparisons, negation,
+        aggregates): its :class:`~datalog.engine.query.Answers` (``columns``, ``rows``, ``df()``,
+        ``pl()``, ``arrow()``), as :meth:`ask` gives them. Text without ``?-`` (or an atom): the
+        tuples of one relation matching an atom such as ``path(1, X)`` (``_`` matches anything)."""
+        if queries.is_query(text):
+            return queries.run(self, text)
+        atom = queries.atom(text) if isinstance(text, str) else text
+        with self.guard.serial():
+            if self._run_cut_short:
+                self.run()
+            return answers.matching(self.stored_relation(atom.relation, atom.span), atom)
 
-    def ask(self, body: tuple) -> tuple[list[str], list[tuple]]:
-        """Answers of a query body (see :func:`datalog.language.parser.parse_query`): the variables it
-        binds, in order, and their sorted rows. Evaluated as a rule of its own (a one-atom query of a
-        relation that is not stored is filtered as it streams, :mod:`datalog.engine.answers`); nothing
-        changes. A wrong query gets the error the rule would."""
+    def ask(self, body: str | tuple) -> tuple[list[str], list[tuple]]:
+        """Answers of a query, its text (``?- path(x, y), x > 0.``) or its body (see
+        :func:`datalog.language.parser.parse_query`): the variables it binds, in order, and their
+        sorted rows. Evaluated as a rule of its own (a one-atom query is read off its relation as it
+        streams, :mod:`datalog.engine.answers`); nothing changes. A wrong query gets the error the
+        rule would."""
+        body = queries.parsed(body) if isinstance(body, str) else body
         alternatives = dnf(body)
         names = [n for n in dict.fromkeys(v.name for v in ast.variables(body))
                  if all(n in bound_variables(alt) for alt in alternatives)]
@@ -407,12 +515,17 @@ class Engine:
             self._check_added(ast.Program((rule,)))
             return names, answers.scan(rule, self.db[rule.body[0].relation])
         old = {key: getattr(self, key) for key in _STATE}
-        try:
-            self._extend(ast.Program((rule,)), "<query>")
-            return names, self.rows(_ANSWER)
-        finally:
-            for key, value in old.items():
-                setattr(self, key, value)
+        with self.guard.serial():
+            try:
+                self._extend(ast.Program((rule,)), "<query>")
+                return names, self.rows(_ANSWER)
+            except DatalogError as err:       # at run time (division_by_zero): about the query, not its rule
+                err.message = err.message.replace(f"a rule for {_ANSWER}", "the query")
+                raise
+            finally:
+                for key, value in old.items():
+                    setattr(self, key, value)
+                self.guard.settled()
 
     # ------------------------------------------------------------ provenance
     def why(self, fact: str | ast.Atom, depth: int | None = None) -> Proof:
@@ -476,15 +589,15 @@ class Engine:
         if info is None:
             raise UndefinedRelation(f"undefined relation {atom.relation}", atom.span)
         if len(atom.args) != info.arity:
-            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has {len(atom.args)} "
-                                f"arguments", atom.span)
+            raise ArityMismatch(f"{atom.relation} has arity {info.arity}, the fact has "
+                                f"{plural(len(atom.args), 'argument')}", atom.span)
         values = []
         for arg in atom.args:
             if isinstance(arg, ast.Negate) and isinstance(arg.operand, ast.Constant):
                 arg = ast.Constant(-arg.operand.value, arg.span)
             if not isinstance(arg, ast.Constant):
                 raise BadFact(f"{arg} is not a value: why and why_not take one tuple, such as "
-                              f"{atom.relation}({', '.join(['1'] * info.arity)})", arg.span or atom.span)
+                              f"{atom.relation}({', '.join(map(example, info.types))})", arg.span or atom.span)
             values.append(arg.value)
         return atom.relation, self.admit(atom.relation, tuple(values), atom.span)
 
@@ -524,11 +637,12 @@ class Engine:
         not). See :mod:`datalog.engine.tables` for the guarantees."""
         self.stored_relation(name)
         subscription = tables.Subscription(self, name, callback)
-        if snapshot:
-            if not self._evaluated:
-                self.run()
-            tables.snapshot(self, subscription, self.commit_number)
-        self._subscriptions.append(subscription)
+        if snapshot and not self._evaluated:
+            self.run()
+        with self.guard.serial():
+            if snapshot:
+                tables.snapshot(self, subscription, self.commit_number)
+            self._subscriptions.append(subscription)
         return subscription
 
     def changes(self, name: str, snapshot: bool = True) -> tables.Subscription:
@@ -547,25 +661,29 @@ class Engine:
         for subscription in moved:
             subscription.engine = successor
         successor._subscriptions.extend(moved)
-        if moved:
-            tables.publish(successor, moved, delta, successor.commit_number, before=self)
+        with successor.guard.committing():
+            successor.guard.deliveries.add(tables.changes_of(successor, moved, delta, successor.commit_number,
+                                                             before=self))
 
     def _committed(self, delta: Delta) -> None:
         """A commit was made: count it, note the commit of each EDB fact it inserted (the source
-        ``why`` names), tell the subscribers, and repair the kept heights (last: the commit is
-        made, whatever stops the repair)."""
+        ``why`` names), repair the kept heights, and queue its changes for the subscribers (told
+        once the outermost commit is finished: :mod:`datalog.engine.delivery`)."""
         self._commits += 1
         self.arrow_tables = {key: kept for key, kept in self.arrow_tables.items()    # a replaced relation's
                              if self.db.get(key[0]) is kept[0]}                         # table is dropped
         for name, change in delta.items():
             if name not in self.idb:
                 self._inserted_at.record(self.commit_number, name, change.inserted, change.retracted)
-        if self._subscriptions:
-            tables.publish(self, self._subscriptions, delta, self.commit_number)
         if self._kept is not None and self._kept[0] != (id(self.checked), id(self.db)):
             self._kept = None                     # of a program since extended: made anew when asked
         if self._kept is not None:
-            self._kept[1].changed(delta)          # repaired now, or stale until the next question
+            try:
+                self._kept[1].changed(delta)      # repaired now, or stale until the next question
+            except Exception:                     # (a MemoryError): made anew when asked
+                self._kept = None
+        if self._subscriptions:                   # told once the outermost commit is finished
+            self.guard.deliveries.add(tables.changes_of(self, self._subscriptions, delta, self.commit_number))
 
     def write_outputs(self, out_dir: str | None = None) -> list[str]:
         """Write ``.output`` relations; return the ``.printsize`` lines (``name<TAB>count``)."""
@@ -580,10 +698,13 @@ class Engine:
         """Write a relation to its Spark sink (:func:`datalog.engine.outputs.write_spark_output`)."""
         outputs.write_spark_output(self, directive, delta, out_dir)
 
-    def explain(self) -> str:
-        """Strata, and per rule its plan: variable order, indexes, filters, backend."""
+    def explain(self, internal: bool = False) -> str:
+        """Strata, and per rule its plan: variable order, indexes, filters, backend; a stratum of
+        relations made by rewrites (:func:`~datalog.language.rewrites.is_internal`) only with ``internal``."""
         lines = []
         for number, stratum in enumerate(self.checked.strata, 1):
+            if not internal and all(is_internal(name) for name in stratum.relations):
+                continue
             kind = "recursive" if stratum.recursive else "non-recursive"
             if stratum.constrained:             # choice-domain / subsumption: no delta rules
                 kind += "; choice-domain/subsumption, recomputed on change"

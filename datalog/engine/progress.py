@@ -22,6 +22,7 @@ through ipywidgets (the ``notebook`` extra installs it).
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 _STRATUM = re.compile(r"stratum (\d+)/(\d+)")
@@ -29,43 +30,75 @@ _STRATUM = re.compile(r"stratum (\d+)/(\d+)")
 
 class ProgressBar:
     """A callable taking the engine's progress lines, drawing them as a rich progress bar while
-    it is entered (``with ProgressBar() as bar: engine.run(bar)``). ``lines``: every line it took."""
+    it is entered (``with ProgressBar() as bar: engine.run(bar)``). ``lines``: every line it took.
+
+    The bar appears at the first line ``delay`` seconds after the block began; on a terminal
+    console also when ``delay`` has passed after an earlier line (a timer draws it, so a long step
+    that began early shows too; not in a notebook, whose output belongs to the cell's thread). A
+    line after the last stratum's (a workspace's ``saving the maintainer's state``) counts every
+    stratum done."""
 
     def __init__(self, console=None, delay: float = 0.5, transient: bool = True):
         self.console, self.delay, self.transient = console, delay, transient
+        self._timed = console is not None and console.is_terminal
         self.lines: list[str] = []
-        self._progress = self._task = None
+        self._progress = self._task = self._timer = None
         self._started = 0.0
         self._strata = (0, 0)                   # (strata begun, strata in all)
+        self._lock = threading.Lock()           # the timer's thread and the caller's
+        self._open = False
 
     def __enter__(self) -> "ProgressBar":
         self._started = time.monotonic()
+        self._open = True
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._progress is not None:
-            done, total = self._strata
-            if exc[0] is None and total:
-                self._progress.update(self._task, completed=total)
-            self._progress.stop()
-            self._progress = None
+        with self._lock:
+            self._open = False
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._progress is not None:
+                done, total = self._strata
+                if exc[0] is None and total:
+                    self._progress.update(self._task, completed=total, strata=f"{total}/{total} strata")
+                self._progress.stop()
+                self._progress = None
 
     def __call__(self, line: str) -> None:
-        self.lines.append(line)
-        match = _STRATUM.search(line)
-        if match:
-            self._strata = (int(match.group(1)), int(match.group(2)))
-        if self._progress is None and time.monotonic() - self._started >= self.delay:
-            self._start()
-        if self._progress is not None:
+        with self._lock:
+            self.lines.append(line)
+            match = _STRATUM.search(line)
+            if match:
+                self._strata = (int(match.group(1)), int(match.group(2)))
+            elif not line.startswith((" ", "loading")) and self._strata[1]:
+                self._strata = (self._strata[1] + 1, self._strata[1])    # a step after the last stratum's
+            waited = time.monotonic() - self._started
+            if self._progress is None and waited >= self.delay:
+                self._start()
+            elif self._progress is None and self._timer is None and self._open and self._timed:
+                self._timer = threading.Timer(self.delay - waited, self._late)
+                self._timer.daemon = True
+                self._timer.start()
+            self._show()
+
+    def _late(self) -> None:
+        with self._lock:
+            if self._open and self._progress is None:
+                self._start()
+                self._show()
+
+    def _show(self) -> None:
+        if self._progress is not None and self.lines:
             begun, total = self._strata
-            self._progress.update(self._task, description=line.strip(), completed=max(begun - 1, 0),
-                                  total=total or None)
+            done = min(max(begun - 1, 0), total)
+            self._progress.update(self._task, description=self.lines[-1].strip(), completed=done,
+                                  total=total or None, strata=f"{done}/{total} strata" if total else "")
 
     def _start(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
         self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                  MofNCompleteColumn(), TextColumn("strata"), TimeElapsedColumn(),
+                                  TextColumn("{task.fields[strata]}"), TimeElapsedColumn(),
                                   console=self.console, transient=self.transient)
-        self._task = self._progress.add_task("", total=None)
+        self._task = self._progress.add_task("", total=None, strata="")
         self._progress.start()

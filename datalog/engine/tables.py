@@ -15,7 +15,9 @@ callback the changes queue in the :class:`Subscription`: ``poll()`` or iterate i
 does not change the relation delivers nothing; a rolled-back transaction delivers nothing. A
 callback that raises does not undo the commit (it is made): the exception is kept in
 ``subscription.errors`` with the commit's number and reported as a :class:`SubscriptionWarning`;
-later commits are still delivered. By default the first delivery is the relation's current
+later commits are still delivered. One raising ``KeyboardInterrupt`` or ``SystemExit`` is kept
+in ``errors`` too, every other subscriber is told, then the commit raises it; a commit made
+inside a callback is delivered after the commit being delivered (:mod:`datalog.engine.delivery`). By default the first delivery is the relation's current
 rows (``snapshot=True``, all weight +1, with the current commit number), so the weights
 delivered add up to the relation; ``snapshot=False`` delivers only later commits.
 
@@ -49,9 +51,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from datalog.engine import display
+from datalog.engine import admission, display
 from datalog.engine.memory import paused_gc
-from datalog.language import numbers
 from datalog.language.types import AUTO, PRIMITIVES, value_type
 
 
@@ -91,20 +92,18 @@ def _base(type_name: str, aliases: dict) -> str:
     return type_name
 
 
-def is_tabular(data) -> bool:
-    """Whether ``data`` is a table (:func:`datalog.engine.arrow.as_table` takes it) rather than an
-    iterable of tuples: a pandas or Polars DataFrame, a pyarrow Table, RecordBatch or
-    RecordBatchReader, or anything with ``__arrow_c_stream__`` (told without importing pyarrow)."""
-    kind = type(data)
-    return hasattr(kind, "__arrow_c_stream__") or kind.__module__.split(".")[0] in ("pyarrow", "pandas", "polars")
-
-
-def admitted(engine, name: str, data) -> list[tuple]:
+def admitted(engine, name: str, data, requested=()) -> list[tuple]:
     """The rows of ``data`` (tuples, or a table) as relation ``name`` stores them, every one
-    checked before any is returned (``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``)."""
-    if is_tabular(data):
-        return _arrow().rows_of(name, column_kinds(engine, name), data)
-    return [engine.admit(name, tuple(row)) for row in data]
+    checked before any is returned (``arity_mismatch``, ``type_mismatch``, ``number_out_of_range``):
+    :func:`datalog.engine.admission.rows`, against the columns' current types (``requested``:
+    the rows already requested of it in the same transaction). A column still untyped may be
+    typed by the ``.input`` files: they are read first (as ``run`` would), so that an insert
+    before ``run`` and the files' rows have one type."""
+    kinds = column_kinds(engine, name)
+    if any(kind == AUTO for _, kind in kinds):
+        engine.load_inputs()
+        kinds = column_kinds(engine, name)
+    return admission.rows(name, kinds, data, requested)
 
 
 def _arrow():
@@ -271,67 +270,6 @@ class Relation:
         return list(zip(*(column.to_pylist() for column in table.columns)))
 
 
-class Answers:
-    """The answers of a query: its variables (``columns``) and their distinct rows, sorted. A
-    table like :class:`Relation`: ``len()``, iteration, ``rows()``, ``to_arrow()``,
-    ``to_pandas()``, ``to_polars()``, ``__arrow_c_stream__``, shown as an HTML or rich table.
-    Column types are those of the values (an integer column beyond ``number``'s range is
-    ``unsigned``; a column without rows is ``string``).
-
-    >>> answers = Answers(["X", "name"], [(1, "a"), (2, "b")])
-    >>> answers, answers.to_arrow().schema.types
-    (<Answers X, name: 2 rows>, [DataType(int64), DataType(string)])
-    """
-
-    def __init__(self, columns: list[str], rows: list[tuple], title: str = "answers"):
-        self.columns, self._rows, self.title = list(columns), rows, title
-
-    def rows(self) -> list[tuple]:
-        return list(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self) -> Iterator[tuple]:
-        return iter(self._rows)
-
-    def kinds(self) -> list[tuple[str, object]]:
-        """(column, kind) of each column, told from its values."""
-        return [(name, _kind_of([row[i] for row in self._rows])) for i, name in enumerate(self.columns)]
-
-    def to_arrow(self):
-        return _arrow().table_of(self.kinds(), self._rows)
-
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
-
-    def to_polars(self):
-        import polars
-        return polars.from_arrow(self.to_arrow())
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return self.to_arrow().__arrow_c_stream__(requested_schema)
-
-    def __repr__(self) -> str:
-        return f"<Answers {', '.join(self.columns)}: {len(self)} row{'s' * (len(self) != 1)}>"
-
-    def _repr_html_(self) -> str:
-        return display.html(self.title, self.columns, self._rows, len(self))
-
-    def __rich__(self):
-        return display.rich_table(self.title, self.columns, self._rows, len(self))
-
-
-def _kind_of(values: list):
-    """The kind of a column holding ``values`` (``auto`` without any: a string column)."""
-    if not values:
-        return AUTO
-    kind = value_type(values[0])
-    if kind == "number" and max(values) > numbers.INT_MAX:
-        return "unsigned"
-    return kind if kind in PRIMITIVES else AUTO      # a record or ADT: its text
-
-
 @dataclass(frozen=True)
 class TableChange:
     """What one commit did to one relation: its number, the rows ``inserted`` and ``retracted``
@@ -381,14 +319,16 @@ class Subscription:
         self.closed = False
         self._queue: deque[TableChange] = deque()
 
-    def deliver(self, change: TableChange) -> None:
+    def deliver(self, change: TableChange, calling: Callable | None = None) -> None:
+        """Queue ``change`` or give it to the callback (called through ``calling``: by a commit,
+        with Ctrl-C raising inside it, :meth:`datalog.engine.serial.Guard.interruptible`)."""
         if self.closed:
             return
         if self.callback is None:
             self._queue.append(change)
             return
         try:
-            self.callback(change)
+            (calling or _call)(lambda: self.callback(change))
         except Exception as exc:                  # the commit stands; the failure is reported
             self.errors.append((change.commit, exc))
             warnings.warn(f"a subscriber to {self.relation} raised at commit {change.commit}: "
@@ -420,10 +360,16 @@ class Subscription:
         return f"<Subscription {self.relation}: {state}>"
 
 
-def publish(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> None:
-    """Deliver the commit's ``delta`` to the subscriptions of the relations it changed (a relation
-    the commit removed is described by the engine ``before`` it)."""
+def _call(function):
+    return function()
+
+
+def changes_of(engine, subscriptions: list[Subscription], delta, commit: int, before=None) -> list:
+    """The commit's ``delta`` as (subscription, change) for the subscriptions of the relations it
+    changed (a relation the commit removed is described by the engine ``before`` it), made now, to
+    be delivered in commit order (:mod:`datalog.engine.delivery`)."""
     kinds: dict[str, list] = {}
+    pairs = []
     for subscription in list(subscriptions):
         change = delta.get(subscription.relation)
         if not change or subscription.closed:
@@ -431,8 +377,9 @@ def publish(engine, subscriptions: list[Subscription], delta, commit: int, befor
         name = subscription.relation
         if name not in kinds:
             kinds[name] = column_kinds(engine if name in engine.schema or before is None else before, name)
-        subscription.deliver(TableChange(name, commit, sorted(change.inserted), sorted(change.retracted),
-                                         kinds[name]))
+        pairs.append((subscription, TableChange(name, commit, sorted(change.inserted), sorted(change.retracted),
+                                                kinds[name])))
+    return pairs
 
 
 def snapshot(engine, subscription: Subscription, commit: int) -> None:

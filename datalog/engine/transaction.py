@@ -9,6 +9,7 @@ change. If the block or the commit raises, nothing changed.
 from __future__ import annotations
 
 from datalog.engine import tables
+from datalog.engine.memory import paused_gc
 from datalog.language.errors import NotEdb
 from maintenance.delta import Delta
 
@@ -36,7 +37,7 @@ class Transaction:
         if name in engine.idb:
             raise NotEdb(f"{name} is derived by rules; a transaction changes only EDB relations "
                          f"(inputs and facts)", engine.schema[name].span)
-        admitted = tables.admitted(engine, name, rows)        # all checked before any is requested
+        admitted = tables.admitted(engine, name, rows, self.pending.get(name, ()))   # all checked first
         self.pending.setdefault(name, {}).update(dict.fromkeys(admitted, sign))
 
     def __enter__(self) -> "Transaction":
@@ -46,3 +47,22 @@ class Transaction:
         if kind is None:
             self.delta = self.engine.apply(self.pending)
         return False
+
+
+def change_edb(engine, name: str, rows, sign: int) -> None:
+    """``Engine.insert`` (``sign`` +1) or ``retract`` (-1): once evaluated a commit; before, the rows
+    added to (removed from) the relation; a derived relation is ``not_edb``."""
+    with engine.guard.serial():
+        relation = engine.stored_relation(name)
+        if name in engine.idb:
+            raise NotEdb(f"{name} is derived by rules; only EDB relations (inputs and facts) take "
+                         f"inserts and retracts", engine.schema[name].span)
+        if engine.evaluated:
+            engine.commit(**{"inserts" if sign > 0 else "retracts": {name: rows}})
+            return
+        with paused_gc():                                   # bulk: see datalog.engine.memory
+            admitted = tables.admitted(engine, name, rows)
+            if sign > 0:
+                relation.add_all(admitted)
+            else:
+                relation.erase(list(set(admitted) & relation.tuples))

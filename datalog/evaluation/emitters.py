@@ -8,7 +8,23 @@ they make in one call. Only for a head that is just variables (``head_slots``).
 
 from __future__ import annotations
 
-from itertools import product
+from itertools import islice, product
+
+CHUNK = 1 << 16         # a product's tuples added this many at a time: Python checks for Ctrl-C (and the
+                        # memory budget's stop, datalog/engine/resources.py) between two additions, never
+                        # inside one C call (16M tuples of one product took 27 s on a loaded machine)
+
+
+def _chunked(add_many):
+    """``add(combos, levels)``: ``add_many`` of the iterator ``combos`` (one tuple per combination of
+    ``levels``), :data:`CHUNK` at a time."""
+    def add(combos, levels) -> None:
+        total = 1
+        for level in levels:
+            total *= len(level)
+        for _ in range(0, total, CHUNK):
+            add_many(islice(combos, CHUNK))
+    return add
 
 
 def bulk_emitter(plan, add_many):
@@ -48,18 +64,19 @@ def product_emitter(plan, add_many, first: int):
     slots = plan.head_slots
     if slots is None:
         return None
+    add_all = _chunked(add_many)
     source = [("tail", s - first) if first <= s < plan.depth else ("fixed", s) for s in slots]
     tail_positions = [j for kind, j in source if kind == "tail"]
     if tail_positions == list(range(len(tail_positions))) and len(tail_positions) == len(slots):
-        return lambda b, levels: add_many(product(*levels))
+        return lambda b, levels: add_all(product(*levels), levels)
     fixed_slots = [j for kind, j in source if kind == "fixed"]
     if source == [("fixed", s) for s in fixed_slots] + [("tail", j) for j in range(len(tail_positions))]:
         def emit_prefixed(b, levels):
             pre = tuple(b[s] for s in fixed_slots)
-            add_many([pre + combo for combo in product(*levels)])
+            add_all((pre + combo for combo in product(*levels)), levels)
         return emit_prefixed
 
     def emit_general(b, levels):
-        add_many([tuple(combo[j] if kind == "tail" else b[j] for kind, j in source)
-                  for combo in product(*levels)])
+        add_all((tuple(combo[j] if kind == "tail" else b[j] for kind, j in source) for combo in product(*levels)),
+                levels)
     return emit_general

@@ -17,6 +17,7 @@ from datalog.evaluation.evaluate import Derivation, derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.evaluation import worklist
 from datalog.planning.plan import Lookup
+from datalog.language.display import plural
 
 Progress = Callable[[str], None]
 
@@ -73,7 +74,7 @@ def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progre
 
     def report(number: int) -> None:
         if progress:
-            progress(f"  iteration {number}: {sum(len(db[n]) for n in members)} tuples")
+            progress(f"  iteration {number}: {plural(sum(len(db[n]) for n in members), 'tuple')}")
     steps = [(derivations[p.index], variables[p.clause.head.relation], [variables[r] for r in lookups[p.index]],
               [(a, variables[p.atoms[a].relation]) for a in recursive[p.index]])
              for p in plans if p.index in derivations]

@@ -35,6 +35,7 @@ from datalog.planning.order import pragma_order
 from datalog.evaluation.scan import RowReader
 from datalog.planning.plan import Assign, Lookup
 from datalog.planning.planner import counts, generates, plan_delta
+from datalog.language.display import plural
 
 BATCH = 32              # more tuples of a relation waiting than this: read as one round
 MASK = (1 << 12) - 1    # a progress line every 4,096 tuples taken
@@ -263,4 +264,4 @@ def _round(recent: Relation, rules: list[tuple], pending: dict) -> None:
 def _report(progress, taken: int, members, db) -> None:
     """A progress line (long runs print it; a caller may stop a run that keeps growing)."""
     if progress is not None:
-        progress(f"  worklist: {taken} tuples taken, {sum(len(db[n]) for n in members)} known")
+        progress(f"  worklist: {plural(taken, 'tuple')} taken, {sum(len(db[n]) for n in members)} known")

@@ -168,7 +168,20 @@ def _part(value, type_) -> bool:
         return conforms(value, type_)
     if isinstance(value, (tuple, bool)) or not isinstance(value, _PYTHON.get(type_, int)):
         return False
-    return numbers.value_problem(value) is None
+    if type_ == "symbol":
+        return utf8(value)
+    return numbers.value_problem(value, type_) is None
+
+
+def utf8(text: str) -> bool:
+    """Whether UTF-8 can write ``text`` (it holds no lone surrogate such as ``"\\ud800"``)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _PYTHON = {"symbol": str, "float": (float, int)}

@@ -132,8 +132,11 @@ InputPath = _error("InputPath", "input_path", "An .input filename leaves the fac
 NotEdb = _error("NotEdb", "not_edb", "A transaction tried to change a relation that rules derive.")
 TooDeep = _error("TooDeep", "too_deep", "Expressions nest too deeply for the parser.")
 BadPragma = _error("BadPragma", "bad_pragma", "A // @pragma comment names something the rule does not have.")
-BadCommand = _error("BadCommand", "bad_command", "A REPL command is unknown or has wrong arguments.")
+BadCommand = _error("BadCommand", "bad_command", "A command (of the REPL or the command line) is unknown or has wrong arguments.")
+BadOption = _error("BadOption", "bad_option", "A command-line option is unknown, or its value is not one the option takes.")
 TransactionState = _error("TransactionState", "transaction_state", "A REPL statement does not fit the open (or missing) transaction.")
+NothingToUndo = _error("NothingToUndo", "nothing_to_undo", "The REPL's .undo found no commit of this session to undo "
+                      "(none yet, all undone, or the program changed since).")
 WorkspaceCorrupt = _error("WorkspaceCorrupt", "workspace_corrupt", "A workspace file is missing, truncated or fails its checksum.")
 WorkspaceLocked = _error("WorkspaceLocked", "workspace_locked", "Another process holds a workspace's writer lock.")
 WorkspaceVersion = _error("WorkspaceVersion", "workspace_version", "A workspace file has a format version this engine does not read.")
@@ -164,8 +167,29 @@ IncludePath = _error("IncludePath", "include_path", "A .include or #include name
 # ---- provenance (issue 21)
 FactAbsent = _error("FactAbsent", "fact_absent", "why() was asked about a fact its relation does not hold (why_not explains a missing fact).")
 BadFact = _error("BadFact", "bad_fact", "A fact given to why or why_not is not one tuple: a variable, _ or an expression stands where a value belongs.")
-MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "The state incremental maintenance keeps for a rule "
-                              "does not fit in the memory budget (--memory-budget; by default what the machine has free).")
+MemoryBudgetExceeded = _error("MemoryBudgetExceeded", "memory_budget", "An evaluation, or the state incremental maintenance "
+                              "keeps for a rule, does not fit in the memory budget (--memory-budget; by default what "
+                              "the machine has free).")
+EngineBroken = _error("EngineBroken", "engine_broken", "A commit was stopped (an exception while its changes were being undone or "
+                      "finished) where the engine could not be left as before or as after it: it refuses further work "
+                      "until the workspace is opened again (the engine built again and rerun).")
+NotUpdatable = _error("NotUpdatable", "not_updatable", "An update (datalog update, a commit) of a workspace relation "
+                      "that a Spark or Delta source feeds: change the source and run datalog refresh.")
+SourceReplaced = _error("SourceReplaced", "source_replaced", "A change-carrying source was replaced since the last "
+                        "refresh (a Delta table dropped and made again): its changes do not continue those read.")
+
+
+class OutOfMemory(DatalogError, MemoryError):
+    """The machine ran out of memory (a ``MemoryError``): what was being done is undone. Also a
+    ``MemoryError``, so that code which handles one handles this."""
+
+    code = "out_of_memory"
+
+
+class Interrupted(DatalogError):
+    """Ctrl-C stopped a command (the CLI's exit status 130)."""
+
+    code = "interrupted"
 InternalError = _error("InternalError", "internal_error", "A bug in the engine, not a mistake in the input (the REPL undoes the statement and goes on).")
 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas

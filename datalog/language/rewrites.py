@@ -139,6 +139,20 @@ def _constant(term):
     return None
 
 
+INTERNAL_PREFIX = "_range_"          # the relations rewrites make (a range's values): not the user's
+
+
+def is_internal(name: str) -> bool:
+    """Whether relation ``name`` was made by a rewrite (``_range_0_3000``, the values of
+    ``range(0, 3000)``), not written by the user: listings leave it out unless asked for it."""
+    return name.startswith(INTERNAL_PREFIX)
+
+
+def visible(names) -> list[str]:
+    """The relation names a listing shows: those not :func:`is_internal`."""
+    return [name for name in names if not is_internal(name)]
+
+
 def _range_relation(term: ast.Functor, facts) -> str:
     values = [_constant(a) for a in term.args]
     # Soufflé's URANGE: bounds with an unsigned literal make unsigned values (their own relation)
@@ -147,7 +161,7 @@ def _range_relation(term: ast.Functor, facts) -> str:
         values, unsigned = [float(v) for v in values], False
     elif unsigned:
         values = [v % 2 ** 64 for v in values]
-    name = "_range_" + "u" * unsigned + "_".join(repr(v).replace("-", "m").replace(".", "p").replace("+", "")
+    name = INTERNAL_PREFIX + "u" * unsigned + "_".join(repr(v).replace("-", "m").replace(".", "p").replace("+", "")
                                                  for v in values)
     if name not in facts:
         facts[name] = [ast.Rule((ast.Atom(name, (ast.Constant(v, unsigned=unsigned),), term.span),), (), term.span)

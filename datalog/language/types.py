@@ -66,3 +66,23 @@ def convert(value, type_: str):
     if type_ == "float" and isinstance(value, int):
         return float(value)
     return value
+
+
+_EXAMPLES = {"number": "1", "unsigned": "1", "float": "1.5", "symbol": '"a"', AUTO: "1"}
+
+
+def example(type_, depth: int = 3) -> str:
+    """A constant of the column type ``type_`` as Datalog text, for a message's "such as
+    ``can("a", 1)``": a record's is ``nil``, an ADT's its first branch without arguments if it
+    has one, else its first branch with examples of its arguments.
+
+    >>> [example(t) for t in ("symbol", "number", "unsigned", "float", AUTO)]
+    ['"a"', '1', '1', '1.5', '1']
+    """
+    kind = getattr(type_, "kind", None)
+    if kind == "record" or (kind == "adt" and depth == 0):
+        return "nil"
+    if kind == "adt":
+        name, args = next(((n, a) for n, a in type_.branches.items() if not a), next(iter(type_.branches.items())))
+        return f"${name}" + (f"({', '.join(example(a, depth - 1) for a in args)})" if args else "")
+    return _EXAMPLES.get(type_, "1")

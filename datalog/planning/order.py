@@ -1,6 +1,6 @@
 """The variable order of a rule: the order in which leapfrog triejoin binds its variables.
 
-Heuristic (documented in the README; override per rule with a ``// @order x, y, z`` comment
+Heuristic (documented in docs/language.md; override per rule with a ``// @order x, y, z`` comment
 on the line before it):
   1. start with the variable that occurs in the most positive atoms
      (ties: the one in an atom with constants, then the first in the body);

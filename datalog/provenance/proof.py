@@ -24,16 +24,11 @@ import html
 import json
 from dataclasses import dataclass, field
 
+from datalog.language.display import fact_text, value_text
 from datalog.sources.files import format_value
 
 
-def fact_text(relation: str, row: tuple) -> str:
-    """``path("a", 4)``: symbols in quotes, as Soufflé's explain prints them."""
-    return f"{relation}({', '.join(value_text(v) for v in row)})"
-
-
-def value_text(value) -> str:
-    return f'"{value}"' if isinstance(value, str) else format_value(value)
+__all__ = ["Proof", "fact_text", "value_text"]     # the facts' text: datalog.language.display
 
 
 @dataclass

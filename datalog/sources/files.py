@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.language import ast, composites, numbers
+from datalog.language.display import FLOAT_DIGITS
 from datalog.language.errors import (BadFactFile, DatalogError, InputPath, MissingInput, OutputError, OutputPath, Source,
                                      Span)
 from datalog.language.types import AUTO
@@ -329,7 +330,7 @@ def _settle_auto_columns(rows, types):
 # #1546). Our floats are doubles, as in Soufflé built with 64-bit values, where max_digits10 is 17:
 # ``0.5``, ``3`` (not ``3.0``), ``1e+17``, ``0.10000000000000001``, ``inf``, ``-inf``. (The
 # default build holds 32-bit floats and prints 9 digits of those; no width of ours matches it.)
-FLOAT_DIGITS = 17
+# (FLOAT_DIGITS, from datalog.language.display: every float a person reads is printed so.)
 
 
 def format_value(value) -> str:

@@ -22,6 +22,7 @@ import json
 from datalog.language import composites
 
 from datalog.language import numbers
+from datalog.language.display import plural
 
 
 def json_value(value, type_=None, objects: bool = False) -> str:
@@ -75,7 +76,7 @@ def from_json(item, type_: str):
     if isinstance(type_, composites.RecordType):
         return _record_from_json(item, type_)
     if type_ in ("symbol", "auto"):
-        return item if isinstance(item, str) else None
+        return item if isinstance(item, str) and composites.utf8(item) else None     # ("\ud800": none)
     if isinstance(item, bool) or not isinstance(item, (int, float)):
         return None
     if type_ == "float":
@@ -124,7 +125,7 @@ def _row(item, types, columns, number) -> tuple:
             raise ValueError(f"row {number} has no value for {missing[0] if missing else 'its columns'}")
         item = [item[c] for c in columns]
     if not isinstance(item, list) or len(item) < len(types):
-        raise ValueError(f"row {number} is not an array of {len(types)} values")
+        raise ValueError(f"row {number} is not an array of {plural(len(types), 'value')}")
     values = [from_json(v, t) for v, t in zip(item, types)]
     for i, (value, type_) in enumerate(zip(values, types)):
         if value is None:

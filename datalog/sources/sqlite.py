@@ -32,6 +32,7 @@ from typing import Callable
 
 from datalog.language.errors import BadFactFile, MissingInput
 from datalog.sources import atomic
+from datalog.language.display import plural
 
 Error = sqlite3.Error
 SYMBOLS = "__SymbolTable"
@@ -166,7 +167,7 @@ def read_relation(path: Path, name: str, types: list[str], parse: Callable, dire
 
 def _row(values, types, parse, path, number, span) -> tuple:
     if len(values) < len(types):
-        raise BadFactFile(f"row {number} of {path} has {len(values)} columns, the relation {len(types)}", span)
+        raise BadFactFile(f"row {number} of {path} has {plural(len(values), 'column')}, the relation {len(types)}", span)
     out = []
     for i, (value, type_) in enumerate(zip(values, types)):
         parsed = parse(_text(value), type_)

@@ -60,8 +60,15 @@ def snapshot(path: str, relation: str) -> Snapshot:
     return Snapshot(table.version(), list(table.file_uris()), pa.schema(table.schema().to_arrow()))
 
 
-def latest(path: str, relation: str) -> int:
-    return _table(path, relation).version()
+def latest(path: str, relation: str) -> tuple[int, str]:
+    """(the table's latest version, its table id: a new one when the table is dropped and made again)."""
+    table = _table(path, relation)
+    return table.version(), str(table.metadata().id)
+
+
+def table_id(path: str, relation: str, version: int) -> str:
+    """The id of the table at ``version`` (the metadata action's ``id``)."""
+    return str(_table(path, relation, version).metadata().id)
 
 
 def changes(path: str, relation: str, after: int, upto: int) -> "pa.Table":
@@ -78,8 +85,11 @@ def changes(path: str, relation: str, after: int, upto: int) -> "pa.Table":
         feed = feed.read_all() if hasattr(feed, "read_all") else feed
         return pa.table(feed)
     except Exception as exc:                     # a vacuumed version, a damaged log
-        raise MissingInput(f"cannot read the change data feed of {path} ({relation}) after version {after}: "
-                           f"{exc}") from None
+        raise MissingInput(f"cannot read the change data feed of the Delta Lake table {path} ({relation}) from "
+                           f"version {after + 1} to {upto}: its change files or log entries are gone (a VACUUM or "
+                           f"log clean-up removes them) or damaged, so the changes since the last refresh cannot be "
+                           f"known. Make the workspace again from the table as it is (datalog init), or read the "
+                           f"table without cdf=true (every refresh then diffs the whole table): {exc}") from None
 
 
-__all__ = ["Snapshot", "snapshot", "latest", "changes", "INSERTS", "RETRACTS"]
+__all__ = ["Snapshot", "snapshot", "latest", "table_id", "changes", "INSERTS", "RETRACTS"]

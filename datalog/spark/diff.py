@@ -13,9 +13,11 @@ modification times; :func:`same_files`): a refresh that lists the same files ski
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shutil
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from datalog.language.errors import MissingInput, Unsupported
 from datalog.sources import atomic, sealed
@@ -238,11 +240,41 @@ def files_of(spark, directive, facts_dir, allow_paths: bool) -> dict | None:
     *before* reading the source: a file changed after the listing is then seen by the next
     refresh."""
     try:
-        root, _ = files_root(spark, directive, facts_dir, allow_paths)
+        root, fmt = files_root(spark, directive, facts_dir, allow_paths)
     except (MissingInput, Unsupported):
         return None
+    single = _local_file(root)
+    if single is not None:
+        return {single.name: file_identity(single, fmt)}
     found = listing(spark, root)
     return {name: list(meta) for name, meta in found.items()} or None
+
+
+def _local_file(root: str) -> Path | None:
+    """``root`` as a local path when it names one file (``path="data/edges.parquet"``), else None."""
+    if not root.lower().startswith("file:"):
+        return None
+    where = Path(unquote(urlsplit(root).path))
+    return where if where.is_file() else None
+
+
+def file_identity(where: Path, fmt: str) -> list:
+    """A single-file source's identity: [size, modification time in ns, SHA-256 of its Parquet
+    footer (its schema, row groups, their statistics and offsets: read from the file's last
+    bytes) or, for another format, of its whole content]. A file rewritten with other rows but
+    the same size and time differs in its footer or content."""
+    info = where.stat()
+    digest = hashlib.sha256()
+    with open(where, "rb") as f:
+        if fmt == "parquet" and info.st_size >= 12:
+            f.seek(info.st_size - 8)
+            length = int.from_bytes(f.read(4), "little")
+            f.seek(max(info.st_size - 8 - length, 0))
+            digest.update(f.read())
+        else:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return [info.st_size, info.st_mtime_ns, digest.hexdigest()]
 
 
 def same_files(where: Path, files: dict | None) -> bool:
@@ -264,4 +296,4 @@ def record_files(where: Path, files: dict | None) -> None:
         sealed.write(Path(where) / FILES, files)
 
 
-__all__ = ["files_of", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]
+__all__ = ["file_identity", "files_of", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]

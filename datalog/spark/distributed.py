@@ -52,6 +52,7 @@ from datalog.evaluation.seminaive import Variable, rounds
 from datalog.planning.plan import AtomPlan, Lookup, RulePlan
 from lftj.relation import Relation
 from datalog.language.strata import Stratum, dependencies
+from datalog.language.display import plural
 
 Progress = Callable[[str], None]
 Source = tuple[str, bool]               # (relation, delta?): the full relation or its ``recent`` tuples
@@ -114,7 +115,7 @@ def _evaluate_level(engine, spark, strata: list[Stratum], partitions: int, progr
 
     def report(number: int) -> None:
         if progress:
-            progress(f"  iteration {number}: {sum(len(engine.db[n]) for n in members)} tuples")
+            progress(f"  iteration {number}: {plural(sum(len(engine.db[n]) for n in members), 'tuple')}")
     for _ in rounds(list(variables.values()), report):
         recent = {n: v.recent.tuples for n, v in variables.items()}
         # path(x, z) :- path(x, y), edge(y, z).   path read from its recent tuples: every such

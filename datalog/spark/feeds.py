@@ -38,7 +38,7 @@ from pathlib import Path
 
 from datalog.language import ast
 from datalog.language.checks import flag
-from datalog.language.errors import InternalError, MissingInput, SourceNotAppendOnly, WorkspaceCorrupt
+from datalog.language.errors import InternalError, SourceNotAppendOnly, SourceReplaced, WorkspaceCorrupt
 from datalog.language.types import AUTO
 from datalog.sources import sealed
 from datalog.spark import tables
@@ -132,10 +132,12 @@ def stage(source: Source, where: Path) -> tuple["DataFrame", int]:
         frame = _read(source, root, fmt, sorted(files))
         mark = {"kind": "append", "files": _plain(files)}
     else:
+        from datalog.spark import delta_table
         _, raw, version = tables.delta_source(source.spark, source.directive, source.facts_dir, source.allow_paths)
         frame = tables.typed(source.directive, f"Delta table {source.directive.param('path')}", raw,
                              source.types, source.names)
-        mark = {"kind": "cdf", "version": version}
+        mark = {"kind": "cdf", "version": version,
+                "table_id": delta_table.table_id(_delta_path(source), source.relation, version)}
     rows, count = _write(source.spark, frame, where / "rows")
     save(where, {**mark, "rows": count})
     return rows, count
@@ -191,15 +193,11 @@ def _append(source: Source, last: Path, target: Path, chain: list[str]) -> Found
 def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
     from datalog.spark import delta_table
     mark = load(last, "cdf")
-    name, local = tables.located(source.spark, source.directive, source.facts_dir, source.allow_paths)
-    path = str(local) if local is not None else name
-    latest = delta_table.latest(path, source.relation)
+    path = _delta_path(source)
+    latest, table_id = delta_table.latest(path, source.relation)
+    _check_same_table(source, path, mark, latest, table_id)
     if latest == mark["version"]:
         return Found(None, 0, mark["rows"], "+".join(chain))
-    if latest < mark["version"]:
-        raise MissingInput(f"the Delta Lake table {path} ({source.relation}) is at version {latest}, before version "
-                           f"{mark['version']} which the last refresh read: it was replaced; init the workspace "
-                           f"again", source.directive.span)
     feed = delta_table.changes(path, source.relation, mark["version"], latest)
     kinds = feed.column("_change_type").to_pylist()
     signs = pa.array([1 if k in delta_table.INSERTS else -1 if k in delta_table.RETRACTS else 0 for k in kinds],
@@ -213,8 +211,31 @@ def _cdf(source: Source, last: Path, target: Path, chain: list[str]) -> Found:
     events = net.select(*columns, F.when(F.col("__s") > 0, 1).otherwise(0).alias(PRESENT))
     events, size, measured = _kept(events, source)
     rows_now = mark["rows"] + sum(signs.to_pylist())
-    save(target, {"kind": "cdf", "version": latest, "rows": rows_now})
+    save(target, {"kind": "cdf", "version": latest, "rows": rows_now, "table_id": table_id})
     return Found(events, feed.num_rows, rows_now, target.name, size, measured)
+
+
+def _delta_path(source: Source) -> str:
+    name, local = tables.located(source.spark, source.directive, source.facts_dir, source.allow_paths)
+    return str(local) if local is not None else name
+
+
+def _check_same_table(source: Source, path: str, mark: dict, latest: int, table_id: str) -> None:
+    """``source_replaced`` when the Delta table is not the one the watermark read: another table id
+    (dropped and made again, at any version), or a version before the one read. Its change data
+    feed would not continue the changes read, and the relation would keep rows the table lost.
+    (A watermark written before table ids were kept has none: the id is recorded next time.)"""
+    known = mark.get("table_id")
+    if known is not None and known != table_id:
+        why = f"its table id is {table_id}, not {known} as when it was last read (at version {mark['version']})"
+    elif latest < mark["version"]:
+        why = f"it is at version {latest}, before version {mark['version']} which the last refresh read"
+    else:
+        return
+    raise SourceReplaced(f"the Delta Lake table {path} ({source.relation}) was replaced since the last refresh: {why}; "
+                         f"its change data feed does not continue the changes read. Make the workspace again from "
+                         f"the table as it is (datalog init), or read the table without cdf=true (every refresh "
+                         f"then diffs the whole table)", source.directive.span)
 
 
 def _partitioned(source: Source, chain: list[Path], target: Path) -> Found:

@@ -71,6 +71,7 @@ from datalog.sources import files
 from datalog.spark import tables as spark_io
 from datalog.spark import wcoj
 from datalog.spark.session import first_line, guard
+from datalog.language.display import plural
 
 try:                                            # the optional extra
     from pyspark.sql import functions as F
@@ -571,7 +572,7 @@ class Resident:
             recent = new
             if self.progress and rounds % 50 == 0:
                 self.progress(f"  stratum {number} round {rounds}: "
-                              f"{sum(self.sizes[n] for n in stratum.relations)} tuples")
+                              f"{plural(sum(self.sizes[n] for n in stratum.relations), 'tuple')}")
         self.rounds[number] = rounds
         for name in stratum.relations:                  # a short lineage for the strata above
             self.frames[name] = self.compacted(self.frames[name], self.sizes[name])

@@ -33,8 +33,6 @@ from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from datalog.planning.gjt.gyo import classify
 from datalog.planning.gjt.query import GCQ, Atom
@@ -83,6 +81,7 @@ def chosen(join: str, inputs: int, estimate: Callable[[], int]) -> tuple[bool, i
 def pairwise_estimate(parts: list[tuple[object, list[str]]]) -> int:
     """The size of the largest join of two atoms that share variables: the sum over the shared
     values of the product of their counts in each atom."""
+    from pyspark.sql import functions as F
     best = 0
     for i, (left, left_names) in enumerate(parts):
         for right, right_names in parts[i + 1:]:
@@ -124,6 +123,7 @@ def shares(order: list[str], cells: int) -> dict[str, int]:
 def hypercube_join(parts: list[tuple[object, list[str]]], types: dict[str, object], cells: int):
     """The bindings of the join of ``parts`` (DataFrame, its variable columns) as one DataFrame
     with a column per variable (``types``: column -> Spark type)."""
+    from pyspark.sql import types as T
     atom_variables = [names for _, names in parts]
     order = variable_order(atom_variables)
     share = shares(order, cells)
@@ -142,6 +142,7 @@ def hypercube_join(parts: list[tuple[object, list[str]]], types: dict[str, objec
 def _to_cells(frame, names: list[str], atom: int, order: list[str], share: dict, stride: dict, types: dict):
     """The atom's rows, each once per cell it goes to: ``CELL``, ``ATOM`` and every variable
     column (null where the atom lacks the variable)."""
+    from pyspark.sql import functions as F
     base = F.lit(0)
     for name in names:
         if share[name] > 1:
@@ -192,6 +193,7 @@ def _batch(rows: list[tuple], schema):
 
 
 def _arrow_type(spark_type):
+    from pyspark.sql import types as T
     if isinstance(spark_type, T.LongType):
         return pa.int64()
     if isinstance(spark_type, T.DoubleType):

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from datalog.engine.engine import Engine
 from datalog.language import ast
-from datalog.language.errors import BadBlock, DatalogError, WorkspaceCorrupt
+from datalog.language.errors import BadBlock, DatalogError, NotUpdatable, WorkspaceCorrupt
 from datalog.workspace import maintainer as wsmaintainer
 from datalog.workspace.blocks import program_of
 from datalog.workspace.snapshot import SnapshotRows
 from lftj.relation import LazyRelation, Relation
-from maintenance.delta import Delta, pending_changes
+from maintenance.delta import Delta
 
 
 class WorkspaceEngine(Engine):
@@ -43,25 +43,47 @@ class WorkspaceEngine(Engine):
         return self.workspace.seq if self.workspace is not None else super().commit_number
 
     def _apply(self, pending):
-        """The commit, returning once it is durable (subscribers are told by ``apply`` after that)."""
+        """The commit, made once its log record is durable (subscribers are told by ``apply`` after that)."""
         workspace = self.workspace
         if workspace is None:
             return super()._apply(pending)
         workspace.check_writable()
-        if not self.evaluated:
-            self.run()
-        changes = pending_changes(pending, self.db)
+        if not workspace.refreshing:
+            self._refuse_fed(pending)
         with wsmaintainer.guarded(self, workspace.restored):
-            delta = super()._apply(pending)
-        idb = self.idb
-        try:                                          # every commit gets a number, empty ones too
-            workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
-        except BaseException:
-            if changes:
-                super()._apply(_inverse(changes))     # the commit is not durable: undo it
-            raise
-        workspace.maybe_compact()                     # the commit is durable whatever happens here
-        return delta
+            return super()._apply(pending)
+
+    def _durable(self, changes: Delta, delta: Delta) -> None:
+        """Every commit gets a number, empty ones too: its EDB and IDB changes appended to the log."""
+        if self.workspace is not None:
+            idb = self.idb
+            self.workspace.log_commit({**changes, **{n: c for n, c in delta.items() if n in idb and c}})
+
+    def _durable_anyway(self) -> bool:
+        return self.workspace is not None and self.workspace.logged_anyway()
+
+    def _made(self) -> None:
+        if self.workspace is not None:
+            self.workspace.logged()
+
+    def _after_commits(self) -> None:
+        if self.workspace is not None:
+            self.workspace.maybe_compact()             # the commits are made whatever happens here
+
+
+    def _refuse_fed(self, pending) -> None:
+        """``not_updatable``: a relation a Spark (or Delta) source feeds changes only by ``refresh``,
+        which diffs the source with its snapshot: a row updated in the workspace would stay
+        until the source itself changed there, and one retracted would not come back."""
+        fed = {d.relation: d for d in self.spark_directives("input")}
+        for name, changes in pending.items():
+            if name in fed and changes:
+                directive = fed[name]
+                where = " ".join(f"{k}={v!r}" for k, v in ((k, directive.param(k)) for k in ("table", "path", "query"))
+                                 if v is not None)
+                raise NotUpdatable(f"{name} is fed by its {directive.io} source ({where}) and changes only with it: "
+                                   f"change the source, then run `datalog refresh {self.workspace.path}`; nothing "
+                                   f"was committed", directive.span)
 
 
 def build(blocks: list[dict], tables: dict[str, set], options: dict) -> WorkspaceEngine:
@@ -129,8 +151,3 @@ def _fill(engine: WorkspaceEngine, tables: dict, evaluated: bool) -> None:
             relation = relations[name] = Relation(name, arity)
             relation.tuples = rows if isinstance(rows, set) else set(rows)
     engine.restore(relations, samples, evaluated)
-
-
-def _inverse(changes: Delta) -> dict[str, dict[tuple, int]]:
-    """The pending changes that undo ``changes``."""
-    return {n: {**{r: -1 for r in c.inserted}, **{r: +1 for r in c.retracted}} for n, c in changes.items()}

@@ -45,7 +45,10 @@ def stager(path: Path, sources: dict[str, str], engine):
             source = feeds.Source(frame.sparkSession, directive, engine.column_names(name),
                                   list(engine.schema[name].types), engine.facts_dir, engine.allow_paths)
             return feeds.stage(source, where)[0]
-        return spark_diff.stage(frame, where)[0]
+        files = spark_diff.files_of(frame.sparkSession, directive, engine.facts_dir, engine.allow_paths)  # before
+        staged = spark_diff.stage(frame, where)[0]                       # reading: see files_of
+        spark_diff.record_files(where, files)           # so the first refresh skips a source that did not change
+        return staged
     return stage
 
 

@@ -96,8 +96,9 @@ class Columns:
             column_values = values[column::arity]
             kinds = set(map(type, column_values))
             want = STORED.get(expected[column], expected[column])
-            if kinds and not (len(kinds) == 1 and KINDS.get(next(iter(kinds))) == want
-                              and _in_range(column_values, expected[column])):
+            if kinds and not (len(kinds) == 1 and want is not None and KINDS.get(next(iter(kinds))) == want
+                              and _in_range(column_values, expected[column])):    # (an unsettled auto
+                                                                                  # column: value by value)
                 self._misfit(name, column, column_values, declared[column], where, record)
 
     def _misfit(self, name: str, column: int, values: list, declared: str, where, record: str) -> None:
@@ -115,7 +116,7 @@ class Columns:
                                        f"(0 .. 2^64-1)")
             if declared != "unsigned" and not _in_range([value], kind):
                 raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, which is no {kind} of the engine's "
-                                       f"(signed 64-bit integers, floats without NaN)")
+                                       f"(signed 64-bit integers, floats without NaN, text UTF-8 can write)")
             if declared == AUTO:
                 settled = self.settled.setdefault((name, column), kind)
                 if kind != settled:
@@ -154,14 +155,16 @@ def _rebuild_column(values: list, column: int, arity: int, type_, at: str) -> No
 
 
 def _in_range(values: list, kind: str) -> bool:
-    """Numbers within the signed 64-bit range, unsigned within 0 .. 2^64-1, floats not NaN (one or
-    two passes in C)."""
+    """Numbers within the signed 64-bit range, unsigned within 0 .. 2^64-1, floats not NaN, symbols
+    that UTF-8 can write (one or two passes in C)."""
     if kind == "unsigned":
         return 0 <= min(values) and max(values) <= UINT_MAX
     if kind == "number":
         return INT_MIN <= min(values) and max(values) <= INT_MAX
     if kind == "float":
         return not any(map(math.isnan, values))
+    if kind == "symbol":                            # no lone surrogate (what admission refuses)
+        return all(map(str.isascii, values)) or all(map(composites.utf8, values))
     return True
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from datalog.engine.memory import paused_gc
@@ -80,26 +81,33 @@ class Workspace:
         self.sources: dict[str, str] = {}       # Spark source -> its snapshot under spark/ (refresh)
         self._next_sources: dict[str, str] | None = None
         self._before_log = None
+        self._in_flight: dict | None = None     # the record of the commit being logged
         self.restored = None                    # (maintainer, its file): the one restored at open
 
     # ------------------------------------------------------------ create / open / close
     @classmethod
     def create(cls, path, program: str, facts_dir=None, source: str = "main", name: str = "main",
-               out_dir=None, **engine_options) -> "Workspace":
+               out_dir=None, progress=None, **engine_options) -> "Workspace":
         """Evaluate ``program`` (text; ``.input`` files read from ``facts_dir``) once and save it as
         a new workspace at ``path``, its Spark sinks written (a local ``path=`` under ``out_dir``);
-        returns it open for writing."""
+        returns it open for writing. ``progress`` is told of each step (the engine's lines, then
+        the maintainer's set-up and the snapshot's writing), as ``Engine.run`` tells it."""
         path = Path(path)
         _refuse_existing(path)
         engine = WorkspaceEngine(parse(program, source), facts_dir, **engine_options)
-        sources: dict[str, str] = {}
-        engine.stage_source = wssources.stager(path, sources, engine)      # a Spark source's rows kept as Parquet
-        engine.run()
-        engine.stage_source = None
-        if engine.maintenance == "incremental":
-            engine.commit()                       # builds the maintainer, stored when it can be
-        block = {"name": name, "source": source, "text": program, "converted": {}}
-        return cls._new(path, [block], engine, sources, spark_outputs=True, out_dir=out_dir)
+        engine.progress = progress
+        try:
+            sources: dict[str, str] = {}
+            engine.stage_source = wssources.stager(path, sources, engine)  # a Spark source's rows kept as Parquet
+            engine.run()
+            engine.stage_source = None
+            if engine.maintenance == "incremental":
+                _tell(engine, "setting up incremental maintenance (a pass over the rules)")
+                engine.commit()                   # builds the maintainer, stored when it can be
+            block = {"name": name, "source": source, "text": program, "converted": {}}
+            return cls._new(path, [block], engine, sources, spark_outputs=True, out_dir=out_dir)
+        finally:
+            engine.progress = None
 
     @classmethod
     def create_from(cls, path, blocks: list[dict], tables: dict[str, set], **engine_options) -> "Workspace":
@@ -170,12 +178,14 @@ class Workspace:
         return ws
 
     def close(self) -> None:
-        if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
-        if self._lock_fd is not None:
-            wslock.release(self._lock_fd)
-            self._lock_fd = None
+        """Release the log and the writer lock (after a commit another thread is making)."""
+        with self.engine.guard.lock if self.engine is not None else nullcontext():
+            if self._log_fd is not None:
+                fd, self._log_fd = self._log_fd, None
+                os.close(fd)
+            if self._lock_fd is not None:
+                wslock.release(self._lock_fd)
+                self._lock_fd = None
 
     def __enter__(self) -> "Workspace":
         return self
@@ -188,8 +198,11 @@ class Workspace:
         self._lock_fd = wslock.acquire(self.path)
 
     def check_writable(self) -> None:
-        if not self.writer or self._lock_fd is None:
-            raise WorkspaceReadOnly(f"workspace {self.path} is open for reading (or closed): it cannot commit")
+        if not self.writer:
+            raise WorkspaceReadOnly(f"workspace {self.path} is open for reading: it cannot commit (open it "
+                                    f"for writing to change it)")
+        if self._lock_fd is None:
+            raise WorkspaceReadOnly(f"workspace {self.path} is closed: it cannot commit (open it again)")
 
     # ------------------------------------------------------------ reading the state
     def _read_state(self, options: dict, maintainer: bool | None = None) -> WorkspaceEngine:
@@ -238,14 +251,43 @@ class Workspace:
         self._log_fd = wslog.open_for_append(self.path, self.log_bytes, self.discarded)
 
     def log_commit(self, changes: Delta) -> None:
-        """Append the commit's changes (EDB and IDB) to the log and fsync: durable when this returns."""
+        """Append the commit's changes (EDB and IDB) to the log and fsync: the commit's durable
+        point. :meth:`logged` then moves the workspace to it."""
         record = wslog.record_of(self.seq + 1, changes, self._next_sources)
         if self._before_log is not None:
             self._before_log()
-        if self._log_fd is None:                  # a log reset whose new log did not open
-            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open (it could not be "
-                              f"reopened after a compaction); reopen the workspace")
-        self.log_bytes += wsfile.append(self._log_fd, record, self.path / LOG)
+        if self._log_fd is None:                  # a log reset stopped part way, or whose new log did not open
+            self._reopen_log()
+        self._in_flight = record
+        wsfile.append(self._log_fd, record, self.path / LOG)
+
+    def _reopen_log(self) -> None:
+        """The log as a compaction left it (the old one, or the new empty one: both end at ``seq``
+        or before), opened for appending again."""
+        try:
+            log = wslog.read(self.path)
+            self._log_fd = wslog.open_for_append(self.path, log.valid_length, log.torn)
+        except (WorkspaceIO, WorkspaceCorrupt, OSError) as exc:
+            raise WorkspaceIO(f"the workspace log {self.path / LOG} is not open and could not be opened "
+                              f"again after a compaction ({exc}); reopen the workspace") from None
+        self.log_bytes, self.discarded = log.valid_length, 0
+
+    def logged_anyway(self) -> bool:
+        """After an exception from :meth:`log_commit`: whether its record is whole in the log all the
+        same (the exception came after the append's fsync). A failed append cuts its frame off."""
+        record, fd = self._in_flight, self._log_fd
+        if record is None or fd is None:
+            return False
+        if os.fstat(fd).st_size != self.log_bytes + len(wsfile.encode(record)):
+            self._in_flight = None
+            return False
+        os.fsync(fd)                              # (raising: neither before nor after, the engine breaks)
+        return True
+
+    def logged(self) -> None:
+        """The record of :meth:`log_commit` is durable: the workspace is at its commit."""
+        record, self._in_flight = self._in_flight, None
+        self.log_bytes = os.fstat(self._log_fd).st_size
         self.seq, self.when = record["seq"], record["time"]
         if self._next_sources:
             self.sources.update(self._next_sources)
@@ -258,18 +300,25 @@ class Workspace:
                 or self.seq - self.snapshot_seq >= COMPACT_COMMITS):
             try:
                 self.compact()
-            except (WorkspaceIO, OSError):
+            except (WorkspaceIO, OSError, MemoryError):
                 pass
 
-    def compact(self) -> None:
+    def compact(self, progress=None) -> None:
         """Fold the log into a new snapshot (temporary file, fsync, rename), then start an empty log.
-        A crash between the two leaves the new snapshot and the old log, whose records it skips."""
+        A crash between the two leaves the new snapshot and the old log, whose records it skips.
+        ``progress`` is told of each step."""
         self.check_writable()
-        self._snapshot()
+        self.engine.progress, told = progress, self.engine.progress
+        try:
+            self._snapshot()
+        finally:
+            self.engine.progress = told
 
     def _snapshot(self, then_reset_log: bool = True) -> None:
+        _tell(self.engine, "saving the maintainer's state")
         with wsmaintainer.guarded(self.engine, self.restored):         # (capturing reads every page)
             extra = wsmaintainer.save(self.path, self.seq, self.engine)  # compaction pays for both files
+        _tell(self.engine, "writing the snapshot")
         self.snapshot_bytes = extra + wssnapshot.write(self.path, self.seq, self.when, self.blocks, self.sources,
                                                        self.engine)
         self.snapshot_seq = self.seq
@@ -279,10 +328,13 @@ class Workspace:
             self._reset_log()
 
     def _reset_log(self) -> None:
-        self.log_bytes = wslog.start(self.path, self.seq)
+        """A new empty log after ``seq``. The old log's descriptor is dropped first: stopped part
+        way, the writer is left without a log (its next commit says so) rather than appending to
+        a log that was replaced."""
         if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
+            fd, self._log_fd = self._log_fd, None
+            os.close(fd)
+        self.log_bytes = wslog.start(self.path, self.seq)
         self.discarded = 0
         self._open_log()
 
@@ -306,11 +358,18 @@ class Workspace:
         """One transaction of EDB changes whose log record also moves the named Spark sources to
         new snapshots (``refresh``): the two become durable together or not at all.
         ``before_log`` runs after maintenance, before the record is written (the kill tests)."""
-        self._next_sources, self._before_log = dict(sources), before_log
-        try:
-            return self.engine.commit(inserts=inserts, retracts=retracts)
-        finally:
-            self._next_sources = self._before_log = None
+        with self.engine.guard.lock:                      # no other thread's commit takes the sources
+            self._next_sources, self._before_log = dict(sources), before_log
+            try:
+                return self.engine.commit(inserts=inserts, retracts=retracts)
+            finally:
+                self._next_sources = self._before_log = None
+
+    @property
+    def refreshing(self) -> bool:
+        """Whether the commit being made is a refresh's (:meth:`commit_sources`), which alone may
+        change the relations Spark sources feed."""
+        return self._next_sources is not None
 
     def write_spark_outputs(self, out_dir: str | None = None) -> None:
         """Every ``.output r(IO=spark)`` rewritten from the relations (a local ``path=`` held to
@@ -348,6 +407,10 @@ class Workspace:
     def removeblock(self, name: str) -> Delta:
         """Remove a named block and everything only it derived. Cost: the remaining program is
         evaluated again from the stored EDB (a full evaluation), then a new snapshot is written."""
+        with self.engine.guard.committing():              # subscribers told once it is made
+            return self._removeblock(name)
+
+    def _removeblock(self, name: str) -> Delta:
         self.check_writable()
         wsblocks.check_removable(self.blocks, name, self.path)
         old = self.engine
@@ -355,7 +418,7 @@ class Workspace:
         blocks = wsblocks.keep_conversions(self.blocks, name, tables)
         new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance,
                                               "allow_paths": old.allow_paths, "provenance": old.provenance})
-        new.workspace = self
+        new.workspace, new.guard = self, old.guard        # one writer: the same lock and deliveries
         saved = (self.engine, self.blocks)
         try:
             self.engine, self.blocks = new, blocks
@@ -428,6 +491,12 @@ class Workspace:
 
 
 # ---------------------------------------------------------------- helpers
+
+def _tell(engine, step: str) -> None:
+    """A step of a long init or compaction, to the engine's progress (if it has one)."""
+    if engine.progress is not None:
+        engine.progress(step)
+
 
 def _init_cut_short(path: Path) -> bool:
     """A log without commits and no snapshot: an ``init`` killed between writing its log and its

@@ -22,6 +22,7 @@ from datalog.language.errors import ArityMismatch, TypeMismatch, UnboundVariable
 from datalog.language.naive.aggregates import NoValue, aggregate
 from datalog.language.naive.nodes import children
 from datalog.language.naive.values import Database, Row, Subst, Unsigned, arith, compare, functor, number, range_of
+from datalog.language.display import plural
 
 
 def _is_range(term) -> bool:
@@ -230,7 +231,7 @@ class RuleEvaluator:
         """``subst`` extended so that ``atom`` equals ``row``, or None."""
         if len(row) != len(atom.args):
             raise ArityMismatch(f"{atom.relation} has a tuple {row} of arity {len(row)}, "
-                                f"used with {len(atom.args)} arguments")
+                                f"used with {plural(len(atom.args), 'argument')}")
         extended = dict(subst)
         later = []  # expressions such as x + 1, once the plain variables are bound
         for arg, value in zip(atom.args, row):

@@ -20,6 +20,7 @@ import re
 from datalog.language.errors import ArityMismatch, DivisionByZero, InvalidConversion, NumberOutOfRange, TypeMismatch
 from datalog.language.numbers import symbol_ordinal
 from datalog.language.regex import matches
+from datalog.language.display import plural
 
 Row = tuple
 Database = dict[str, set[Row]]
@@ -199,7 +200,7 @@ def functor(name: str, args: list):
     if name in ("cat", "min", "max") and not args:
         raise ArityMismatch(f"{name} needs at least one argument")
     if name in _ARITY and len(args) != _ARITY[name]:
-        raise ArityMismatch(f"{name} takes {_ARITY[name]} arguments, got {len(args)}")
+        raise ArityMismatch(f"{name} takes {plural(_ARITY[name], 'argument')}, got {len(args)}")
     if name == "cat":
         return "".join(_symbol(a, name) for a in args)
     if name == "strlen":

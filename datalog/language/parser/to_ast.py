@@ -18,6 +18,7 @@ import json
 from lark import Transformer, v_args
 
 from datalog.language import ast, numbers
+from datalog.language.composites import utf8
 from datalog.language.errors import DatalogWarning, NumberOutOfRange, Source, Span, SyntaxError_, Unsupported
 
 
@@ -439,9 +440,14 @@ def _unquote(token, span: Span) -> str:
     if "\\" not in body:
         return body
     try:
-        return json.loads('"' + body + '"')
+        text = json.loads('"' + body + '"')
     except json.JSONDecodeError:
         pass
+    else:
+        if not utf8(text):                      # "\ud800": no character, and no UTF-8 to write it in
+            raise SyntaxError_(f"string {token} holds a lone surrogate escape, which is no character "
+                               f"(a pair such as \\ud83d\\ude00 spells one)", span)
+        return text
     out, i = [], 0
     while i < len(body):
         ch = body[i]

@@ -19,6 +19,7 @@ from dataclasses import fields, is_dataclass
 from datalog.language import ast
 from datalog.language.errors import ArityMismatch, InvalidQualifier, InvalidSubsumption, UndefinedRelation
 from datalog.language.rewrites import Clause, dnf, name_wildcards
+from datalog.language.display import plural
 
 
 def choice_domains(program: ast.Program) -> dict[str, tuple[tuple[int, ...], ...]]:
@@ -50,7 +51,7 @@ def dominance_clauses(program: ast.Program, schema: dict) -> dict[str, list[Clau
         for atom in (sub.dominated, sub.dominating):
             if len(atom.args) != info.arity:
                 raise ArityMismatch(f"{atom.relation} has arity {info.arity} but the subsumption uses it "
-                                    f"with {len(atom.args)}", atom.span)
+                                    f"with {plural(len(atom.args), 'argument')}", atom.span)
         out.setdefault(sub.dominated.relation, []).extend(dominance_clause(sub, body) for body in dnf(sub.body))
     return out
 

@@ -1,0 +1,97 @@
+"""Exceptions and Ctrl-Cs injected at a line of the engine's own code, without replacing any component.
+
+:class:`Inject` is a ``sys.settrace`` tracer counting the line events of the frames whose file
+``select`` takes; at the ``at``-th it raises ``exc`` there (as a ``MemoryError`` or a signal
+handler's ``KeyboardInterrupt`` would), or, for ``exc="SIGINT"``, sends the process a real SIGINT
+there (the handler that is installed at that moment decides what happens). The lines of
+:mod:`datalog.engine.serial` and :mod:`datalog.engine.delivery` -- the mechanism that makes commits
+whole -- are not counted: the guarantees are made by them.
+
+:func:`outcome` compares an engine (and its workspace, reopened and verified) with the states
+before and after a commit: the commit was either not made or made, or the engine says
+``engine_broken`` and the workspace reopens to one of the two.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import datalog
+
+ROOT = str(Path(datalog.__file__).resolve().parent.parent)
+MECHANISM = ("datalog/engine/serial.py", "datalog/engine/delivery.py")
+MECHANISM_CALLS = {("datalog/engine/tables.py", "deliver")}       # a subscription taking its change
+
+
+def project(filename: str) -> bool:
+    """Any of the project's own files (not the standard library, not site-packages)."""
+    return filename.startswith(ROOT) and "/.venv/" not in filename and "/tests/" not in filename
+
+
+def commit_path(filename: str) -> bool:
+    """The files of a commit's own steps: the engine, the workspace and its log (not maintenance
+    and joins, where a Ctrl-C is held by the journal until its next undo record and only a
+    ``MemoryError`` can strike between a change and its record)."""
+    return project(filename) and any(part in filename for part in (
+        "datalog/engine/", "datalog/workspace/", "datalog/sources/atomic", "maintenance/delta"))
+
+
+class Inject:
+    """``with Inject(at, exc, select): ...``: ``exc`` at the ``at``-th counted line event;
+    ``fired`` says whether it came (``count``: the events counted)."""
+
+    def __init__(self, at: int, exc="SIGINT", select=commit_path):
+        self.at, self.exc, self.select = at, exc, select
+        self.count, self.fired = 0, False
+
+    def __enter__(self) -> "Inject":
+        sys.settrace(self._call)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(None)
+
+    def _call(self, frame, event, arg):
+        name = frame.f_code.co_filename
+        if self.fired or not self.select(name) or name.endswith(MECHANISM):
+            return None
+        if any(name.endswith(f) and frame.f_code.co_name == c for f, c in MECHANISM_CALLS):
+            return None
+        return self._line
+
+    def _line(self, frame, event, arg):
+        if event != "line" or self.fired:
+            return self._line
+        self.count += 1
+        if self.count == self.at:
+            self.fired = True
+            sys.settrace(None)
+            if self.exc == "SIGINT":
+                signal.raise_signal(signal.SIGINT)
+            else:
+                raise self.exc() if isinstance(self.exc, type) else self.exc
+        return self._line
+
+
+def attempt(call, at: int, exc, select=commit_path):
+    """``call()`` with ``exc`` injected at event ``at``: (fired, the exception that came out or None)."""
+    injector = Inject(at, exc, select)
+    try:
+        with injector:
+            call()
+    except BaseException as caught:           # what the injection (or the commit) raised
+        return injector.fired, caught
+    return injector.fired, None
+
+
+class Where(Inject):
+    """Where event ``at`` is (file:line, function), without raising."""
+
+    def _line(self, frame, event, arg):
+        if event == "line" and not self.fired:
+            self.count += 1
+            if self.count == self.at:
+                self.fired = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        return self._line
