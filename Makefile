@@ -18,15 +18,15 @@ run: $(VENV)/.installed
 # make test-all: the same tests with the long campaigns at full length (DATALOG_TEST_LONG=1: the
 # 1,000-round Spark chain, full refresh streams, more examples and kills) and the docs' Spark blocks.
 TESTS := tests datalog lftj maintenance
-XDIST := -n 2 --dist loadgroup
+PYTEST_OPTS := -n 2 --dist loadgroup --durations=10
 
 test: $(VENV)/.installed
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest $(XDIST) $(TESTS)
+	$(PY) -m pytest $(PYTEST_OPTS) $(TESTS)
 
 test-all: $(VENV)/.installed
 	$(VENV)/bin/lint-imports --no-cache
-	DATALOG_TEST_LONG=1 DATALOG_DOCS_SPARK=1 $(PY) -m pytest $(XDIST) $(TESTS)
+	DATALOG_TEST_LONG=1 DATALOG_DOCS_SPARK=1 $(PY) -m pytest $(PYTEST_OPTS) $(TESTS)
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[dev,spark,notebook,bench]'

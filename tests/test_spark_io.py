@@ -81,7 +81,7 @@ def test_type_mismatch_names_table_column_and_both_types_and_loads_nothing(table
         engine.run()
     message = err.value.message
     assert "db.names" in message and "column name" in message and "string" in message and "w.n is a number" in message
-    assert engine.rows("edge") == [] and not engine._inputs_loaded        # the good source was not loaded
+    assert engine.stored_relation("edge").sorted_rows() == [] and not engine._inputs_loaded   # the good source was not loaded
     assert err.value.span.line == 4
 
 
@@ -153,7 +153,7 @@ def test_a_source_path_out_of_the_fact_dir_is_refused_unless_allowed(spark, tmp_
     with pytest.raises(InputPath) as err:
         engine.run()
     assert "edge" in err.value.message and "--allow-paths" in err.value.message and err.value.span.line == 6
-    assert engine.rows("edge") == [] and not engine._inputs_loaded
+    assert engine.stored_relation("edge").sorted_rows() == [] and not engine._inputs_loaded
     assert _engine(text, facts, allow_paths=True).rows("path") == _closure(EDGES)   # the user's choice
 
 

@@ -23,7 +23,7 @@ by one takes seconds, and Ctrl-C must stop within one.
 >>> try:
 ...     e.run()
 ... except Exception as exc:
-...     print(exc.code, e.evaluated, e.rows("n"))
+...     print(exc.code, e.evaluated, e.stored_relation("n").sorted_rows())
 memory_budget False [(0,)]
 """
 
