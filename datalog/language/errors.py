@@ -195,7 +195,9 @@ InternalError = _error("InternalError", "internal_error", "A bug in the engine, 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas
 Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
 InvalidQualifier = _error("InvalidQualifier", "invalid_qualifier", "A relation qualifier (eqrel, choice-domain) does not fit its relation.")
-InvalidInline = _error("InvalidInline", "invalid_inline", "An inline relation cannot be inlined: it is recursive, an input or an output.")
+InvalidInline = _error("InvalidInline", "invalid_inline", "An inline relation cannot be inlined: it is recursive, "
+                       "an input or an output, or negated where a rule of it has a variable of its own or "
+                       "the negated atom holds _.")
 InvalidSubsumption = _error("InvalidSubsumption", "invalid_subsumption", "A subsumption rule's two atoms are not of one relation.")
 
 # ---- Soufflé's rejections (its semantic checks): names, types, directives, plans
