@@ -29,10 +29,15 @@ EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)}}
 
 # the same without aggregates: LFTJ rules only
 PLAIN = "\n".join(line for line in PROGRAM.splitlines() if "deg" not in line and "total" not in line) + \
-    "\nh(x) :- e(x, 3), !v(x).\n"
+    "\n.decl h(x: number)\nh(x) :- e(x, 3), !v(x).\n"
 
 # every kind of aggregate, and one (a disjunction inside) that falls back to whole-rule evaluation
 AGGREGATES = PROGRAM + """\
+.decl lo(x: number, m: number)
+.decl hi(x: number, m: number)
+.decl avg(x: number, m: float)
+.decl both(s: number)
+.decl big(x: number)
 lo(x, m) :- v(x), m = min y : e(x, y).
 hi(x, m) :- v(x), m = max y : e(x, y).
 avg(x, m) :- v(x), m = mean y : e(x, y).
@@ -107,8 +112,6 @@ BLOCK = """\
 hop2(x, z) :- e(x, y), e(y, z).
 .decl reach1(y: number)
 reach1(y) :- path(1, y).
-.decl e(c0: number, c1: number)
-.decl path(c0: number, c1: number)
 """
 
 
