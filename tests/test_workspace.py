@@ -338,7 +338,7 @@ def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypat
     is read or after, in StabbingGroups -- and then rolls back (a division by zero): the next commits
     do what a process that never stopped does, and the contents equal evaluation from scratch."""
     _blocking(monkeypatch)
-    program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"     # (commit_of: y <= 6)
+    program = PROGRAM + ".decl ratio(x: number, q: number)\nratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"  # commit_of: y <= 6
     steady, reopened = Workspace.create(tmp_path / "steady", program), Workspace.create(tmp_path / "reopened", program)
     edb = {name: set(rows) for name, rows in EDB.items()}
     try:
