@@ -417,7 +417,7 @@ def test_commit_through_transaction_is_durable_and_empty_commits_count(tmp_path)
 
 def test_failed_transaction_changes_nothing_on_disk(tmp_path):
     path = tmp_path / "ws"
-    program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / y.\n"
+    program = PROGRAM + ".decl ratio(x: number, q: number)\nratio(x, q) :- e(x, y), q = 12 / y.\n"
     with Workspace.create(path, program) as ws:
         before = (path / LOG).read_bytes()
         with pytest.raises(DatalogError) as err:
@@ -897,11 +897,11 @@ def test_failed_addblock_and_removeblock_change_nothing(tmp_path):
     path = tmp_path / "ws"
     with Workspace.create(path, PROGRAM) as ws:
         ws.addblock("hops", BLOCK)
-        ws.addblock("uses", "far(y) :- hop2(1, y).\n")
+        ws.addblock("uses", ".decl far(y: number)\nfar(y) :- hop2(1, y).\n")
         before = ((path / SNAPSHOT).read_bytes(), (path / LOG).read_bytes(), contents(ws.engine))
-        for action, code in ((lambda: ws.addblock("bad", "q(x) :- nothere(x, y)."), "undefined_relation"),
+        for action, code in ((lambda: ws.addblock("bad", ".decl q(x: number)\nq(x) :- nothere(x, y)."), "undefined_relation"),
                              (lambda: ws.addblock("hops", "q(1)."), "bad_block"),
-                             (lambda: ws.addblock("neg", "n(x) :- v(x), !n(x)."), "cyclic_negation"),
+                             (lambda: ws.addblock("neg", ".decl n(x: number)\nn(x) :- v(x), !n(x)."), "cyclic_negation"),
                              (lambda: ws.removeblock("hops"), "undefined_relation"),   # 'uses' needs hop2
                              (lambda: ws.removeblock("main"), "bad_block")):
             with pytest.raises(DatalogError) as err:
@@ -909,7 +909,7 @@ def test_failed_addblock_and_removeblock_change_nothing(tmp_path):
             assert err.value.code == code
             assert ((path / SNAPSHOT).read_bytes(), (path / LOG).read_bytes(), contents(ws.engine)) == before
         ws.engine.commit(inserts={"e": [(3, 1)]})
-        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK + "far(y) :- hop2(1, y).\n",
+        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK + ".decl far(y: number)\nfar(y) :- hop2(1, y).\n",
                                                    {**EDB, "e": EDB["e"] | {(3, 1)}})
 
 
