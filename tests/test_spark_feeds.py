@@ -32,7 +32,6 @@ two(x, z) :- edge(x, y), edge(y, z), x != z.
 deg(x, n) :- edge(x, _), n = count : { edge(x, _) }.
 .decl loop(a: number)
 loop(x) :- edge(x, x).
-.decl edge(c0: number, c1: number)
 """
 DERIVED = ("two", "deg", "loop")
 
