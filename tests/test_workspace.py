@@ -931,7 +931,7 @@ def test_cli_addblock_removeblock(tmp_path):
 def test_init_that_fails_or_was_cut_short(tmp_path):
     path = tmp_path / "ws"
     with pytest.raises(DatalogError) as err:
-        Workspace.create(path, "p(x) :- q(x, y).")              # undefined relation: nothing written
+        Workspace.create(path, ".decl p(x: number)\np(x) :- q(x, y).")   # undefined relation: nothing written
     assert err.value.code == "undefined_relation" and not path.exists()
     from datalog.workspace import format as wsfile
     path.mkdir()
