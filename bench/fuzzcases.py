@@ -186,6 +186,17 @@ def _damage(rng, data: bytes, kinds: list[str] = DAMAGE) -> bytes:
     return data
 
 
+def _derived_declarations(variables: list[str], types: list[str], numeric: list[tuple[str, str]]) -> list[str]:
+    """The ``.decl`` of each relation :func:`fact_program` derives: the copy ``s``, per numeric
+    column the arithmetic, aggregates and comparison of its type, to_string and to_float."""
+    lines = [f".decl s({', '.join(f'{v}: {t}' for v, t in zip(variables, types))})", ".decl n(c: number)"]
+    for v, t in numeric:
+        lines += [f".decl {kind}_{v}(y: {t})" for kind in ("a", "sum", "lo", "hi", "cmp")]
+        lines += [f".decl str_{v}(y: symbol)"] if t == "float" else []
+        lines += [f".decl flt_{v}(y: float)"] if t == "number" else []
+    return lines
+
+
 def fact_program(rng, types: list[str], delimiter: str, undeclared: bool, sandbox: str) -> tuple[str, str | None]:
     """``.decl r``, ``.input r``, a copy ``s`` of r (output), and rules computing on r's columns."""
     variables = [f"x{i}" for i in range(len(types))]
@@ -208,6 +219,8 @@ def fact_program(rng, types: list[str], delimiter: str, undeclared: bool, sandbo
         lines.append(f".output sum_{v}")
     lines.append(f"n(c) :- c = count : {{ {body} }}.")
     lines.append(".printsize n")
+    if not undeclared:                                  # a program with a .decl declares every relation
+        lines += _derived_declarations(variables, types, numeric[:2])
     hostile = None
     if rng.random() < 0.08:                             # an output path that leaves -D
         hostile = rng.choice(["../outside.csv", "sub/../../x.csv", f"{sandbox}/outside-abs.csv", "../F/r.facts"])
@@ -236,6 +249,12 @@ PROGRAM_RULES = [
     "eq(x, y) :- f(x), f(y), x = y.", "neg(z) :- n(x), z = -x.", "mx(z) :- n(x), n(y), z = max(x, y).",
     "ff(x) :- f(x), !f(x + 1.0).", "gap(x, y) :- n(x), n(y), x < y, y - x > 1.",
 ]
+RULE_DECLARATIONS = {        # a program with a .decl declares every relation: each head of PROGRAM_RULES
+    "a": "z: number", "fa": "z: float", "p2": "z: number", "sn": "t: number", "sf": "t: float", "mf": "t: float",
+    "lo": "t: float", "hi": "t: number", "c": "t: number", "num": "y: number", "len": "y: number",
+    "str": "y: symbol", "fstr": "y: symbol", "tf": "y: float", "lt": "x: float", "eq": "x: float, y: float",
+    "neg": "z: number", "mx": "z: number", "ff": "x: float", "gap": "x: number, y: number",
+}
 
 
 @dataclass
@@ -263,6 +282,8 @@ def program_case(rng, sandbox: str = "/nonexistent", extreme: bool = False) -> P
         lines.append("n(2 ^ 40000000000).")
     for rule in rng.sample(PROGRAM_RULES, rng.randint(1, 6)):
         lines.append(rule.format(op=rng.choice("+-*/%"), fop=rng.choice(["+", "-", "*", "/", "%", "^"])))
+        head = rule.split("(")[0]
+        lines.append(f".decl {head}({RULE_DECLARATIONS[head]})")
     heads = sorted({line.split("(")[0] for line in lines if not line.startswith(".")})
     lines += [f".output {head}" for head in heads]
     if rng.random() < 0.1:
@@ -284,6 +305,11 @@ big(s) :- w(s, f), f > 1.5.
 deg(x, c) :- e(x, _), c = count : e(x, _).
 lonely(x) :- e(x, _), !e(_, x).
 e(1, 2). e(2, 3).
+.decl path(x: number, y: number)
+.decl heavy(s: symbol, t: float)
+.decl big(s: symbol)
+.decl deg(x: number, c: number)
+.decl lonely(x: number)
 """
 UPDATES_FACTS = {"w.facts": b"a\t1.5\nb\t2.5\n"}
 EDB_TYPES = {"e": ["number", "number"], "w": ["symbol", "float"]}
@@ -401,6 +427,12 @@ lt(x, y) :- v(x), e(y, _), x < y.
 v(1). v(2). v(3). v(4). v(5).
 e(1, 2). e(2, 3). e(4, 4).
 m("a", 1.5). m("b", 2.25). m("a", 0.5).
+.decl path(x: number, y: number)
+.decl iso(x: number)
+.decl deg(x: number, c: number)
+.decl total(s: number)
+.decl weight(s: symbol, t: float)
+.decl lt(x: number, y: number)
 """
 KINDS = {"snapshot": "snapshot", "log": "log"}       # and maintainer.N: "maintainer"
 

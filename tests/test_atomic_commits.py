@@ -234,7 +234,7 @@ def _journal(filename: str) -> bool:
 def test_a_memory_error_while_undoing_breaks_the_engine():
     """A commit fails (division by zero) and, undoing it, memory runs out: the relations are half
     undone, so the engine refuses every later call with engine_broken."""
-    program = PROGRAM + "q(x, d) :- e(x, y), d = 10 / y.\n"
+    program = PROGRAM + ".decl q(x: number, d: number)\nq(x, d) :- e(x, y), d = 10 / y.\n"
     rows = [(i, i + 1) for i in range(10, 40)] + [(99, 0)]
 
     def engine_of():

@@ -129,13 +129,13 @@ def test_the_dred_programs(text):
 def test_a_long_chain_of_proofs_needs_no_recursion_limit():
     """checkProvability runs on an explicit stack: a chain of 3,000 edges, cut near its start."""
     chain = {(i, i + 1) for i in range(3000)} | {(0, 2)}
-    program = ".decl edge(a: number, b: number)\nreach(y) :- edge(0, y).\nreach(z) :- reach(y), edge(y, z).\n"
+    program = ".decl edge(a: number, b: number)\nreach(y) :- edge(0, y).\nreach(z) :- reach(y), edge(y, z).\n.decl reach(c0: number)\n"
     replay(program, {"edge": chain}, [ret("edge", (0, 1)), ret("edge", (1, 2)), ret("edge", (0, 2))])
 
 
 def test_supports_names_the_strata_left_to_dred():
     engine = Engine.from_source(".decl e(a: number, b: number)\n"
-                                "p(x, y) :- e(x, y).\np(x, z) :- p(x + 1, z), e(x, z).\n")
+                                "p(x, y) :- e(x, y).\np(x, z) :- p(x + 1, z), e(x, z).\n.decl p(c0: number, c1: number)\n")
     (stratum,) = [s for s in engine.checked.strata if s.recursive]
     assert not backward_forward.supports(stratum)
     engine = Engine.from_source(twin.TC)
@@ -210,6 +210,7 @@ NONLINEAR_TC = """
 .decl edge(a: number, b: number)
 path(x, y) :- edge(x, y).
 path(x, z) :- path(x, y), path(y, z).
+.decl path(c0: number, c1: number)
 """
 
 

@@ -20,6 +20,8 @@ PROGRAM = """
 .decl f(x: number, y: number)
 p(x, y) :- e(x, y).
 two(x, z) :- e(x, y), f(y, z).
+.decl p(c0: number, c1: number)
+.decl two(c0: number, c1: number)
 """
 EDGES = [(i, (i * 7) % 50) for i in range(200)]
 

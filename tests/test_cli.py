@@ -178,9 +178,9 @@ def test_no_command_is_a_usage_error(tmp_path):
 
 
 @pytest.mark.parametrize("program, code", [
-    (".decl e(a: number)\np(x, y) :- e(x).\n", "unbound_variable"),
+    (".decl e(a: number)\np(x, y) :- e(x).\n.decl p(c0: number, c1: number)\n", "unbound_variable"),
     ("p(x) :- q(x)", "syntax_error"),
-    (".decl e(a: number, b: number)\ne(1, 0).\n.output q\nq(z) :- e(x, y), z = x / y.\n", "division_by_zero"),
+    (".decl e(a: number, b: number)\ne(1, 0).\n.output q\nq(z) :- e(x, y), z = x / y.\n.decl q(c0: number)\n", "division_by_zero"),
 ])
 @pytest.mark.parametrize("command", ["run", "check"])
 def test_user_error_exits_1_without_traceback(tmp_path, program, code, command):

@@ -130,6 +130,7 @@ TC = """
 .decl edge(a: number, b: number)
 path(x, y) :- edge(x, y).
 path(x, z) :- path(x, y), edge(y, z).
+.decl path(c0: number, c1: number)
 """
 
 
@@ -183,6 +184,7 @@ SAME_GENERATION = """
 .decl par(c: symbol, p: symbol)
 sg(x, y) :- par(x, p), par(y, p), x != y.
 sg(x, y) :- par(x, xp), sg(xp, yp), par(y, yp).
+.decl sg(c0: symbol, c1: symbol)
 """
 
 
@@ -200,6 +202,8 @@ p(x, y) :- e(x, y).
 p(x, z) :- p(x, y), q(y, z).
 q(x, y) :- p(x, y), x < y.
 q(y, x) :- q(x, y), e(x, x).
+.decl p(c0: number, c1: number)
+.decl q(c0: number, c1: number)
 """
 
 
@@ -218,6 +222,8 @@ NEGATION_IN_RECURSION = """
 bad(x) :- flag(x, 1).
 reach(y) :- start(y).
 reach(y) :- reach(x), edge(x, y), !bad(y), !block(y, _).
+.decl bad(c0: number)
+.decl reach(c0: number)
 """
 
 
@@ -244,6 +250,8 @@ p(x, z) :- p(x, y), e(y, z), z != x, z <= 6.
 p(7, 7).
 q(x) :- p(x, _), p(_, x).
 q(x) :- q(y), w(y, x).
+.decl p(c0: number, c1: number)
+.decl q(c0: number)
 """
 
 
@@ -263,6 +271,8 @@ r(x) :- e1(x), r(_).
 r(x) :- e0(x, x).
 s(x) :- e1(x), !e0(x, _), s(_), r(3).
 s(x) :- e0(x, 2).
+.decl r(c0: number)
+.decl s(c0: number)
 """
 
 
@@ -278,6 +288,7 @@ AGGREGATES = """
 .decl start(a: number)
 reach(x, n) :- start(x), n = count : { e(x, _) }.
 reach(y, n) :- reach(x, _), e(x, y), n = count : { e(y, _) }, n < 3.
+.decl reach(c0: number, c1: number)
 """
 
 
@@ -300,6 +311,7 @@ DIVIDES = """
 .decl f(a: number)
 p(x, y) :- e(x, y).
 p(x, z) :- p(x, y), e(y, z), f(z), q = 10 / (z - 5).
+.decl p(c0: number, c1: number)
 """
 
 
@@ -391,7 +403,7 @@ def recursive_programs(draw):
         lambda h: f"{h}({draw(VALUES)}, {draw(VALUES)}).",
         lambda h: f"{h}(x, x) :- {draw(pq)}(x, _), {draw(e)}(x, {draw(VALUES)}).",
     ]
-    lines = [f".decl {n}(a: number, b: number)" for n in edb]
+    lines = [f".decl {n}(a: number, b: number)" for n in [*edb, "low", "p", "q"]]
     lines.append(f"low(x, y) :- {draw(e)}(x, y), x != y.")
     for head in ("p", "q"):
         lines.append(templates[0](head))

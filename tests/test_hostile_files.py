@@ -263,7 +263,7 @@ def test_an_input_path_leading_out_is_refused_unless_allowed(tmp_path):
         (tmp_path / "p.dl").write_text(f'.decl s(x: number)\n.input s(filename="{name}")\n.output s\n')
         refused(datalog("run", "p.dl", "-F", "facts", "-D", "-", cwd=tmp_path), "input_path", name, "p.dl:2:")
         assert "7" in ok(datalog("run", "p.dl", "-F", "facts", "-D", "-", "--allow-paths", cwd=tmp_path)).stdout
-    (tmp_path / "b.dl").write_text('.decl s(x: number)\n.input s(filename="../secret.facts")\nt(x) :- s(x).\n')
+    (tmp_path / "b.dl").write_text('.decl s(x: number)\n.input s(filename="../secret.facts")\nt(x) :- s(x).\n.decl t(c0: number)\n')
     (tmp_path / "p.dl").write_text(".decl u(x: number)\nu(1).\n")
     ok(datalog("init", "ws", "p.dl", cwd=tmp_path))
     refused(datalog("addblock", "ws", "b.dl", "-F", "facts", cwd=tmp_path), "input_path", "../secret.facts")

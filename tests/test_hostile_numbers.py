@@ -94,7 +94,7 @@ def test_infinities_load_join_and_maintain(tmp_path):
 
 @pytest.mark.parametrize("value", [math.nan, -math.nan])
 def test_nan_is_refused_by_insert_and_transactions(value):
-    engine = Engine.from_source(".decl f(x: float)\ng(x) :- f(x).\n")
+    engine = Engine.from_source(".decl f(x: float)\ng(x) :- f(x).\n.decl g(c0: float)\n")
     with pytest.raises(DatalogError) as info:
         engine.insert("f", [(value,)])
     assert info.value.code == "number_out_of_range" and "NaN" in info.value.message
@@ -113,7 +113,7 @@ def test_nan_is_refused_by_insert_and_transactions(value):
 ])
 def test_arithmetic_with_a_nan_result_is_invalid_arithmetic(expression, line_text):
     program = (".decl f(a: float, b: float)\nf(1e308 * 10.0, 1e308 * 10.0).\n"
-               f"r(x) :- f(a, b), {expression}.\n")
+               f"r(x) :- f(a, b), {expression}.\n.decl r(x: float)\n")
     err = at(error_of(program), "invalid_arithmetic", 3, 22)
     assert line_text in err.message and "NaN" in err.message and "r" in err.message
 
@@ -122,7 +122,7 @@ def test_float_arithmetic_follows_ieee_754_for_infinities():
     program = (".decl f(a: float)\nf(1e308).\n"
                "r(x) :- f(a), x = a * 10.0.\nr(x) :- f(a), x = a * 10.0 + 1.0.\n"
                "r(x) :- f(a), x = 0.0 - a * 10.0.\nr(x) :- f(a), x = a ^ 2.0.\nr(x) :- f(a), x = (0.0 - a) ^ 3.0.\n"
-               "r(x) :- f(a), x = 1.0 / (a * 10.0).\n")
+               "r(x) :- f(a), x = 1.0 / (a * 10.0).\n.decl r(c0: float)\n")
     assert sorted(rows_of(program)) == [(-math.inf,), (0.0,), (math.inf,)]
 
 
@@ -157,7 +157,7 @@ def test_sum_of_inf_and_minus_inf_is_invalid_arithmetic(tmp_path, facts):
 def test_maintained_sum_reaching_nan_is_an_error_and_changes_nothing():
     """Maintenance keeps the float sum exactly (ExactSum); the commit that adds -inf to a group
     holding inf fails with the same code as evaluation from scratch, and is undone."""
-    engine = Engine.from_source(".decl f(g: number, x: float)\ns(g, n) :- f(g, _), n = sum x : { f(g, x) }.\n")
+    engine = Engine.from_source(".decl f(g: number, x: float)\ns(g, n) :- f(g, _), n = sum x : { f(g, x) }.\n.decl s(c0: number, c1: float)\n")
     engine.insert("f", [(1, math.inf), (2, 1.0)])
     engine.run()
     with pytest.raises(DatalogError) as info:
@@ -234,9 +234,9 @@ def test_the_integer_range_is_reachable_exactly():
 
 
 def test_an_integer_sum_beyond_the_range_is_number_out_of_range():
-    err = error_of(f".decl f(x: number)\nf({INT_MAX}). f(1).\ns(n) :- n = sum x : {{ f(x) }}.\n")
+    err = error_of(f".decl f(x: number)\nf({INT_MAX}). f(1).\ns(n) :- n = sum x : {{ f(x) }}.\n.decl s(n: number)\n")
     assert at(err, "number_out_of_range", 3, 13) and "sum" in err.message
-    engine = Engine.from_source(".decl f(x: number)\ns(n) :- n = sum x : { f(x) }.\n")
+    engine = Engine.from_source(".decl f(x: number)\ns(n) :- n = sum x : { f(x) }.\n.decl s(c0: number)\n")
     engine.insert("f", [(INT_MAX,)])
     engine.run()
     with pytest.raises(DatalogError) as info:                   # maintained: the same error
@@ -319,7 +319,8 @@ def test_the_fast_reader_rejects_non_ascii_and_huge_integers(tmp_path, types, te
     (tmp_path / "f.facts").write_text(f"1{chr(9) + '7' if len(types) == 2 else ''}\n{row}\n".replace(
         "1\n", "\t".join(["1"] + ["7"] * (len(types) - 1)) + "\n", 1), encoding="utf-8")
     decl = ", ".join(f"c{i}: {t}" for i, t in enumerate(types) if t != "auto")
-    program = (f".decl f({decl})\n" if decl else "") + ".input f\nr(x) :- f(x" + ", _" * (len(types) - 1) + ").\n"
+    program = (f".decl f({decl})\n.decl r(x: {types[0]})\n" if decl else "") + ".input f\nr(x) :- f(x" + \
+        ", _" * (len(types) - 1) + ").\n"
     if types == ["auto"]:
         assert sorted(rows_of(program, tmp_path)) == sorted([("1",), (text,)])
     else:
@@ -332,7 +333,7 @@ def test_the_fast_reader_rejects_non_ascii_and_huge_integers(tmp_path, types, te
 ])
 def test_fact_files_read_souffle_integers(tmp_path, text, value):
     (tmp_path / "f.facts").write_text(f"{text}\n")
-    assert rows_of(".decl f(x: number)\n.input f\nr(x) :- f(x).\n", tmp_path) == [(value,)]
+    assert rows_of(".decl f(x: number)\n.input f\nr(x) :- f(x).\n.decl r(c0: number)\n", tmp_path) == [(value,)]
 
 
 @pytest.mark.parametrize("text, value", [
@@ -341,7 +342,7 @@ def test_fact_files_read_souffle_integers(tmp_path, text, value):
 ])
 def test_fact_files_read_souffle_floats(tmp_path, text, value):
     (tmp_path / "f.facts").write_text(f"{text}\n")
-    assert rows_of(".decl f(x: float)\n.input f\nr(x) :- f(x).\n", tmp_path) == [(value,)]
+    assert rows_of(".decl f(x: float)\n.input f\nr(x) :- f(x).\n.decl r(c0: float)\n", tmp_path) == [(value,)]
 
 
 @pytest.mark.parametrize("types, text, expected", [
@@ -357,7 +358,7 @@ def test_a_byte_order_mark_is_dropped(tmp_path, types, text, expected):
 
 def test_a_byte_order_mark_is_only_dropped_at_the_start(tmp_path):
     (tmp_path / "f.facts").write_text("ann\n\ufeffbob\n", encoding="utf-8")
-    assert rows_of(".decl f(x: symbol)\n.input f\nr(x) :- f(x).\n", tmp_path) == [("ann",), ("\ufeffbob",)]
+    assert rows_of(".decl f(x: symbol)\n.input f\nr(x) :- f(x).\n.decl r(c0: symbol)\n", tmp_path) == [("ann",), ("\ufeffbob",)]
 
 
 @pytest.mark.parametrize("data, line, column", [
@@ -375,7 +376,7 @@ def test_invalid_utf8_is_bad_fact_file_at_its_line(tmp_path, data, line, column)
 
 def test_fact_file_numbers_never_raise_anything_but_coded_errors(tmp_path):
     """Bounded fuzz of single fields: the reader accepts exactly what numbers.parse_* accept."""
-    (tmp_path / "prog.dl").write_text(".decl f(x: number, y: float)\n.input f\nr(x, y) :- f(x, y).\n")
+    (tmp_path / "prog.dl").write_text(".decl f(x: number, y: float)\n.input f\nr(x, y) :- f(x, y).\n.decl r(c0: number, c1: float)\n")
 
     @settings(max_examples=150, deadline=None)
     @given(st.text(alphabet="0123456789+-.eExXbBnaif_ \u0661\uff11", max_size=12),
@@ -397,7 +398,7 @@ def test_fact_file_numbers_never_raise_anything_but_coded_errors(tmp_path):
 # ---------------------------------------------------------------- 5. the REPL: codes, not "internal error"
 
 def test_repl_big_integer_failures_have_codes(tmp_path):
-    script = (".decl e(x: number)\n"
+    script = (".decl e, r, q(x: number) .decl t(x: float)\n"
               f"e({'9' * 5000}).\n"
               "r(x) :- x = 2 ^ 100.\n"
               "+e(99999999999999999999).\n"
@@ -421,7 +422,7 @@ def test_a_spark_source_with_nan_is_refused_and_loads_nothing(spark, tmp_path):
     import pyarrow as pa
     pq.write_table(pa.table({"x": [1.5, math.nan]}), tmp_path / "nan.parquet")
     pq.write_table(pa.table({"x": [1.5, math.inf]}), tmp_path / "inf.parquet")
-    program = ".decl f(x: float)\n.input f(IO=spark, path=\"{}\", format=parquet)\ng(x) :- f(x).\n"
+    program = ".decl f(x: float)\n.input f(IO=spark, path=\"{}\", format=parquet)\ng(x) :- f(x).\n.decl g(c0: float)\n"
     with pytest.raises(DatalogError) as info:
         Engine.from_source(program.format("nan.parquet"), tmp_path).run()
     assert info.value.code == "bad_fact_file" and "NaN" in info.value.message

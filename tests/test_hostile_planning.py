@@ -16,7 +16,7 @@ import random
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gjt_strategies import gcqs
@@ -111,7 +111,8 @@ def bodies(draw):
             literals.append(f"{left} {op} {right}{offset}")
     head = draw(st.lists(st.sampled_from(bound), max_size=3)) if bound else []
     order = draw(st.permutations(literals))
-    return f"{DECLS}q({', '.join(head)}) :- {', '.join(order)}.\n"
+    columns = ", ".join(f"c{i}: number" for i in range(len(head)))
+    return f"{DECLS}.decl q({columns})\nq({', '.join(head)}) :- {', '.join(order)}.\n"
 
 
 def _clause(text):
@@ -126,8 +127,7 @@ def _clause(text):
 @given(bodies())
 def test_routing_and_variable_order_equal_the_old_algorithms_on_small_bodies(text):
     checked, clause = _clause(text)
-    if clause is None:
-        return
+    assume(clause is not None)                   # a rule the checks refuse (unsafe): no plan to compare
     planned = plan(checked)[clause.index]
     atoms = [lit for lit in clause.body if isinstance(lit, ast.Atom)]
     # the old heuristic's order, then the parts that share no variable with the head last (issue 18)
@@ -184,19 +184,19 @@ def test_variable_order_equals_the_old_one_with_forced_variables_and_parameters(
 def chain(n: int, comparisons: bool) -> str:
     body = [f"p(x{i}, x{i + 1})" for i in range(n)]
     body += [f"x{i} < x{i + 2}" for i in range(0, n - 1, 3)] if comparisons else []
-    return f"q(x0, x{n}) :- {', '.join(body)}."
+    return f"q(x0, x{n}) :- {', '.join(body)}.\n.decl q(a: number, b: number)"
 
 
 def star(n: int, comparisons: bool) -> str:
     body = [f"p(c, x{i})" for i in range(n)]
     body += [f"x{i} < x{i + 1}" for i in range(0, n - 1, 2)] if comparisons else []
-    return f"q(c) :- {', '.join(body)}."
+    return f"q(c) :- {', '.join(body)}.\n.decl q(a: number)"
 
 
 def cycle(n: int, comparisons: bool) -> str:
     body = [f"p(x{i}, x{(i + 1) % n})" for i in range(n)]
     body += [f"x{i} < x{i + 2}" for i in range(0, n - 2, 3)] if comparisons else []
-    return f"q(x0) :- {', '.join(body)}."
+    return f"q(x0) :- {', '.join(body)}.\n.decl q(a: number)"
 
 
 SHAPES = [(shape, comparisons) for shape in (chain, star, cycle) for comparisons in (False, True)]
@@ -264,7 +264,7 @@ def test_a_300_atom_query_in_the_repl_is_answered_within_the_bound():
 def test_a_comparison_of_a_variable_with_itself_after_unification_stays_on_lftj():
     """``v2 = v5, v2 < v5`` became the θ ``v2 < v2`` of a GJT edge, and the T-reduct's index failed
     (KeyError) at the first commit (found by test_thetajoin_engine's property test on main)."""
-    rule = "q(v3) :- p(v0, v1), p(v2, v3), p(v4, v5), v2 < v5, v2 = v5, v1 < v2."
+    rule = "q(v3) :- p(v0, v1), p(v2, v3), p(v4, v5), v2 < v5, v2 = v5, v1 < v2.\n.decl q(a: number)"
     backend = choose_backend(_clause(".decl p(a: number, b: number)\n" + rule)[1])
     assert backend.name == "lftj" and "compares v2 with itself" in backend.reason
     backend, rows = _maintained_like_from_scratch(rule, "p(0, 1). p(1, 2). p(2, 3).", [(0, 2)], [(1, 2)])

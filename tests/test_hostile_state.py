@@ -113,7 +113,7 @@ def test_wrong_value_in_a_directory_sample_is_corrupt(tmp_path, value):
 
 
 def test_a_float_in_a_float_column_and_symbols_in_a_symbol_column_are_fine(tmp_path):
-    program = ".decl r(x: float, s: symbol)\nr(1.5, \"a\").\nq(s) :- r(_, s).\n"
+    program = ".decl r(x: float, s: symbol)\nr(1.5, \"a\").\nq(s) :- r(_, s).\n.decl q(c0: symbol)\n"
     path = tmp_path / "ws"
     with Workspace.create(path, program) as ws:
         ws.engine.commit(inserts={"r": [(2.5, "b"), (-0.0, "")]})

@@ -118,7 +118,7 @@ def test_a_first_recording_at_once_equals_one_by_one(data):
 # ---------------------------------------------------------------- §4.1.1, exactly
 
 def test_unary_join_example_of_section_4_1_1():
-    engine = Engine.from_source(".decl A(x: number)\n.decl B(x: number)\nF(x) :- A(x), B(x).\n")
+    engine = Engine.from_source(".decl A(x: number)\n.decl B(x: number)\nF(x) :- A(x), B(x).\n.decl F(c0: number)\n")
     engine.insert("A", [(0,), (2,), (4,), (5,), (6,)])
     engine.insert("B", [(1,), (2,), (6,), (7,)])
     engine.run()
@@ -151,6 +151,12 @@ m(x, v) :- p(x, _), v = max y : { e(x, y) }.
 t(x) :- q(x, _), !e(x, x).
 path(x, y) :- e(x, y).
 path(x, z) :- path(x, y), e(y, z).
+.decl p(c0: number, c1: number)
+.decl q(c0: number, c1: number)
+.decl n(c0: number, c1: number)
+.decl m(c0: number, c1: number)
+.decl t(c0: number)
+.decl path(c0: number, c1: number)
 """
 
 
@@ -288,6 +294,11 @@ n(x, c) :- s(x), c = count : { e(x, _) }.
 m(x, v) :- s(x), v = max y : { e(x, y) }.
 path(x, y) :- p(x, y).
 path(x, z) :- path(x, y), p(y, z).
+.decl p(c0: number, c1: number)
+.decl j(c0: number, c1: number)
+.decl n(c0: number, c1: number)
+.decl m(c0: number, c1: number)
+.decl path(c0: number, c1: number)
 """
 
 
@@ -343,6 +354,7 @@ SHORT_CIRCUIT = """
 .decl s(b: number, c: number)
 // @order a, b, c
 q(a) :- r(a, b), s(b, c).
+.decl q(c0: number)
 """
 
 

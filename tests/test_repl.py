@@ -36,6 +36,11 @@ path(x, y) :- edge(x, y).
 unreach(x, y) :- node(x), node(y), !path(x, y).
 deg(x, c) :- node(x), c = count : edge(x, _).
 total(s) :- s = sum c : { deg(_, c) }.
+.decl node(c0: number)
+.decl path(c0: number, c1: number)
+.decl unreach(c0: number, c1: number)
+.decl deg(c0: number, c1: number)
+.decl total(c0: number)
 """
 EDGES = [(1, 2), (2, 3), (3, 4), (4, 2), (5, 6)]
 
@@ -62,9 +67,10 @@ def run_session(session: Session, text: str) -> list[str]:
 
 @pytest.mark.parametrize("extension", [
     "path(x, z) :- path(x, y), edge(y, z).",                                   # recursion; negation, aggregate below
+    ".decl far(a: number)\n.decl maxd(m: number)\n"
     "far(x) :- path(x, y), y > 3, !edge(x, y).\nmaxd(m) :- m = max c : deg(_, c).",
     "path(9, 9).\nedge(7, 7).",                                                # facts of an IDB and an EDB relation
-    ".decl score(n: symbol, v: number)\nscore(\"a\", 1). best(v) :- v = max x : score(_, x).",
+    ".decl score(n: symbol, v: number)\nscore(\"a\", 1). best(v) :- v = max x : score(_, x).\n.decl best(c0: number)",
 ])
 def test_extend_equals_a_fresh_engine(extension):
     engine = fresh(BASE, {"edge": EDGES})
@@ -100,12 +106,12 @@ def test_rules_for_an_edb_relation_keep_its_rows_as_facts():
 
 
 @pytest.mark.parametrize("bad, code", [
-    ("p(x) :- nothing(x).", "undefined_relation"),
+    (".decl p(a: number)\np(x) :- nothing(x).", "undefined_relation"),
     ("edge(x, y) :- node(x), node(y).\nnode(1).", None),      # fine: edge becomes IDB
     (".decl edge(a: number, b: number)", "redefined_relation"),
     ("path(x) :- edge(x, _).", "arity_mismatch"),
     ("node(x) :- node(x), !unreach(x, x).", "cyclic_negation"),
-    ("q(x) :- edge(x, y), z = y / 0.", "division_by_zero"),
+    (".decl q(a: number)\nq(x) :- edge(x, y), z = y / 0.", "division_by_zero"),
 ])
 def test_a_failed_extension_changes_nothing(bad, code):
     engine = fresh(BASE, {"edge": EDGES})
@@ -117,6 +123,7 @@ def test_a_failed_extension_changes_nothing(bad, code):
     with pytest.raises(DatalogError) as info:
         engine.extend(bad)
     assert info.value.code == code
+    assert code != "undefined_relation" or "nothing/1" in str(info.value)   # the body's relation, not p
     assert state(engine) == before and str(engine.program) == program
     assert engine.commit(inserts={"edge": [(6, 7)]})["path"].inserted == {(6, 7)}
 
@@ -162,7 +169,7 @@ def test_keyboard_interrupt_during_extend_restores_everything(sigint):
     before, program, maintainer = state(engine), str(engine.program), engine.maintainer
     timer = sigint(0.3)
     with pytest.raises(KeyboardInterrupt):
-        engine.extend("big(0).\nbig(x + 1) :- big(x), x < 100000000.")
+        engine.extend(".decl big(n: number)\nbig(0).\nbig(x + 1) :- big(x), x < 100000000.")
     timer.join()
     assert state(engine) == before and str(engine.program) == program and engine.maintainer is maintainer
     assert engine.commit(inserts={"edge": [(7, 8)]})["path"].inserted == {(7, 8)}
@@ -252,7 +259,7 @@ def test_any_input_gives_results_or_diagnostics(tokens):
 
 def test_session_inserts_retracts_queries_and_reports():
     session = Session(Engine.from_source(".decl edge(a: number, b: number)\n"
-                                         "path(x, y) :- edge(x, y). path(x, z) :- path(x, y), edge(y, z)."))
+                                         "path(x, y) :- edge(x, y). path(x, z) :- path(x, y), edge(y, z).\n.decl path(c0: number, c1: number)"))
     session.engine.run()
     out = run_session(session, "edge(1, 2). edge(2, 3). ?- path(1, X). -edge(1, 2). ?- path(_, X). "
                                "?- path(2, 3). ?- path(1, 3).")
@@ -266,7 +273,7 @@ def test_session_inserts_retracts_queries_and_reports():
 
 
 def test_transactions_commit_together_and_rollback_discards():
-    session = Session(fresh(".decl e(a: number)\nc(n) :- n = count : e(_).", {}))
+    session = Session(fresh(".decl e(a: number)\nc(n) :- n = count : e(_).\n.decl c(c0: number)", {}))
     out = run_session(session, "begin e(1). e(2). -e(1). commit ?- c(N).")
     assert out[1:4] == ["queued (1 change in this transaction)", "queued (2 changes in this transaction)",
                         "queued (3 changes in this transaction)"]
@@ -279,7 +286,7 @@ def test_transactions_commit_together_and_rollback_discards():
 
 
 def test_a_failed_commit_leaves_the_transaction_open_and_nothing_changed():
-    session = Session(fresh(".decl e(a: number)\nq(y) :- e(x), y = 10 / x.\ne(5).", {}))
+    session = Session(fresh(".decl e(a: number)\nq(y) :- e(x), y = 10 / x.\ne(5).\n.decl q(c0: number)", {}))
     run_session(session, "begin e(0).")
     with pytest.raises(DatalogError) as info:
         run_session(session, "commit")
@@ -303,7 +310,7 @@ def test_a_failed_commit_leaves_the_transaction_open_and_nothing_changed():
     (".load /nonexistent.dl", "missing_input"),
 ])
 def test_errors_have_codes_and_change_nothing(text, code):
-    session = Session(fresh(".decl edge(a: number, b: number)\nedge(1, 2).\npath(x, y) :- edge(x, y).", {}))
+    session = Session(fresh(".decl edge(a: number, b: number)\nedge(1, 2).\npath(x, y) :- edge(x, y).\n.decl path(c0: number, c1: number)", {}))
     before, program = state(session.engine), str(session.engine.program)
     statements, rest = split(text, "<t>")
     if code is None:
@@ -317,7 +324,7 @@ def test_errors_have_codes_and_change_nothing(text, code):
 
 
 def test_facts_explain_stats_limit_and_quit():
-    session = Session(fresh(".decl n(v: number)\nsq(x, y) :- n(x), y = x * x.", {"n": [(i,) for i in range(30)]}))
+    session = Session(fresh(".decl n(v: number)\nsq(x, y) :- n(x), y = x * x.\n.decl sq(c1: number, c2: number)", {"n": [(i,) for i in range(30)]}))
     facts = run_session(session, ".facts sq 3")[0]
     assert facts.splitlines()[:3] == ["c1  c2", "--  --", " 0   0"]
     assert facts.endswith("30 rows, the first 3 shown (.limit N shows more)")
@@ -340,7 +347,7 @@ def repl(args, stdin: str, cwd=ROOT) -> subprocess.CompletedProcess:
 
 
 def test_piped_script_runs_every_statement_and_exits_zero(tmp_path):
-    (tmp_path / "more.dl").write_text("twice(x) :- path(x, _), path(_, x).\n")
+    (tmp_path / "more.dl").write_text(".decl twice(x: number)\ntwice(x) :- path(x, _), path(_, x).\n")
     script = (f".load {tmp_path / 'more.dl'}\n?- twice(X).\nedge(14, 1).\n?- path(14, X).\n"
               f"-edge(14, 1).\n.facts path 2\n")
     done = repl(["programs/transitive_closure/prog.dl", "-F", "programs/transitive_closure/facts"], script)
@@ -370,8 +377,9 @@ def test_piped_script_endings(script, message):
 
 def test_input_directives_read_the_fact_dir():
     done = repl(["-F", "programs/transitive_closure/facts"],
-                ".decl edge(x: number, y: number)\n.input edge\np(x) :- edge(x, _).\n?- p(X), X > 10.\n")
-    assert done.returncode == 0 and done.stdout == "ok\nedge +15\np +12\n X\n--\n11\n12\n2 rows\n"
+                ".decl edge(x: number, y: number)\n.decl p(x: number)\n.input edge\np(x) :- edge(x, _).\n"
+                "?- p(X), X > 10.\n")
+    assert done.returncode == 0 and done.stdout == "ok\nok\nedge +15\np +12\n X\n--\n11\n12\n2 rows\n"
 
 
 def test_the_readme_session_is_what_the_repl_prints():
@@ -401,11 +409,11 @@ def datalog(*args) -> subprocess.CompletedProcess:
 
 def test_save_then_a_second_process_opening_it_sees_the_same_relations(tmp_path):
     ws = tmp_path / "ws"
-    changes = ("edge(14, 1).\n-edge(2, 3).\ntwohop(x, z) :- edge(x, y), edge(y, z), x != z.\n"
-               "new(1).\nnew(2).\n-new(1).\n")
+    changes = ("edge(14, 1).\n-edge(2, 3).\n.decl twohop(x: number, z: number)\n"
+               "twohop(x, z) :- edge(x, y), edge(y, z), x != z.\n.decl new(x: number)\nnew(1).\nnew(2).\n-new(1).\n")
     first = repl([f"{TC}/prog.dl", "-F", f"{TC}/facts"], changes + QUERIES + f".save {ws}\n")
     assert first.returncode == 0 and first.stderr == ""
-    assert f"saved to workspace {ws}: 3 blocks, 4 relations; the session continues on it" in first.stdout
+    assert f"saved to workspace {ws}: 4 blocks, 4 relations; the session continues on it" in first.stdout
     second = repl([f"{ws}/"], QUERIES)
     assert second.returncode == 0 and second.stderr == ""
     assert first.stdout.startswith("edge +1, path +57\n")
@@ -427,20 +435,22 @@ def test_changes_in_a_workspace_session_are_durable_commits(tmp_path):
 
 def test_rules_and_declarations_in_a_workspace_session_are_blocks(tmp_path):
     ws = tc_workspace(tmp_path / "ws")
-    (tmp_path / "more.dl").write_text("far(x) :- hop2(x, y), y > 10.\n")
-    script = (f"hop2(x, z) :- edge(x, y), edge(y, z).\n.decl extra(a: number)\n"
+    (tmp_path / "more.dl").write_text(".decl far(x: number)\nfar(x) :- hop2(x, y), y > 10.\n")
+    script = (f".decl hop2(x: number, z: number)\nhop2(x, z) :- edge(x, y), edge(y, z).\n.decl extra(a: number)\n"
               f"bad(x) :- nothere(x).\n.load {tmp_path / 'more.dl'}\nextra(3).\n")
     done = repl([f"{ws}/"], script)
     assert done.returncode == 1 and "error[undefined_relation]" in done.stderr and "Traceback" not in done.stderr
-    assert "hop2 +" in done.stdout and "(stored as block repl-1)" in done.stdout
-    assert "ok (stored as block repl-2)" in done.stdout and "(stored as block repl-3)" in done.stdout
+    assert "ok (stored as block repl-1)" in done.stdout and "hop2 +" in done.stdout
+    assert "(stored as block repl-2)" in done.stdout
+    assert "ok (stored as block repl-3)" in done.stdout and "(stored as block repl-4)" in done.stdout
     status = datalog("status", ws).stdout
-    assert f"program: main (main), repl-1 (<stdin>), repl-2 (<stdin>), repl-3 ({tmp_path / 'more.dl'})" in status
+    assert (f"program: main (main), repl-1 (<stdin>), repl-2 (<stdin>), repl-3 (<stdin>), "
+            f"repl-4 ({tmp_path / 'more.dl'})") in status
     assert datalog("query", ws, "extra(X)").stdout == "3\n" and datalog("query", ws, "hop2(1, X)").stdout
     with Workspace.open(ws) as reopened:
-        assert [b["name"] for b in reopened.blocks] == ["main", "repl-1", "repl-2", "repl-3"]
-    more = repl([f"{ws}/"], "twice(x) :- far(x), hop2(x, x).\n")           # the next free name
-    assert "(stored as block repl-4)" in more.stdout
+        assert [b["name"] for b in reopened.blocks] == ["main", "repl-1", "repl-2", "repl-3", "repl-4"]
+    more = repl([f"{ws}/"], ".decl twice(x: number)\ntwice(x) :- far(x), hop2(x, x).\n")     # the next free names
+    assert "(stored as block repl-5)" in more.stdout and "(stored as block repl-6)" in more.stdout
 
 
 LOCK_HOLDER = """
@@ -534,27 +544,32 @@ def test_terminal_session(tmp_path):
     assert re.search(r"edge \+1, path \+\d+", out)
     out = term.enter("-edge(14, 1).")
     assert re.search(r"edge -1, path -\d+", out)
+    assert "ok" in term.enter(".decl twohop(x: number, z: number)")
     term.child.send("twohop(x, z) :-\r")                     # multi-line: Enter continues the rule
     term.child.expect_exact("...>")
     out = term.enter("  edge(x, y), edge(y, z).")
     assert re.search(r"twohop \+\d+", out)
     out = term.enter("?- path(1, X, Y).")                     # an error: caret, nothing changed
-    assert "<input 5>:1:4: error[arity_mismatch]" in out and "^^^^" in out
+    assert "<input 6>:1:4: error[arity_mismatch]" in out and "^^^^" in out
     term.child.send("?- twoh\t")                              # Tab completes the relation name
     term.child.expect_exact("twohop")
     out = term.enter("(1, X).")
     assert re.match(r"X\n-\n3\n9\n2 rows \(", out)
 
+    term.enter(".decl big(n: number)")
     term.enter("big(0).")                                     # Ctrl-C during a long evaluation
     out = interrupt(term, "big(x + 1) :- big(x), x < 100000000.")
     assert "interrupted: the statement was cancelled and nothing changed" in out
     out = term.enter(".explain big")
     assert "big: given by facts and changes (EDB), 1 tuple;" in out
 
+    term.enter(".decl num(n: number)")
     assert "num +2000" in term.enter("num(0). num(x + 1) :- num(x), x < 2000.")
     out = interrupt(term, "?- num(a), num(b), num(c), a < b, b < c.")      # a long query
     assert "interrupted: the statement was cancelled and nothing changed" in out
     assert "?answer" not in term.enter(".stats")
+    term.enter(".decl lim(n: number)")
+    term.enter(".decl c(n: number)")
     term.enter("lim(3). c(0). c(x + 1) :- c(x), lim(n), x < n.")
     out = interrupt(term, "lim(100000000).")                                # a long maintenance
     assert "interrupted: the statement was cancelled and nothing changed" in out
@@ -585,7 +600,8 @@ def test_terminal_session_on_a_workspace(tmp_path):
     term = Terminal(tmp_path, f"{ws}/")
     assert f"datalog repl: 2 relations from workspace {ws}/" in term.banner
     assert re.match(r"edge \+1, path \+\d+ \(", term.enter("edge(14, 1)."))
-    assert "(stored as block repl-1)" in term.enter("back(x) :- edge(x, 1).")
+    assert "ok (stored as block repl-1)" in term.enter(".decl back(x: number)")
+    assert "(stored as block repl-2)" in term.enter("back(x) :- edge(x, 1).")
     term.enter("begin")
     term.enter("edge(70, 71).")
     assert re.match(r"edge \+1, path \+1 \(", term.enter("commit"))

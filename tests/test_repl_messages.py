@@ -30,6 +30,9 @@ from datalog.workspace.workspace import Workspace
 from tests.test_repl import Terminal, fresh, run_session, state
 
 PROGRAM = """.decl e(a: number, b: number)
+.decl path(a: number, b: number)
+.decl n(c: number)
+.decl lone(a: number)
 path(x, y) :- e(x, y).
 path(x, z) :- path(x, y), e(y, z).
 n(c) :- c = count : e(_, _).
@@ -65,8 +68,8 @@ def test_quit_after_a_line_without_its_dot_is_still_quit():
 def test_help_without_a_dot_is_help_and_relations_so_named_still_work():
     assert run_session(session_on(), "help") == [HELP] == run_session(session_on(), ".help")
     session = session_on()
-    out = run_session(session, ".decl help(x: number)\nhelp(1).\nexit(x) :- help(x).\n?- exit(X).")
-    assert out[1:] == ["help +1", "exit +1", "X\n-\n1\n1 row"]
+    out = run_session(session, ".decl help(x: number)\nhelp(1).\n.decl exit(x: number)\nexit(x) :- help(x).\n?- exit(X).")
+    assert out[1:] == ["help +1", "ok", "exit +1", "X\n-\n1\n1 row"]
 
 
 def test_quit_at_the_terminal_ends_the_session(tmp_path):
@@ -114,7 +117,7 @@ def test_undo_reports_refuses_and_stops_at_a_program_change():
     assert out[2] == "undid the last commit: e +1, lone +1 -1, n +1 -1, path +3; 1 commit more can be undone"
     assert run_session(session, ".delta")[0].startswith("last undo: e +1")
     assert error_of(session, "begin\n.undo").code == "transaction_state"
-    run_session(session, "rollback\nq(x) :- e(x, 4).")
+    run_session(session, "rollback\n.decl q(x: number)\nq(x) :- e(x, 4).")
     err = error_of(session, ".undo")
     assert err.code == "nothing_to_undo" and "program changed" in err.message
     assert error_of(session, ".undo now").code == "bad_command"

@@ -70,7 +70,7 @@ def _plans(text: str):
 
 def test_atoms_are_keyed_on_the_first_variable_and_the_others_broadcast():
     _, (plan,) = _plans(".decl e(a: number, b: number)\n.decl bad(a: number)\n"
-                        "t(x, y, z) :- e(x, y), e(y, z), e(z, x), !bad(x).")
+                        "t(x, y, z) :- e(x, y), e(y, z), e(z, x), !bad(x).\n.decl t(c0: number, c1: number, c2: number)")
     variant = _variant(plan)
     assert plan.variable_order[0] == "x"
     assert variant.keys == [0, None, 1]           # e(x, y) on column 0, e(y, z) broadcast, e(z, x) on 1
@@ -79,14 +79,14 @@ def test_atoms_are_keyed_on_the_first_variable_and_the_others_broadcast():
 
 def test_a_delta_atom_reads_recent_tuples():
     _, plans = _plans(".decl edge(a: number, b: number)\npath(x, y) :- edge(x, y).\n"
-                      "path(x, z) :- path(x, y), edge(y, z).")
+                      "path(x, z) :- path(x, y), edge(y, z).\n.decl path(c0: number, c1: number)")
     variant = _variant(plans[1], delta_at=[a.relation for a in plans[1].atoms].index("path"))
     assert ("path", True) in variant.sources and ("edge", False) in variant.sources
     assert None not in variant.keys               # both atoms hold y, the first variable
 
 
 def test_independent_strata_share_a_level():
-    checked, _ = _plans(".decl e(a: number)\np(x) :- e(x).\nq(x) :- e(x), x > 1.\nr(x) :- p(x), !q(x).")
+    checked, _ = _plans(".decl e(a: number)\np(x) :- e(x).\nq(x) :- e(x), x > 1.\nr(x) :- p(x), !q(x).\n.decl p(c0: number)\n.decl q(c0: number)\n.decl r(c0: number)")
     levels = [[s.relations for s in level] for level in _levels(checked.strata)]
     assert levels == [[("p",), ("q",)], [("r",)]] or levels == [[("q",), ("p",)], [("r",)]]
 
@@ -135,7 +135,7 @@ def test_random_programs_on_spark_equal_in_process(generated: GeneratedProgram, 
 
 
 def test_a_run_time_error_in_an_executor_is_raised_on_the_driver(spark):
-    engine = Engine.from_source(".decl e(a: number)\nr(y) :- e(x), y = 10 / x.\n", name="div.dl")
+    engine = Engine.from_source(".decl e(a: number)\nr(y) :- e(x), y = 10 / x.\n.decl r(c0: number)\n", name="div.dl")
     engine.insert("e", [(1,), (0,), (5,)])
     with pytest.raises(DatalogError) as caught:
         evaluate_on_spark(engine, spark)

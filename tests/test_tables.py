@@ -297,7 +297,7 @@ def test_kept_tables_are_the_relations_rows(steps, maintenance):
             engine.commit(**{"inserts" if step[1] == "+" else "retracts": {"blocked": [(step[2],)]}})
         else:
             added += 1
-            engine.extend(f"extra{added}(x) :- reach(x, _), x >= {step[1]}.")
+            engine.extend(f".decl extra{added}(x: number)\nextra{added}(x) :- reach(x, _), x >= {step[1]}.")
         for name in engine.relations():
             view = engine.relation(name)
             assert view.to_arrow().equals(fresh_table(engine, name)), name

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError
-from datalog.language.parser import parse_query
+from datalog.language.parser import parse, parse_query
 from maintenance.theta_rule import ThetaRule
 from maintenance.view_relation import ViewRelation
 
@@ -25,8 +25,18 @@ DECLS = """\
 """
 
 
+def declared(text: str) -> str:
+    """DECLS, a ``.decl`` (number columns) of each relation ``text`` derives without declaring it (a
+    program with declarations declares every relation, as in Soufflé), then ``text``."""
+    parsed = parse(DECLS + text)
+    known = {d.relation for d in parsed.declarations}
+    heads = {h.relation: len(h.args) for rule in parsed.rules for h in rule.heads if h.relation not in known}
+    columns = {name: ", ".join(f"c{k}: number" for k in range(arity)) for name, arity in heads.items()}
+    return DECLS + "".join(f".decl {name}({cols})\n" for name, cols in columns.items()) + text
+
+
 def routes(text: str) -> dict[str, tuple[str, str]]:
-    engine = Engine.from_source(DECLS + text)
+    engine = Engine.from_source(declared(text))
     return {str(c): (engine.plans[c.index].backend.name, engine.plans[c.index].backend.reason)
             for c in engine.checked.clauses if c.body}
 
@@ -85,13 +95,13 @@ def test_pragma_forces_either_backend():
 ])
 def test_bad_backend_pragmas_are_errors(text, message):
     with pytest.raises(DatalogError) as info:
-        Engine.from_source(DECLS + text)
+        Engine.from_source(declared(text))
     assert info.value.code == "bad_pragma" and message in info.value.message
 
 
 def test_explain_shows_backend_reason_and_tree():
-    engine = Engine.from_source(DECLS + "q(a, d, g) :- r(a, _, _), s(d, _, _), t(g, _, _), a < d, d < g.\n"
-                                "tri(a, b, c) :- r(a, b, _), r(b, c, _), r(c, a, _).")
+    engine = Engine.from_source(declared("q(a, d, g) :- r(a, _, _), s(d, _, _), t(g, _, _), a < d, d < g.\n"
+                                         "tri(a, b, c) :- r(a, b, _), r(b, c, _), r(c, a, _)."))
     text = engine.explain()
     assert "backend thetajoin: acyclic GCQ with inequality a < d between atoms (free-connex)" in text
     assert "pred({d}->{a}) = {a < d}" in text and "pred({g}->{d}) = {d < g}" in text
@@ -99,7 +109,7 @@ def test_explain_shows_backend_reason_and_tree():
 
 
 def test_a_thetajoin_rule_is_maintained_by_a_treduct_and_reports_stats():
-    engine = Engine.from_source(DECLS + "q(a, d) :- r(a, _, _), s(d, _, _), a < d.")
+    engine = Engine.from_source(declared("q(a, d) :- r(a, _, _), s(d, _, _), a < d."))
     engine.insert("r", [(1, 0, 0), (5, 0, 0)])
     engine.insert("s", [(3, 0, 0)])
     engine.run()
@@ -248,6 +258,8 @@ def test_one_atom_queries_of_an_unstored_head_equal_the_stored_twin(program, edb
 # ---------------------------------------------------------------- rollback
 
 ROLLBACK = DECLS + """\
+.decl q(a: number, d: number, x: number)
+.decl w(a: number, v: number)
 q(a, d, x) :- r(a, x, _), s(d, _, _), a < d + 1.
 w(a, v) :- q(a, d, x), v = 10 / x.
 """
@@ -366,7 +378,7 @@ def test_a_one_atom_query_of_an_unstored_head_builds_no_trie(monkeypatch):
     engine = _unread_engine()
     engine.commit(inserts={"s": [(7, 2)]})
     stored = _unread_engine()
-    stored.extend("x(a) :- q(a, _, _, _).")                 # read by a rule: stored again
+    stored.extend(".decl x(a: number)\nx(a) :- q(a, _, _, _).")     # read by a rule: stored again
     stored.commit(inserts={"s": [(7, 2)]})
     questions = ["?- q(A, 1, D, E).", "?- q(4, _, D, _).", "?- q(A, A, _, _).", "?- q(_, _, _, _).",
                  "?- q(A, B, D, E), D > 3, A != 4.", "?- q(A, _, D, _), A < D, 2 >= A."]
@@ -399,7 +411,7 @@ def test_a_failed_transaction_restores_an_unstored_head():
 
 def test_a_rule_added_later_that_reads_the_head_stores_it_again():
     engine = _unread_engine()
-    assert engine.extend("x(a) :- q(a, _, _, _).")["x"].inserted == {(1,)}
+    assert engine.extend(".decl x(a: number)\nx(a) :- q(a, _, _, _).")["x"].inserted == {(1,)}
     delta = engine.commit(inserts={"r": [(0, 1)]})
     assert type(engine.db["q"]).__name__ == "Relation" and engine.maintainer.support["q"]
     assert delta["q"].inserted == {(0, 1, 3, 1)} and engine.rows("x") == [(0,), (1,)]

@@ -24,6 +24,7 @@ PROGRAM = """
 .decl I(x: number, y: number, z: number)
 .decl R(z: number)
 F(x, y) :- G(x, z), H(y, z), I(x, y, z), R(z).
+.decl F(c0: number, c1: number)
 """
 C = 4     # maintenance operations <= C * (trace edit distance + |delta| + 1)
 

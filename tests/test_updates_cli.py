@@ -135,9 +135,9 @@ def test_parse_updates_batches_signs_values_and_spans():
 
 
 @pytest.mark.parametrize("text, rendered", [
-    ("+edge(1, 2)\ncommit.\n",
-     "u.dl:2:1: error[syntax_error]: unexpected 'commit'; does the change before it end with '.'?\n"
-     "  commit.\n  ^^^^^^"),
+    ("+edge(1, 2)\ncommit.\n",                 # at the end of the change that misses it
+     "u.dl:1:12: error[syntax_error]: missing '.' at the end of this clause (the next line starts with 'commit')\n"
+     "  +edge(1, 2)\n             ^"),
     ("+edge(1, 2).\nedge(3, 4).\ncommit.\n",
      "u.dl:2:1: error[syntax_error]: a change starts with + (insert) or - (retract), as in +edge(3, 4).\n"
      "  edge(3, 4).\n  ^^^^^^^^^^"),

@@ -338,7 +338,7 @@ def test_failed_commits_on_stored_sensitivity_change_nothing(tmp_path, monkeypat
     is read or after, in StabbingGroups -- and then rolls back (a division by zero): the next commits
     do what a process that never stopped does, and the contents equal evaluation from scratch."""
     _blocking(monkeypatch)
-    program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"     # (commit_of: y <= 6)
+    program = PROGRAM + ".decl ratio(x: number, q: number)\nratio(x, q) :- e(x, y), q = 12 / (y - 9).\n"  # commit_of: y <= 6
     steady, reopened = Workspace.create(tmp_path / "steady", program), Workspace.create(tmp_path / "reopened", program)
     edb = {name: set(rows) for name, rows in EDB.items()}
     try:
@@ -417,7 +417,7 @@ def test_commit_through_transaction_is_durable_and_empty_commits_count(tmp_path)
 
 def test_failed_transaction_changes_nothing_on_disk(tmp_path):
     path = tmp_path / "ws"
-    program = PROGRAM + "ratio(x, q) :- e(x, y), q = 12 / y.\n"
+    program = PROGRAM + ".decl ratio(x: number, q: number)\nratio(x, q) :- e(x, y), q = 12 / y.\n"
     with Workspace.create(path, program) as ws:
         before = (path / LOG).read_bytes()
         with pytest.raises(DatalogError) as err:
@@ -448,7 +448,7 @@ def test_reader_cannot_commit_and_init_refuses_existing(tmp_path):
 
 
 def test_values_of_every_type_survive(tmp_path):
-    program = '.decl r(a: number, b: symbol, c: float)\nr(1, "a\\"b", 2.5).\ns(x, y, z) :- r(x, y, z).\n'
+    program = '.decl r(a: number, b: symbol, c: float)\nr(1, "a\\"b", 2.5).\ns(x, y, z) :- r(x, y, z).\n.decl s(c0: number, c1: symbol, c2: float)\n'
     path = tmp_path / "ws"
     rows = [(-7, "ünï\tcode", 1.0), (2 ** 63 - 1, "", -0.5), (-2 ** 63, "x", float("inf"))]
     with Workspace.create(path, program) as ws:
@@ -897,11 +897,11 @@ def test_failed_addblock_and_removeblock_change_nothing(tmp_path):
     path = tmp_path / "ws"
     with Workspace.create(path, PROGRAM) as ws:
         ws.addblock("hops", BLOCK)
-        ws.addblock("uses", "far(y) :- hop2(1, y).\n")
+        ws.addblock("uses", ".decl far(y: number)\nfar(y) :- hop2(1, y).\n")
         before = ((path / SNAPSHOT).read_bytes(), (path / LOG).read_bytes(), contents(ws.engine))
-        for action, code in ((lambda: ws.addblock("bad", "q(x) :- nothere(x, y)."), "undefined_relation"),
+        for action, code in ((lambda: ws.addblock("bad", ".decl q(x: number)\nq(x) :- nothere(x, y)."), "undefined_relation"),
                              (lambda: ws.addblock("hops", "q(1)."), "bad_block"),
-                             (lambda: ws.addblock("neg", "n(x) :- v(x), !n(x)."), "cyclic_negation"),
+                             (lambda: ws.addblock("neg", ".decl n(x: number)\nn(x) :- v(x), !n(x)."), "cyclic_negation"),
                              (lambda: ws.removeblock("hops"), "undefined_relation"),   # 'uses' needs hop2
                              (lambda: ws.removeblock("main"), "bad_block")):
             with pytest.raises(DatalogError) as err:
@@ -909,7 +909,7 @@ def test_failed_addblock_and_removeblock_change_nothing(tmp_path):
             assert err.value.code == code
             assert ((path / SNAPSHOT).read_bytes(), (path / LOG).read_bytes(), contents(ws.engine)) == before
         ws.engine.commit(inserts={"e": [(3, 1)]})
-        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK + "far(y) :- hop2(1, y).\n",
+        assert contents(ws.engine) == from_scratch(PROGRAM + BLOCK + ".decl far(y: number)\nfar(y) :- hop2(1, y).\n",
                                                    {**EDB, "e": EDB["e"] | {(3, 1)}})
 
 
@@ -931,7 +931,7 @@ def test_cli_addblock_removeblock(tmp_path):
 def test_init_that_fails_or_was_cut_short(tmp_path):
     path = tmp_path / "ws"
     with pytest.raises(DatalogError) as err:
-        Workspace.create(path, "p(x) :- q(x, y).")              # undefined relation: nothing written
+        Workspace.create(path, ".decl p(x: number)\np(x) :- q(x, y).")   # undefined relation: nothing written
     assert err.value.code == "undefined_relation" and not path.exists()
     from datalog.workspace import format as wsfile
     path.mkdir()

@@ -19,6 +19,9 @@ deg(x, c) :- v(x), c = count : e(x, _).
 total(s) :- s = sum y : e(_, y).
 v(1). v(2). v(3). v(4). v(5).
 e(1, 2). e(2, 3). e(4, 4).
+.decl iso(c0: number)
+.decl deg(c0: number, c1: number)
+.decl total(c0: number)
 """
 
 EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)}}
@@ -26,10 +29,15 @@ EDB = {"e": {(1, 2), (2, 3), (4, 4)}, "v": {(1,), (2,), (3,), (4,), (5,)}}
 
 # the same without aggregates: LFTJ rules only
 PLAIN = "\n".join(line for line in PROGRAM.splitlines() if "deg" not in line and "total" not in line) + \
-    "\nh(x) :- e(x, 3), !v(x).\n"
+    "\n.decl h(x: number)\nh(x) :- e(x, 3), !v(x).\n"
 
 # every kind of aggregate, and one (a disjunction inside) that falls back to whole-rule evaluation
 AGGREGATES = PROGRAM + """\
+.decl lo(x: number, m: number)
+.decl hi(x: number, m: number)
+.decl avg(x: number, m: float)
+.decl both(s: number)
+.decl big(x: number)
 lo(x, m) :- v(x), m = min y : e(x, y).
 hi(x, m) :- v(x), m = max y : e(x, y).
 avg(x, m) :- v(x), m = mean y : e(x, y).
@@ -51,6 +59,10 @@ proj(x, w) :- e(x, y), e(z, w), y < z + 1.
 uses(x) :- lt(x, _), !v(x).
 v(1). v(2). v(3). v(4). v(5).
 e(1, 2). e(2, 3). e(4, 4).
+.decl far(c0: number, c1: number)
+.decl pair(c0: number, c1: number, c2: number, c3: number)
+.decl proj(c0: number, c1: number)
+.decl uses(c0: number)
 """
 
 
@@ -98,6 +110,7 @@ def contents(engine) -> dict[str, set]:
 BLOCK = """\
 .decl hop2(x: number, y: number)
 hop2(x, z) :- e(x, y), e(y, z).
+.decl reach1(y: number)
 reach1(y) :- path(1, y).
 """
 

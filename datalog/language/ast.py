@@ -231,6 +231,7 @@ class Rule:
     span: Span | None = _span
     pragma: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     plan: tuple[tuple[int, tuple[int, ...]], ...] = ()     # .plan: (version, atom order); see Plan
+    plan_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)    # each plan item's
 
     @property
     def is_fact(self) -> bool:
@@ -509,6 +510,7 @@ class Subsumption:
     body: tuple[Literal, ...]
     span: Span | None = _span
     plan: tuple[tuple[int, tuple[int, ...]], ...] = ()     # .plan of its dominance clause (r(a), r(b), body)
+    plan_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def heads(self) -> tuple[Atom, ...]:

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from datalog.language import ast, recordtypes
+from datalog.language import ast, recordtypes, rejections
 from datalog.language.errors import (AggregateInHead, ArityMismatch, DatalogWarning, RedefinedRelation,
                                      UnboundVariable, UndefinedRelation, UnknownDirective, UnsafeNegation,
                                      Unsupported, WildcardInHead)
+from datalog.language.declared import check_declared, existential_negations, plain
 from datalog.language.lints import warn_empty_relations, warn_singleton_variables
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
@@ -93,14 +94,10 @@ def check_arity(ctx: Checked) -> None:
 
 
 def check_undefined(ctx: Checked) -> None:
-    """A relation read by a rule or a directive must be declared, given facts, derived or input."""
-    defined = {c.head.relation for c in ctx.clauses}
-    defined |= {d.relation for d in ctx.directives("input")}
-    defined |= {name for name, info in ctx.schema.items() if info.declared}
-    for atom in _all_atoms(ctx.program, heads=False):
-        if atom.relation not in defined:
-            raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no "
-                                    f".decl, facts, rules or .input", atom.span)
+    """A relation read by a rule or a directive must be declared, given facts, derived or input;
+    in a Soufflé program every relation needs a ``.decl`` (:mod:`datalog.language.declared`);
+    in plain Datalog one only read is empty."""
+    check_declared(ctx, _all_atoms(ctx.program))
     for directive in ctx.program.directives:
         if directive.relation not in ctx.schema:          # no .decl and no use: arity unknown
             raise UndefinedRelation(f"undefined relation {directive.relation} in .{directive.kind}",
@@ -313,6 +310,8 @@ def negated_singletons(ctx: Checked) -> None:
         body = tuple(_wildcards(lit, lonely, ctx) if isinstance(lit, ast.Negation) else lit
                      for lit in clause.body)
         ctx.clauses[i] = replace(clause, body=body)
+    if plain(ctx.program):
+        existential_negations(ctx)
 
 
 def _wildcards(negation: ast.Negation, lonely: set[str], ctx: Checked) -> ast.Negation:
@@ -323,6 +322,7 @@ def _wildcards(negation: ast.Negation, lonely: set[str], ctx: Checked) -> ast.Ne
 
 
 CHECKS = (
+    rejections.check_declarations,      # Soufflé's semantic checks (rejections.py)
     declare_types,
     declare_relations,
     check_arity,
@@ -331,6 +331,8 @@ CHECKS = (
     check_wildcard_in_head,
     negated_singletons,
     check_safety,
+    rejections.check_recursion,
+    rejections.check_aggregate_dependencies,
     unsigned_ranges,                    # x = range(1, 10) where x is an unsigned (issue 18)
     infer_types,
     check_types,

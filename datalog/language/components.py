@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from datalog.language import ast
+from datalog.language.names import check_scope
 from datalog.language.errors import BadOverride, ComponentArity, ComponentCycle, Span, UnknownComponent
 
 MAX_DEPTH = 100          # Soufflé's instantiation limit: .init inside components nested this deep
@@ -37,7 +38,13 @@ def expand(program: ast.Program) -> ast.Program:
     itself when it has none."""
     if not any(isinstance(s, (ast.Component, ast.Instantiation)) for s in program.statements):
         return program
+    check_scope(program.statements)
     scopes = _Scopes(program)
+    for component in scopes.every():            # overrides, as Soufflé checks them without an .init
+        try:
+            scopes.collect(component, {}, _Content(), [], frozenset(), MAX_DEPTH, ())
+        except (UnknownComponent, ComponentArity, ComponentCycle):
+            pass                                # a base known only at an instance: checked there
     out: list = []
     for stmt in program.statements:
         if isinstance(stmt, ast.Instantiation):
@@ -82,6 +89,18 @@ class _Scopes:
         self.enclosing[id(component)] = parent
         for inner in _components(component):
             self._note(inner, component)
+
+    def every(self) -> list[ast.Component]:
+        """Every component of the program, nested ones too, whose bases are components (not type
+        parameters): Soufflé checks their overrides even when no ``.init`` instantiates them."""
+        out, todo = [], [(c, frozenset()) for c in self.top]
+        while todo:
+            component, params = todo.pop(0)
+            params = params | set(component.type.params)
+            if not any(base.name in params for base in component.bases):     # a base known only
+                out.append(component)                                        # at an instance
+            todo.extend((inner, params) for inner in _components(component))
+        return out
 
     def lookup(self, scope, name: str, binding: dict, seen=()) -> ast.Component | None:
         """The component ``name`` (a type parameter is followed once) means inside ``scope``."""

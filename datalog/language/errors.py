@@ -195,5 +195,24 @@ InternalError = _error("InternalError", "internal_error", "A bug in the engine, 
 # ---- semantics (issue 18): eqrel, choice-domain, subsumption, inline, pragmas
 Unsupported = _error("Unsupported", "unsupported", "A Soufflé construct this engine does not support.")
 InvalidQualifier = _error("InvalidQualifier", "invalid_qualifier", "A relation qualifier (eqrel, choice-domain) does not fit its relation.")
-InvalidInline = _error("InvalidInline", "invalid_inline", "An inline relation cannot be inlined: it is recursive, an input or an output.")
+InvalidInline = _error("InvalidInline", "invalid_inline", "An inline relation cannot be inlined: it is recursive, "
+                       "an input or an output, or negated where a rule of it has a variable of its own or "
+                       "the negated atom holds _.")
 InvalidSubsumption = _error("InvalidSubsumption", "invalid_subsumption", "A subsumption rule's two atoms are not of one relation.")
+
+# ---- Soufflé's rejections (its semantic checks): names, types, directives, plans
+NameClash = _error("NameClash", "name_clash", "A type, relation, component or instance has the name of another kind of "
+                   "thing in the same scope (Soufflé keeps their names disjoint).")
+RedefinedType = _error("RedefinedType", "redefined_type", "A type is declared twice, or a .type redefines a "
+                       "predefined type (number, unsigned, float, symbol).")
+DuplicateAttribute = _error("DuplicateAttribute", "duplicate_attribute", "Two columns of one .decl (or fields of one "
+                            "record type or branch) have the same name.")
+InvalidSubtype = _error("InvalidSubtype", "invalid_subtype", "A subtype (<:) of a record type or an ADT: only "
+                        "primitive types and their subtypes have subtypes.")
+RedefinedDirective = _error("RedefinedDirective", "redefined_directive", "A relation is given .printsize twice.")
+InvalidPlan = _error("InvalidPlan", "invalid_plan", "A .plan names a version the rule does not have, an order that "
+                     "is not a permutation of the rule's atoms, or is given to a rule that is not recursive.")
+RecursiveCounter = _error("RecursiveCounter", "recursive_counter", "A rule with $ or autoinc() is recursive: every "
+                          "round would make new numbers, so the fixpoint would never be reached.")
+DependentAggregates = _error("DependentAggregates", "dependent_aggregates", "Two aggregates of one rule each use a "
+                             "variable that only the other binds (Soufflé's \"mutually dependent aggregate\").")

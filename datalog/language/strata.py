@@ -184,3 +184,22 @@ def _tarjan(graph) -> list[list[str]]:
                         break
                 out.append(sorted(comp, key=list(graph).index))
     return out
+
+
+def recursive_components(clauses: list[Clause]) -> dict[str, frozenset[str]]:
+    """Each relation the clauses derive or read -> the relations of its SCC of the dependency
+    graph (a relation alone in its SCC only if it does not read itself: then empty)."""
+    graph: dict[str, dict[str, None]] = {}
+    for clause in clauses:
+        edges = graph.setdefault(clause.head.relation, {})
+        for rel, _, _ in dependencies(clause):
+            graph.setdefault(rel, {})
+            edges[rel] = None
+    out = {}
+    for comp in _tarjan(graph):
+        members = frozenset(comp)
+        if len(comp) == 1 and comp[0] not in graph[comp[0]]:
+            members = frozenset()
+        for rel in comp:
+            out[rel] = members
+    return out

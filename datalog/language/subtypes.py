@@ -67,6 +67,14 @@ class Lattice:
                 todo.extend(self.parents.get(current, ()))
         return out
 
+    def leaves(self, name: str) -> set[str]:
+        """The types a value of ``name`` may have that are no union: a union's members (their
+        members in turn), or ``name`` itself."""
+        if name not in self.unions:
+            return {name}
+        return {leaf for member, parents in self.parents.items() if name in parents
+                for leaf in self.leaves(member)}
+
     def plain(self, name: str) -> bool:
         """A subtype or primitive type whose supertypes hold no union."""
         return self.known(name) and not (self.ancestors(name) & self.unions)
@@ -81,6 +89,7 @@ def check_subtypes(ctx) -> None:
                     for v in ast.variables(lit)}
         if clause.head.relation in columns and clause.body:
             _check_head(clause.head, columns[clause.head.relation], types, compared, lattice)
+            _check_head_unions(clause, columns, compared, lattice)
 
 
 def _deduced(clause, columns, lattice) -> dict[str, tuple[str, str]]:
@@ -118,3 +127,30 @@ def _check_head(head: ast.Atom, columns, types, compared, lattice) -> None:
         raise TypeMismatch(f"{arg.name} is a {type_} (from {source}) but the column {column} of "
                            f"{head.relation} is a {declared}: Soufflé needs a subtype of {declared} here",
                            arg.span)
+
+
+def _check_head_unions(clause, columns, compared, lattice) -> None:
+    """A variable some body atom types by a union (``B(x: U)``, ``U = S1 | S2``) may be any of
+    the union's members its other atoms allow (``D(x: S1)`` narrows it to S1): moved into a
+    column of a subtype, each of those must be one (Soufflé: "not a subtype of its declared
+    type"). A variable also compared with ``=`` is left alone."""
+    uses: dict[str, list[str]] = {}
+    for literal in clause.body:
+        if isinstance(literal, ast.Atom) and literal.relation in columns:
+            for arg, (_, type_) in zip(literal.args, columns[literal.relation]):
+                if isinstance(arg, ast.Variable) and lattice.known(type_):
+                    uses.setdefault(arg.name, []).append(type_)
+    for arg, (column, declared) in zip(clause.head.args, columns[clause.head.relation]):
+        types = uses.get(arg.name, []) if isinstance(arg, ast.Variable) else []
+        if arg.name in compared if isinstance(arg, ast.Variable) else True:
+            continue
+        if not any(t in lattice.unions for t in types) or declared in PRIMITIVE or declared in lattice.unions \
+                or not lattice.known(declared):
+            continue
+        possible = {leaf for t in types for leaf in lattice.leaves(t)
+                    if all(u in lattice.ancestors(leaf) for u in types)}
+        wrong = sorted(leaf for leaf in possible if declared not in lattice.ancestors(leaf))
+        if possible and wrong:
+            raise TypeMismatch(f"{arg.name} may be a {wrong[0]} (its type is {' and '.join(types)} in the body) "
+                               f"but the column {column} of {clause.head.relation} is a {declared}: Soufflé "
+                               f"needs a subtype of {declared} here", arg.span)

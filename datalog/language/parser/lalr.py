@@ -113,6 +113,9 @@ def syntax_error(exc: lark.exceptions.UnexpectedInput, source: Source) -> Datalo
         message = "unexpected end of input (a statement ends with '.')"
         line, column = _end_position(source.text)
     else:
+        missing = _missing_dot(exc, source)
+        if missing is not None:
+            return missing
         message = f"unexpected {_describe(exc.token)}"
     expected = _expected(exc)
     if expected:
@@ -145,6 +148,48 @@ def _unsupported(exc, source: Source) -> DatalogError | None:
     width = len(source.text[start:start + width].rstrip()) or 1
     return Unsupported(f"{construct}: not supported by this engine", Span(source, line, column, line,
                                                                             column + width))
+
+
+def _missing_dot(exc, source: Source) -> DatalogError | None:
+    """``edge(1, 2)`` then, on a later line, ``edge(2, 3).``: the clause before lacks its '.',
+    reported right after its last token, not at the next line's first."""
+    token = getattr(exc, "token", None)
+    position = getattr(token, "start_pos", None)
+    if position is None or "DOT" not in (getattr(exc, "expected", None) or ()):
+        return None
+    end = len(_code_before(source.text[:position]))
+    if end == 0 or "\n" not in source.text[end:position]:
+        return None
+    line = source.text.count("\n", 0, end) + 1
+    column = end - source.text.rfind("\n", 0, end)
+    return SyntaxError_(f"missing '.' at the end of this clause (the next line starts with {_describe(token)})",
+                        Span(source, line, column, line, column + 1))
+
+
+def _code_before(text: str) -> str:
+    """``text`` without its trailing whitespace and comments (a ``//`` inside a string excepted:
+    a line comment counts only where the line has no unclosed quote before it)."""
+    while True:
+        stripped = text.rstrip()
+        last = stripped.rfind("\n") + 1
+        comment = _line_comment(stripped[last:])
+        if comment is not None:
+            stripped = stripped[:last + comment]
+        elif stripped.endswith("*/") and "/*" in stripped:
+            stripped = stripped[:stripped.rfind("/*")]
+        if stripped == text:
+            return text
+        text = stripped
+
+
+def _line_comment(line: str) -> int | None:
+    quoted = False
+    for i, char in enumerate(line):
+        if char == '"' and (i == 0 or line[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and line.startswith("//", i):
+            return i
+    return None
 
 
 def _end_position(text: str) -> tuple[int, int]:

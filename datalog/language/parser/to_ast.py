@@ -55,20 +55,21 @@ class ToAst(Transformer):
 
     def declaration(self, meta, children):
         names, *rest = children                  # .decl a, b(x: number): one Declaration each
+        _choice_domain_last(rest, self._tok_span)
         columns = tuple(c for c in rest if isinstance(c, ast.Column))
-        words = tuple(q for q in rest if isinstance(q, str))
+        words = tuple(str(q) for q in rest if isinstance(q, str))
         domains = tuple(k for q in rest if isinstance(q, _ChoiceDomain) for k in q)
         return [ast.Declaration(str(name), columns, self._span(meta), words, domains) for name in names]
 
     def qualifier(self, meta, children):
         (word,) = children
-        return word if isinstance(word, _ChoiceDomain) else str(word)
+        return word                 # a token (its position, for _choice_domain_last) or a choice-domain
 
     # semantics (issue 18) ----------------------------------------------------
     def semantic_qualifier(self, meta, children):
         word, *keys = children
         if str(word) != "choice-domain":
-            return str(word)
+            return word
         return _ChoiceDomain(k for k in keys if isinstance(k, tuple))
 
     def choice_key(self, meta, children):
@@ -82,7 +83,8 @@ class ToAst(Transformer):
     def subsumption(self, meta, children):
         dominated, dominating, body, plan = children
         literals = () if body is None else _flatten_body(body, self._span(meta))
-        return ast.Subsumption(dominated, dominating, literals, self._span(meta), plan=plan or ())
+        return ast.Subsumption(dominated, dominating, literals, self._span(meta), plan=_orders(plan),
+                               plan_spans=_plan_spans(plan))
 
     def column(self, meta, children):
         name, type_ = children
@@ -138,7 +140,7 @@ class ToAst(Transformer):
     def rule(self, meta, children):
         *heads, body, plan = children
         return ast.Rule(tuple(heads), _flatten_body(body, self._span(meta)), self._span(meta),
-                        plan=plan or ())
+                        plan=_orders(plan), plan_spans=_plan_spans(plan))
 
     # bodies ----------------------------------------------------------------
     def body(self, meta, children):
@@ -366,7 +368,7 @@ class ToAst(Transformer):
 
     def plan_item(self, meta, children):
         version, *order = children
-        return (int(version), tuple(int(i) for i in order if i is not None))
+        return (int(version), tuple(int(i) for i in order if i is not None), self._span(meta))
 
     def limitsize(self, meta, children):
         name, key, limit = children
@@ -466,3 +468,25 @@ class ToQuery(ToAst):
 
     def query(self, meta, children):
         return _flatten_body(children[0], self._span(meta))
+
+
+def _orders(plan) -> tuple:
+    """A ``.plan``'s (version, atom order) pairs."""
+    return tuple((version, order) for version, order, _ in plan or ())
+
+
+def _plan_spans(plan) -> tuple:
+    """Where each of a ``.plan``'s items is (invalid_plan points there)."""
+    return tuple(span for _, _, span in plan or ())
+
+
+def _choice_domain_last(parts, tok_span) -> None:
+    """As in Soufflé's grammar, a choice-domain ends a ``.decl``: a qualifier after it is a
+    syntax error there (``choice-domain x btree``)."""
+    seen = False
+    for part in parts:
+        if isinstance(part, _ChoiceDomain):
+            seen = True
+        elif seen and isinstance(part, str):
+            raise SyntaxError_(f"unexpected qualifier {part} after choice-domain: the choice-domain comes last "
+                               f"in a .decl", tok_span(part))

@@ -42,7 +42,8 @@ def parse_updates(text: str, name: str = "<updates>") -> list[Batch]:
         tree = lark_parser().parse(text, start="updates")
     except lark.exceptions.UnexpectedInput as exc:
         error = syntax_error(exc, source)
-        if "DOT" in (getattr(exc, "expected", None) or ()) and "; expected" not in error.message:
+        said = "; expected" in error.message or "missing '.'" in error.message
+        if "DOT" in (getattr(exc, "expected", None) or ()) and not said:
             error.message += "; does the change before it end with '.'?"
         raise error from None
     items = transform(_ToUpdates(source), tree, "a change nests too deeply to parse")

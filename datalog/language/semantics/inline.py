@@ -8,11 +8,13 @@ constant; anything else becomes an equality ``use_arg = head_arg``). A relation 
 rules gives a disjunction of their bodies.
 
 Under negation, ``!r(t)`` becomes the conjunction over r's rules of their negated bodies (a
-disjunction of negated literals each) when no rule of r has a variable its head does not bind
-(Soufflé's condition); otherwise, and inside aggregates, r stays a materialised relation for
-that use (its rules kept), which gives the same tuples. Soufflé's restrictions are coded
-errors (``invalid_inline``): an inline relation in a recursion through inline relations, or
-one that is an input, an output or printed.
+disjunction of negated literals each). As in Soufflé, that needs every variable of r's rules
+in their heads and no ``_`` in the use: otherwise the use is ``invalid_inline``. Inside
+aggregates r stays a materialised relation for that use (its rules kept), which gives the same
+tuples. Soufflé's other restrictions are coded errors too: an inline relation in a recursion
+through inline relations, or one that is an input, an output or printed (``invalid_inline``).
+A relation also qualified ``no_inline``, or named by ``.pragma "inline-exclude" "r"``, is not
+inlined (its rules are checked and evaluated as any rule's).
 """
 
 from __future__ import annotations
@@ -31,13 +33,17 @@ QUALIFIER = "inline"
 
 def inline(program: ast.Program) -> ast.Program:
     """``program`` with the positive uses of its inline relations replaced by their rules."""
-    names = {d.relation: d for d in program.declarations if QUALIFIER in d.qualifiers}
+    excluded = {name.strip() for p in program.pragmas if p.key == "inline-exclude"
+                for name in (p.value or "").split(",")}
+    names = {d.relation: d for d in program.declarations if QUALIFIER in d.qualifiers
+             and "no_inline" not in d.qualifiers and d.relation not in excluded}   # as Soufflé: not inlined
     if not names:
         return program
     _check_io(program, names)
     definitions = {name: [r for r in split_heads(program.rules) if r.heads[0].relation == name]
                    for name in names}
     _check_acyclic(definitions, names)
+    _check_negated_uses(program, definitions)
     fresh = count()
     statements = []
     for stmt in program.statements:
@@ -90,6 +96,38 @@ def _check_acyclic(definitions, names) -> None:
             if name not in seen:
                 seen.add(name)
                 todo.extend(reads[name])
+
+
+def _check_negated_uses(program: ast.Program, definitions) -> None:
+    """Soufflé's limits of inlining under negation: ``!r(...)`` where a rule of r has a variable
+    its head does not hold (the negated body would need it quantified), or where the use holds
+    ``_`` (inlining names it, and it would be ungrounded)."""
+    own = {name for name, rules in definitions.items()
+           if any({v.name for v in ast.variables(r.body)} - {v.name for v in ast.variables(r.heads)}
+                  for r in rules)}
+    for stmt in program.statements:
+        if not isinstance(stmt, (ast.Rule, ast.Subsumption)):
+            continue
+        for negation in _negations(stmt.body):
+            name = negation.atom.relation
+            if name in own:
+                raise InvalidInline(f"inline relation {name} cannot be inlined under negation: a rule of {name} "
+                                    f"has a variable its head does not hold", negation.span)
+            wildcard = next((a for a in negation.atom.args if isinstance(a, ast.Wildcard)), None)
+            if name in definitions and wildcard is not None:
+                raise InvalidInline(f"inline relation {name} cannot be inlined under negation with _ as an "
+                                    f"argument (name the value, or bind it outside)",
+                                    wildcard.span or negation.span)
+
+
+def _negations(body):
+    """The negations of ``body``, in its disjunctions too, not inside aggregates."""
+    for literal in body:
+        if isinstance(literal, ast.Negation):
+            yield literal
+        elif isinstance(literal, ast.Disjunction):
+            for alternative in literal.alternatives:
+                yield from _negations(alternative)
 
 
 def _expand_rule(rule: ast.Rule, definitions, fresh) -> ast.Rule:
