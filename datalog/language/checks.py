@@ -243,6 +243,8 @@ def _check_body_safety(body, bound) -> None:
         elif isinstance(literal, ast.Comparison):
             # the side that is a lone variable last: in `q = q1 * q3` blame q3, not q
             for side in sorted((literal.left, literal.right), key=lambda t: isinstance(t, ast.Variable)):
+                if isinstance(side, ast.Wildcard):          # `_ = _`, `x < _`: no value (only a record's field matches any)
+                    raise UnboundVariable("the wildcard _ cannot be compared", side.span or literal.span)
                 for node in _expression_subterms(side, literal.op == "="):
                     if isinstance(node, ast.Wildcard):
                         raise UnboundVariable("the wildcard _ cannot be compared", node.span or literal.span)
