@@ -203,3 +203,21 @@ def test_ctrl_c_stops_a_run_on_the_kernel_within_a_second(tmp_path):
         child.kill()
     assert child.returncode == 130 and "error[interrupted]" in err and "Traceback" not in err, err
     assert took < 1.0, f"{took:.2f} s from SIGINT to exit"
+
+
+def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
+    import random
+    import datalog.evaluation.columnar  # noqa: F401   numpy and the kernel, loaded before the reading
+    from datalog.language.errors import DatalogError
+    from maintenance.budget import resident
+    rng = random.Random(7)
+    edges = sorted({(rng.randrange(1000), rng.randrange(1000)) for _ in range(3000)})
+    with columnar(True):
+        engine = Engine.from_source(TC, memory_budget=(resident() or 0) + (10 << 20))
+        engine.insert("e", edges)
+        told: list[str] = []
+        with pytest.raises(DatalogError) as caught:
+            engine.run(told.append)
+    assert caught.value.code == "memory_budget"
+    assert any("kernel" in line for line in told) and not engine.evaluated
+    assert engine.stored_relation("p").sorted_rows() == []          # nothing half-made is left

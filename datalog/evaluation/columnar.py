@@ -156,9 +156,11 @@ class Columns:
         return cached[1]
 
     def write_back(self, name: str) -> None:
-        if self.added.get(name):
+        added = self.added.pop(name, None)
+        self.rows.pop(name, None)                 # (freed before the tuples are made)
+        if added:
             # new rows only (each not known before): one set update where no index needs them
-            self.db[name].add_all(decode(np.concatenate(self.added[name]), self.schema[name].types))
+            self.db[name].add_all(decode(np.concatenate(added), self.schema[name].types))
 
 
 def encode(tuples, types) -> np.ndarray:
@@ -173,8 +175,11 @@ def encode(tuples, types) -> np.ndarray:
     return out
 
 
-def decode(rows: np.ndarray, types) -> list[tuple]:
-    """The rows back as tuples of Python ints (the inverse of :func:`encode`)."""
-    columns = [rows[:, c].view(np.uint64).tolist() if t == "unsigned" else rows[:, c].tolist()
-               for c, t in enumerate(types)]          # a column at a time, zipped: 3x map(tuple)
-    return list(zip(*columns))
+def decode(rows: np.ndarray, types):
+    """The rows back as tuples of Python ints, an iterator (the inverse of :func:`encode`); made
+    :data:`CHUNK` rows at a time, a column at a time, zipped (3x faster than ``map(tuple)``;
+    the chunks keep the lists of ints small beside the tuples)."""
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start:start + CHUNK]
+        yield from zip(*[chunk[:, c].view(np.uint64).tolist() if t == "unsigned" else chunk[:, c].tolist()
+                         for c, t in enumerate(types)])
