@@ -81,6 +81,9 @@ def eligible_programs(draw) -> tuple[str, dict]:
                 body.append(f"{next(iter(edb))}({', '.join(['x'] * edb[next(iter(edb))])})")
                 bound = ["x"]
             args = [draw(st.sampled_from(bound)) for _ in range(width)]
+            for _ in range(draw(st.integers(0, 2))):    # x < y, x != 3 (signed, with int64's extremes)
+                left, op = draw(st.sampled_from(bound)), draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
+                body.append(f"{left} {op} {draw(st.sampled_from(bound) | VALUES.map(str))}")
             lines.append(f"{head}({', '.join(args)}) :- {', '.join(body)}.")
     decls = [f".decl {n}({', '.join(f'c{c}: number' for c in range(w))})" for n, w in relations.items()]
     return "\n".join(decls + lines), facts
@@ -125,16 +128,18 @@ TC = ".decl e(a: number, b: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(
 
 
 def test_unsigned_words_beyond_int64_come_back_as_they_went_in():
-    text = TC.replace("number", "unsigned")
+    text = TC.replace("number", "unsigned") + "big(x, y) :- p(x, y), x > y, y >= 9223372036854775808u.\n"
     edb = {"e": {(2**64 - 1, 2**63), (2**63, 0), (0, 2**64 - 1)}}
     on, told = evaluated(text, edb, True)
-    assert on["p"] == reference(text, edb)["p"] and len(on["p"]) == 9
+    expected = reference(text, edb)
+    assert on["p"] == expected["p"] and len(on["p"]) == 9
+    assert on["big"] == expected["big"] == [(2**64 - 1, 2**63)]       # compared as unsigned, not as int64
     assert any("kernel" in line for line in told)
 
 
 @pytest.mark.parametrize("rule", [
     "q(x) :- p(x, y), !e(y, x).",            # negation
-    "q(x) :- p(x, y), x < y.",               # a comparison
+    "q(x) :- p(x, y), x < y + 1.",           # arithmetic in a comparison
     "q(x + 1) :- p(x, _).",                  # arithmetic in the head
     "q(c) :- c = count : { p(_, _) }.",      # an aggregate
 ])

@@ -89,8 +89,28 @@ def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray 
     out = []
     for start in range(0, len(driven), CHUNK):
         tries[driving] = CsrTrie.from_sorted(driven[start:start + CHUNK])
-        out.append(kernel.triejoin(rule.n_vars, variables, tries)[:, head])
+        out.append(compared(rule, kernel.triejoin(rule.n_vars, variables, tries))[:, head])
     return np.concatenate(out) if len(out) > 1 else out[0]
+
+
+COMPARE = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+           ">=": np.greater_equal}
+
+
+def compared(rule, bindings: np.ndarray) -> np.ndarray:
+    """The bindings that pass the rule's comparisons (``x < y``, ``x != 3``)."""
+    keep = None
+    for c in rule.compares:
+        left, right = (_side(bindings, s, c.unsigned) for s in (c.left, c.right))
+        keep = _and(keep, COMPARE[c.op](left, right))
+    return bindings if keep is None else bindings[keep]
+
+
+def _side(bindings: np.ndarray, side, unsigned: bool):
+    if isinstance(side, tuple):                   # ("word", w): a constant
+        return np.array(side[1], np.int64).view(np.uint64) if unsigned else np.int64(side[1])
+    column = bindings[:, side]
+    return column.view(np.uint64) if unsigned else column
 
 
 def atom_rows(atom, rows: np.ndarray) -> np.ndarray:

@@ -3,14 +3,16 @@
 :func:`kernel_rules` is the one test of eligibility. A stratum runs on the kernel
 (:mod:`datalog.evaluation.columnar`) when it has no choice-domain, subsumption or ``.limitsize``,
 and every rule of it is a join of positive atoms whose arguments are variables, constants or
-wildcards, with a head of variables of the body, over relations whose columns are all ``number``
-or ``unsigned`` (64-bit words as they are). Anything else -- negation, comparisons, functors and
-arithmetic, aggregates, records, symbols, floats, autoinc() -- takes the tuple path, unchanged.
+wildcards, with comparisons (``=``, ``!=``, ``<``, ...) between their variables and constants,
+and a head of variables of the body, over relations whose columns are all ``number`` or
+``unsigned`` (64-bit words as they are). Anything else -- negation, functors and arithmetic,
+aggregates, records, symbols, floats, autoinc() -- takes the tuple path, unchanged.
 
-An atom with no variable (``e(1, _)``, a Lookup of the plan) is a guard: the rule derives nothing
-unless some row of it matches. A rule's :class:`KernelRule` keeps the planner's variable order (depth ``d`` is the kernel's
+A rule's :class:`KernelRule` keeps the planner's variable order (depth ``d`` is the kernel's
 variable ``d``). Constants and variables repeated within an atom are filters of the atom's rows,
 applied before its trie is built (the kernel joins variables only); wildcards are projected away.
+An atom with no variable (``e(1, _)``, a Lookup of the plan) is a guard: the rule derives nothing
+unless some row of it matches. Comparisons filter the kernel's bindings (numpy, after the join).
 
 >>> from datalog.engine import Engine
 >>> e = Engine.from_source('.decl e(a: number, b: number)  p(x, z) :- e(x, y), e(y, z), e(1, x).')
@@ -26,9 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from datalog.language import ast
-from datalog.planning.plan import Lookup
+from datalog.planning.plan import Compare, Lookup
 
 WORDS = ("number", "unsigned")            # column types the kernel joins as they are
+COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,18 @@ class KernelRule:
     atoms: tuple[KernelAtom, ...]
     head_depths: tuple[int, ...]
     guards: tuple[KernelAtom, ...] = ()   # atoms with no variable (``e(1, _)``): some row must match
+    compares: tuple["KernelCompare", ...] = ()   # filters of the bindings, after the join
+
+
+@dataclass(frozen=True)
+class KernelCompare:
+    """``x < y`` or ``x != 3`` over a binding: each side a depth (int) or a constant's word
+    (``("word", w)``); ``unsigned``: the words compare as unsigned."""
+
+    op: str
+    left: object
+    right: object
+    unsigned: bool = False
 
 
 def kernel_rules(stratum, plans: list, schema) -> list[KernelRule] | None:
@@ -77,10 +92,35 @@ def kernel_rule(plan, schema) -> KernelRule | None:
             or not plan.atoms or plan.clause is None or not _words(schema, plan.clause.head.relation):
         return None
     atoms = [kernel_atom(atom, schema) for atom in plan.atoms]
-    guards = [guard(f.filter, schema) for f in plan.filters]
-    if any(a is None for a in atoms + guards):
+    if any(a is None for a in atoms):
         return None
-    return KernelRule(plan.clause.head.relation, plan.depth, tuple(atoms), tuple(plan.head_slots), tuple(guards))
+    typed = {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
+    guards = [guard(f.filter, schema) for f in plan.filters if not isinstance(f.filter, Compare)]
+    compares = [comparison(f.filter, plan.slots, typed) for f in plan.filters if isinstance(f.filter, Compare)]
+    if any(g is None for g in guards + compares):
+        return None
+    return KernelRule(plan.clause.head.relation, plan.depth, tuple(atoms), tuple(plan.head_slots), tuple(guards),
+                      tuple(compares))
+
+
+def comparison(compare, slots, typed: dict) -> KernelCompare | None:
+    """``x < y``, ``x != 3`` (variables of atoms, constants) as a filter of the kernel's bindings, or None."""
+    if compare.op not in COMPARISONS:
+        return None
+    depths = [slots.get(t.name) if isinstance(t, ast.Variable) else None for t in (compare.left, compare.right)]
+    types = {typed.get(d) for d in depths if d is not None}
+    if len(types) != 1 or None in types:
+        return None
+    (type_,) = types
+    sides = []
+    for term, depth in zip((compare.left, compare.right), depths):
+        if depth is not None:
+            sides.append(depth)
+        elif isinstance(term, ast.Constant) and (word := encode_constant(term.value, type_)) is not None:
+            sides.append(("word", word))
+        else:
+            return None
+    return KernelCompare(compare.op, sides[0], sides[1], type_ == "unsigned")
 
 
 def guard(lookup, schema) -> KernelAtom | None:
