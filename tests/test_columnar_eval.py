@@ -226,3 +226,30 @@ def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
     assert caught.value.code == "memory_budget"
     assert any("kernel" in line for line in told) and not engine.evaluated
     assert engine.stored_relation("p").sorted_rows() == []          # nothing half-made is left
+
+
+TRIANGLES = ".decl e(a: number, b: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < y, y < z.\n"
+
+
+def test_by_default_the_kernel_takes_strata_that_read_many_rows_and_leaves_linear_ones_to_the_worklist():
+    from datalog.evaluation import fixpoint
+    before = os.environ.pop("DATALOG_COLUMNAR", None)
+    edges = [(i, j) for i in range(70) for j in range(70) if (i * 7 + j * 3) % 11 < 3]
+    assert len(edges) >= fixpoint.SMALL
+    try:
+        runs = {}
+        for name, text, rows in (("few", TRIANGLES, edges[:50]), ("many", TRIANGLES, edges), ("tc", TC, edges)):
+            engine = Engine.from_source(text)
+            engine.insert("e", rows)
+            told: list[str] = []
+            engine.run(told.append)
+            runs[name] = any("kernel" in line for line in told)
+            with columnar(False):
+                twin = Engine.from_source(text)
+                twin.insert("e", rows)
+                twin.run()
+                assert {n: engine.rows(n) for n in engine.schema} == {n: twin.rows(n) for n in twin.schema}
+    finally:
+        if before is not None:
+            os.environ["DATALOG_COLUMNAR"] = before
+    assert runs == {"few": False, "many": True, "tc": False}

@@ -17,11 +17,13 @@ Ctrl-C and the memory budget (:mod:`datalog.engine.resources`) act between bytec
 inside a kernel call: a join reads its driving atom (the ``recent`` one, else the largest) in
 chunks of :data:`CHUNK` rows, one kernel call each, so that Python runs between them.
 
+>>> import os
 >>> from datalog.engine import Engine
 >>> e = Engine.from_source('e(1, 2). e(2, 3). e(3, 1). p(x, y) :- e(x, y). p(x, z) :- p(x, y), e(y, z).')
->>> told = []
+>>> told, os.environ["DATALOG_COLUMNAR"] = [], "1"        # (so few rows stay on the tuple path unless told)
 >>> e.run(told.append); len(e.rows("p")), [m for m in told if "kernel" in m]
 (9, ['  on the compiled kernel'])
+>>> del os.environ["DATALOG_COLUMNAR"]
 """
 
 from __future__ import annotations
