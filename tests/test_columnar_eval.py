@@ -231,7 +231,7 @@ def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
 TRIANGLES = ".decl e(a: number, b: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < y, y < z.\n"
 
 
-def test_by_default_the_kernel_takes_strata_that_read_many_rows_and_leaves_linear_ones_to_the_worklist():
+def test_by_default_the_kernel_takes_non_recursive_strata_that_read_many_rows():
     from datalog.evaluation import fixpoint
     before = os.environ.pop("DATALOG_COLUMNAR", None)
     edges = [(i, j) for i in range(70) for j in range(70) if (i * 7 + j * 3) % 11 < 3]
