@@ -239,8 +239,11 @@ def intersection(a, b):
 
 
 def _merged(a, b, only_a: cython.bint, both: cython.bint, only_b: cython.bint):
-    a = check_rows("the first operand", a)
-    b = check_rows("the second operand", b, a.shape[1])
+    a = check_rows("the first operand", a, ordered=False)
+    b = check_rows("the second operand", b, a.shape[1], ordered=False)
+    for name, rows in (("first", a), ("second", b)):      # one compiled pass each: no temporaries
+        if not _sorted_distinct(rows):
+            raise ValueError(f"the {name} operand's rows are not sorted and distinct")
     out = np.zeros(((len(a) if only_a or both else 0) + (len(b) if only_b else 0), a.shape[1]), np.int64)
     return out[:_merge(a, b, out, only_a, both, only_b)]
 
@@ -265,6 +268,16 @@ def _merge(a: cython.longlong[:, ::1], b: cython.longlong[:, ::1], out: cython.l
         i += c <= 0
         j += c >= 0
     return n
+
+
+@cython.cfunc
+def _sorted_distinct(a: cython.longlong[:, ::1]) -> cython.bint:
+    """Whether the rows strictly ascend (lexicographically)."""
+    i: cython.Py_ssize_t
+    for i in range(1, a.shape[0]):
+        if _compare(a, i - 1, a, i) >= 0:
+            return False
+    return True
 
 
 @cython.cfunc

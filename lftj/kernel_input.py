@@ -110,14 +110,15 @@ def check_trie(name: str, trie, arity: int) -> tuple[list[np.ndarray], list[np.n
     return keys, offsets
 
 
-def check_rows(name: str, rows, arity: int | None = None) -> np.ndarray:
-    """A 2-D int64 array of sorted distinct rows (of ``arity`` columns if given)."""
+def check_rows(name: str, rows, arity: int | None = None, ordered: bool = True) -> np.ndarray:
+    """A 2-D int64 array of sorted distinct rows (of ``arity`` columns if given); ``ordered=False``
+    leaves the order to the caller (the kernel's set operations check it in one compiled pass)."""
     a = np.asarray(rows)
     if a.ndim != 2 or a.dtype != I64:
         raise ValueError(f"{name} must be a 2-D int64 array, got {a.ndim}-D {a.dtype}")
     if arity is not None and a.shape[1] != arity:
         raise ValueError(f"{name} has {a.shape[1]} column(s), the other operand {arity}")
-    if not is_sorted_distinct(a):
+    if ordered and not is_sorted_distinct(a):
         raise ValueError(f"{name}'s rows are not sorted and distinct")
     return np.ascontiguousarray(a)
 

@@ -5,6 +5,7 @@ takes a counter of many thin rounds at a fraction of the semi-naive loop's cost.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from contextlib import contextmanager
@@ -18,6 +19,19 @@ from datalog.evaluation import worklist
 from datalog.language import naive
 from datalog.language.parser import parse
 from strategies import GeneratedProgram, linear_programs, program_of, programs
+
+
+@pytest.fixture(autouse=True, scope="module")
+def tuple_path():
+    """The worklist and the semi-naive loop are compared on the tuple path: the kernel
+    (datalog/evaluation/columnar.py) would take the strata of positive joins from both."""
+    before = os.environ.get("DATALOG_COLUMNAR")
+    os.environ["DATALOG_COLUMNAR"] = "0"
+    yield
+    if before is None:
+        del os.environ["DATALOG_COLUMNAR"]
+    else:
+        os.environ["DATALOG_COLUMNAR"] = before
 
 
 @contextmanager

@@ -234,7 +234,7 @@ class Engine:
     def evaluate(self, progress: Progress | None = None, only: set[str] | None = None) -> None:
         """Every stratum in order, or only those holding a relation of ``only``."""
         fixpoint.evaluate(self.checked.strata, self.compiled, self.db, self.intersect, progress or self.progress,
-                          only)
+                          only, schema=self.schema)
 
     # ------------------------------------------------------------ growing the program
     def extend(self, text: str | ast.Program, name: str = "<input>", facts_dir=None, durable=None) -> Delta:

@@ -60,7 +60,7 @@ def run(text: str, facts_dir: str | Path = ".", name: str = "<input>", intersect
                          allow_paths=allow_paths)
     checked = settled(checked, loaded)                            # settle types
     fill(db, loaded)
-    fixpoint.evaluate(checked.strata, plans, db, intersect)       # evaluate
+    fixpoint.evaluate(checked.strata, plans, db, intersect, schema=checked.schema)   # evaluate
     return db
 
 

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from datalog.evaluation.expressions import reset_autoinc
@@ -16,6 +17,7 @@ from datalog.planning.planner import counts
 from datalog.evaluation.evaluate import Derivation, derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.evaluation import worklist
+from datalog.evaluation.kernel_plan import kernel_rules
 from datalog.planning.plan import Lookup
 from datalog.language.display import plural
 
@@ -23,10 +25,12 @@ Progress = Callable[[str], None]
 
 
 def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progress | None = None,
-             only: set[str] | None = None, tuple_at_a_time: bool = True) -> None:
+             only: set[str] | None = None, tuple_at_a_time: bool = True, schema: dict | None = None) -> None:
     """Every stratum in order, or only those holding a relation of ``only``; ``plans`` are the
     compiled plans by clause index, ``db`` the relations (the IDB ones receive what is derived).
-    ``tuple_at_a_time``: a stratum of linear rules runs from a worklist (:mod:`worklist`)."""
+    ``tuple_at_a_time``: a stratum of linear rules runs from a worklist (:mod:`worklist`).
+    Given the ``schema`` (the column types), a stratum the kernel can evaluate runs on it
+    (:mod:`datalog.evaluation.columnar`) unless ``DATALOG_COLUMNAR=0`` (:func:`columnar_on`)."""
     if only is None:
         reset_autoinc()                           # a run from scratch counts autoinc() from 0
     for number, stratum in enumerate(strata):
@@ -35,7 +39,12 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
             continue
         if progress:
             progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
-        if stratum.recursive or stratum.constrained:
+        rules = kernel_rules(stratum, [plans[c.index] for c in clauses], schema)
+        if rules is not None and columnar_on(read_rows(rules, db), stratum.recursive) and \
+                all(db[n].stored for r in rules for n in (r.head, *(a.relation for a in r.atoms + r.guards))):
+            from datalog.evaluation import columnar       # numpy and the kernel: only when used
+            columnar.evaluate_stratum(stratum, rules, db, schema, progress)
+        elif stratum.recursive or stratum.constrained:
             fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress, tuple_at_a_time)
         else:
             for clause in clauses:
@@ -43,6 +52,34 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
                 if counts(clause):                # autoinc(): its numbers, for its maintenance
                     plans[clause.index].counted = derived
                 db[clause.head.relation].insert(derived)
+
+
+SMALL = 1000                # rows read below which a stratum stays on the tuple path by default
+
+
+def columnar_on(rows: int, recursive: bool) -> bool:
+    """Whether an eligible stratum reading ``rows`` rows runs on the kernel: ``DATALOG_COLUMNAR=0``
+    no, ``=1`` yes (even on the kernel's uncompiled twin, ``DATALOG_KERNEL=python``); unset, when
+    the kernel is compiled, the stratum reads at least :data:`SMALL` rows (importing numpy and
+    the kernel costs a 10-fact program 0.2 s, more than its whole evaluation) and is not
+    ``recursive``: each semi-naive round on the kernel merges its whole relations (difference,
+    union) and rebuilds the tries of those it reads in full, so TC and Andersen ran slower
+    there than on the tuple path and a chain of 1,000 edges took 15 s, the worklist under 1 s."""
+    choice = os.environ.get("DATALOG_COLUMNAR", "")
+    if choice in ("0", "1"):
+        return choice == "1"
+    if rows < SMALL or recursive:
+        return False
+    try:
+        from lftj import kernels                  # (imports numpy: only once a stratum is eligible)
+    except ImportError:                           # not built: no C compiler at install
+        return False
+    return kernels.which() == "compiled"
+
+
+def read_rows(rules, db) -> int:
+    """How many rows the rules' atoms read (each relation once)."""
+    return sum(len(db[n]) for n in {a.relation for r in rules for a in r.atoms + r.guards})
 
 
 def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None,

@@ -1,0 +1,176 @@
+"""Which strata the compiled kernel evaluates, and each rule's plan for it as plain numbers.
+
+:func:`kernel_rules` is the one test of eligibility. A stratum runs on the kernel
+(:mod:`datalog.evaluation.columnar`) when it has no choice-domain, subsumption or ``.limitsize``,
+and every rule of it is a join of positive atoms whose arguments are variables, constants or
+wildcards, with comparisons (``=``, ``!=``, ``<``, ...) between their variables and constants,
+and a head of variables of the body, over relations whose columns are all ``number`` or
+``unsigned`` (64-bit words as they are). Anything else -- negation, functors and arithmetic,
+aggregates, records, symbols, floats, autoinc() -- takes the tuple path, unchanged.
+
+A rule's :class:`KernelRule` keeps the planner's variable order (depth ``d`` is the kernel's
+variable ``d``). Constants and variables repeated within an atom are filters of the atom's rows,
+applied before its trie is built (the kernel joins variables only); wildcards are projected away.
+An atom with no variable (``e(1, _)``, a Lookup of the plan) is a guard: the rule derives nothing
+unless some row of it matches. Comparisons filter the kernel's bindings (numpy, after the join).
+
+>>> from datalog.engine import Engine
+>>> e = Engine.from_source('.decl e(a: number, b: number)  p(x, z) :- e(x, y), e(y, z), e(1, x).')
+>>> rule = kernel_rule(e.compiled[0], e.schema)
+>>> e.compiled[0].variable_order, [(a.columns, a.variables, a.constants) for a in rule.atoms]
+(['x', 'y', 'z'], [((0, 1), (0, 1), ()), ((0, 1), (1, 2), ()), ((1,), (0,), ((0, 1),))])
+>>> kernel_rule(Engine.from_source('.decl e(a: number)  p(x) :- e(x), !e(x + 1).').compiled[0], {}) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from datalog.language import ast
+from datalog.planning.plan import Compare, Lookup
+
+WORDS = ("number", "unsigned")            # column types the kernel joins as they are
+COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True)
+class KernelAtom:
+    """One positive atom as the kernel reads it: the rows of ``relation`` that have ``constants``
+    ((column, value), the value as its int64 word) and equal values in the ``equal`` column pairs,
+    projected to ``columns`` (one per variable, in the variable order); ``variables`` are their
+    depths, strictly increasing."""
+
+    relation: str
+    columns: tuple[int, ...]
+    variables: tuple[int, ...]
+    constants: tuple[tuple[int, int], ...] = ()
+    equal: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        """What its rows depend on besides the relation's rows (a cache key of its trie)."""
+        return self.relation, self.columns, self.constants, self.equal
+
+
+@dataclass(frozen=True)
+class KernelRule:
+    """A rule as the kernel joins it: ``atoms`` over ``n_vars`` variables, the head relation
+    ``head`` and the depth of each head column (``head_depths``)."""
+
+    head: str
+    n_vars: int
+    atoms: tuple[KernelAtom, ...]
+    head_depths: tuple[int, ...]
+    guards: tuple[KernelAtom, ...] = ()   # atoms with no variable (``e(1, _)``): some row must match
+    compares: tuple["KernelCompare", ...] = ()   # filters of the bindings, after the join
+
+
+@dataclass(frozen=True)
+class KernelCompare:
+    """``x < y`` or ``x != 3`` over a binding: each side a depth (int) or a constant's word
+    (``("word", w)``); ``unsigned``: the words compare as unsigned."""
+
+    op: str
+    left: object
+    right: object
+    unsigned: bool = False
+
+
+def kernel_rules(stratum, plans: list, schema) -> list[KernelRule] | None:
+    """The kernel's plans of the stratum's rules (``plans``: their compiled plans), or None when
+    the stratum is not eligible (see the module docstring)."""
+    if stratum.constrained or stratum.limits or not plans or schema is None:
+        return None
+    rules = [kernel_rule(p, schema) for p in plans]
+    return None if any(r is None for r in rules) else rules
+
+
+def kernel_rule(plan, schema) -> KernelRule | None:
+    """One rule's kernel plan, or None when the kernel cannot evaluate it."""
+    if plan.generators or plan.plan.params or plan.head_slots is None or not plan.head_slots \
+            or not plan.atoms or plan.clause is None or not _words(schema, plan.clause.head.relation):
+        return None
+    atoms = [kernel_atom(atom, schema) for atom in plan.atoms]
+    if any(a is None for a in atoms):
+        return None
+    typed = {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
+    guards = [guard(f.filter, schema) for f in plan.filters if not isinstance(f.filter, Compare)]
+    compares = [comparison(f.filter, plan.slots, typed) for f in plan.filters if isinstance(f.filter, Compare)]
+    if any(g is None for g in guards + compares):
+        return None
+    return KernelRule(plan.clause.head.relation, plan.depth, tuple(atoms), tuple(plan.head_slots), tuple(guards),
+                      tuple(compares))
+
+
+def comparison(compare, slots, typed: dict) -> KernelCompare | None:
+    """``x < y``, ``x != 3`` (variables of atoms, constants) as a filter of the kernel's bindings, or None."""
+    if compare.op not in COMPARISONS:
+        return None
+    depths = [slots.get(t.name) if isinstance(t, ast.Variable) else None for t in (compare.left, compare.right)]
+    types = {typed.get(d) for d in depths if d is not None}
+    if len(types) != 1 or None in types:
+        return None
+    (type_,) = types
+    sides = []
+    for term, depth in zip((compare.left, compare.right), depths):
+        if depth is not None:
+            sides.append(depth)
+        elif isinstance(term, ast.Constant) and (word := encode_constant(term.value, type_)) is not None:
+            sides.append(("word", word))
+        else:
+            return None
+    return KernelCompare(compare.op, sides[0], sides[1], type_ == "unsigned")
+
+
+def guard(lookup, schema) -> KernelAtom | None:
+    """``e(1, _)`` (a positive Lookup of constants) as an atom of no variable, or None (any other filter)."""
+    if not isinstance(lookup, Lookup) or lookup.negated or lookup.patterns or lookup.depth != -1:
+        return None
+    types = _words(schema, lookup.relation)
+    if types is None or not all(isinstance(t, ast.Constant) for t in lookup.path):
+        return None
+    constants = [(c, encode_constant(t.value, types[c])) for c, t in zip(lookup.order, lookup.path)]
+    if any(word is None for _, word in constants):
+        return None
+    return KernelAtom(lookup.relation, (), (), tuple(constants))
+
+
+def kernel_atom(atom, schema) -> KernelAtom | None:
+    """A compiled AtomPlan as the kernel reads it, or None (a term other than a variable, constant or
+    wildcard; a column that is no 64-bit word; a constant that fits none)."""
+    types = _words(schema, atom.relation)
+    if types is None or not all(isinstance(t, (ast.Variable, ast.Constant, ast.Wildcard)) for t in atom.atom.args):
+        return None
+    prefix = atom.plan.prefix
+    n, constants = len(prefix), []
+    for column, term in zip(atom.order[:n], prefix):
+        if not isinstance(term, ast.Constant) or (word := encode_constant(term.value, types[column])) is None:
+            return None
+        constants.append((column, word))
+    columns, variables, equal = [], [], []
+    for column, depth in zip(atom.order[n:], atom.depths):
+        if variables and variables[-1] == depth:       # r(x, x): a repeated variable, filtered
+            equal.append((column, columns[-1]))
+        else:
+            columns.append(column)
+            variables.append(depth)
+    return KernelAtom(atom.relation, tuple(columns), tuple(variables), tuple(constants), tuple(equal))
+
+
+def encode_constant(value, type_: str) -> int | None:
+    """The int64 word of a constant in a column of ``type_`` (unsigned: two's complement), or None."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if type_ == "number" and -2**63 <= value < 2**63:
+        return value
+    if type_ == "unsigned" and 0 <= value < 2**64:
+        return value - 2**64 if value >= 2**63 else value
+    return None
+
+
+def _words(schema, relation: str) -> tuple[str, ...] | None:
+    """The relation's column types, when every one is a 64-bit word and it has a column."""
+    info = schema.get(relation)
+    types = tuple(info.types) if info is not None else ()
+    return types if types and all(t in WORDS for t in types) else None

@@ -1,0 +1,255 @@
+"""Strata evaluated on the compiled kernel (datalog/evaluation/columnar.py) give what the tuple
+path and the naive reference evaluator give; eligible strata really run there, the others fall
+back; ``DATALOG_COLUMNAR=0`` turns it off; Ctrl-C still stops a run on the kernel within a second."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from datalog.engine.engine import Engine
+from datalog.language import naive
+from datalog.language.parser import parse
+from strategies import programs, unsigned_programs
+
+DATALOG = str(Path(sys.executable).with_name("datalog"))
+VALUES = st.integers(-2, 3) | st.sampled_from([2**63 - 1, -2**63, 0])
+VARIABLES = ("x", "y", "z")
+
+
+@contextmanager
+def columnar(on: bool):
+    before = os.environ.get("DATALOG_COLUMNAR")
+    os.environ["DATALOG_COLUMNAR"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["DATALOG_COLUMNAR"]
+        else:
+            os.environ["DATALOG_COLUMNAR"] = before
+
+
+def evaluated(text: str, edb: dict, on: bool) -> tuple[dict, list[str]]:
+    """Every relation's rows, and the progress lines, with the kernel on or off."""
+    told: list[str] = []
+    with columnar(on):
+        engine = Engine.from_source(text)
+        for name, rows in edb.items():
+            engine.insert(name, sorted(rows))
+        engine.run(told.append)
+    return {name: engine.rows(name) for name in engine.schema}, told
+
+
+def reference(text: str, edb: dict) -> dict:
+    db = naive.evaluate(parse(text), {k: set(v) for k, v in edb.items()})
+    return {name: sorted(rows) for name, rows in db.items()}
+
+
+# ---------------------------------------------------------------- random eligible programs
+
+@st.composite
+def atoms(draw, relations: dict[str, int]) -> str:
+    name = draw(st.sampled_from(sorted(relations)))
+    args = [draw(st.sampled_from(VARIABLES) | st.just("_") | VALUES.map(str)) for _ in range(relations[name])]
+    return f"{name}({', '.join(args)})"
+
+
+@st.composite
+def eligible_programs(draw) -> tuple[str, dict]:
+    """Positive rules of 1-3 atoms over number columns of arity 1-3, in 1-3 strata (IDB relation
+    p_i reads the EDB, p_j for j < i and itself), facts with 0, negatives and int64's extremes."""
+    edb = {f"e{i}": draw(st.integers(1, 3)) for i in range(draw(st.integers(1, 2)))}
+    relations, lines, facts = dict(edb), [], {}
+    for name, width in edb.items():
+        facts[name] = draw(st.sets(st.tuples(*[VALUES] * width), max_size=8))
+    for i in range(draw(st.integers(1, 3))):
+        head, width = f"p{i}", draw(st.integers(1, 3))
+        relations[head] = width
+        for _ in range(draw(st.integers(1, 3))):
+            body = draw(st.lists(atoms(relations), min_size=1, max_size=3))
+            bound = [v for v in VARIABLES if any(v in a.split("(")[1].replace(")", "").split(", ") for a in body)]
+            if not bound:
+                body.append(f"{next(iter(edb))}({', '.join(['x'] * edb[next(iter(edb))])})")
+                bound = ["x"]
+            args = [draw(st.sampled_from(bound)) for _ in range(width)]
+            for _ in range(draw(st.integers(0, 2))):    # x < y, x != 3 (signed, with int64's extremes)
+                left, op = draw(st.sampled_from(bound)), draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
+                body.append(f"{left} {op} {draw(st.sampled_from(bound) | VALUES.map(str))}")
+            lines.append(f"{head}({', '.join(args)}) :- {', '.join(body)}.")
+    decls = [f".decl {n}({', '.join(f'c{c}: number' for c in range(w))})" for n, w in relations.items()]
+    return "\n".join(decls + lines), facts
+
+
+@settings(max_examples=60, deadline=None)
+@given(eligible_programs())
+def test_kernel_matches_the_tuple_path_and_the_reference(program):
+    text, edb = program
+    on, told = evaluated(text, edb, True)
+    off, told_off = evaluated(text, edb, False)
+    assert on == off
+    expected = reference(text, edb)
+    assert on == {name: expected.get(name, []) for name in on}
+    assert any("on the compiled kernel" in line for line in told), told      # eligible: it ran there
+    assert not any("kernel" in line for line in told_off)
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs())
+def test_mixed_programs_agree_with_the_kernel_on_or_off(generated):
+    """Programs with negation, comparisons, arithmetic and aggregates: eligible strata on the
+    kernel, the others on the tuple path, together the same as the tuple path alone."""
+    edb = {k: set(v) for k, v in generated.edb.items()}
+    on, _ = evaluated(generated.text, edb, True)
+    off, _ = evaluated(generated.text, edb, False)
+    assert on == off
+    expected = reference(generated.text, edb)
+    assert {n: on[n] for n in generated.relations} == {n: expected[n] for n in generated.relations}
+
+
+@settings(max_examples=25, deadline=None)
+@given(unsigned_programs())
+def test_unsigned_programs_agree_with_the_kernel_on_or_off(generated):
+    edb = {k: set(v) for k, v in generated.edb.items()}
+    assert evaluated(generated.text, edb, True)[0] == evaluated(generated.text, edb, False)[0]
+
+
+# ---------------------------------------------------------------- which strata run on the kernel
+
+TC = ".decl e(a: number, b: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n"
+
+
+def test_unsigned_words_beyond_int64_come_back_as_they_went_in():
+    text = TC.replace("number", "unsigned") + "big(x, y) :- p(x, y), x > y, y >= 9223372036854775808u.\n"
+    edb = {"e": {(2**64 - 1, 2**63), (2**63, 0), (0, 2**64 - 1)}}
+    on, told = evaluated(text, edb, True)
+    expected = reference(text, edb)
+    assert on["p"] == expected["p"] and len(on["p"]) == 9
+    assert on["big"] == expected["big"] == [(2**64 - 1, 2**63)]       # compared as unsigned, not as int64
+    assert any("kernel" in line for line in told)
+
+
+@pytest.mark.parametrize("rule", [
+    "q(x) :- p(x, y), !e(y, x).",            # negation
+    "q(x) :- p(x, y), x < y + 1.",           # arithmetic in a comparison
+    "q(x + 1) :- p(x, _).",                  # arithmetic in the head
+    "q(c) :- c = count : { p(_, _) }.",      # an aggregate
+])
+def test_an_ineligible_stratum_falls_back_to_the_tuple_path(rule):
+    text = TC + ".decl q(a: number)\n" + rule + "\n"
+    edb = {"e": {(1, 2), (2, 3), (3, 1), (3, 4)}}
+    on, told = evaluated(text, edb, True)
+    stratum_lines = [i for i, line in enumerate(told) if line.startswith("stratum")]
+    q_at = next(i for i in stratum_lines if told[i].endswith(": q"))
+    after_q = told[q_at + 1:next((i for i in stratum_lines if i > q_at), len(told))]
+    assert not any("kernel" in line for line in after_q)        # q on the tuple path
+    assert any("kernel" in line for line in told[:q_at])          # p on the kernel
+    assert on == evaluated(text, edb, False)[0]
+
+
+def test_symbols_take_the_tuple_path():
+    text = TC.replace("number", "symbol")
+    on, told = evaluated(text, {"e": {("a", "b"), ("b", "c")}}, True)
+    assert on["p"] == [("a", "b"), ("a", "c"), ("b", "c")] and not any("kernel" in line for line in told)
+
+
+def test_the_uncompiled_twin_runs_the_same_strata(tmp_path):
+    (tmp_path / "e.facts").write_text("".join(f"{i}\t{(i * 7) % 30}\n" for i in range(30)))
+    prog = tmp_path / "tc.dl"
+    prog.write_text(TC + ".input e\n.output p\n")
+    outputs = []
+    for env in ({"DATALOG_KERNEL": "python", "DATALOG_COLUMNAR": "1"}, {"DATALOG_COLUMNAR": "0"}):
+        out = tmp_path / env.get("DATALOG_KERNEL", "tuples")
+        out.mkdir()
+        done = subprocess.run([DATALOG, "run", str(prog), "-F", str(tmp_path), "-D", str(out)],
+                              capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+        assert done.returncode == 0, done.stderr
+        outputs.append(sorted((out / "p.csv").read_text().splitlines()))
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 30
+
+
+def test_the_engine_is_maintained_after_a_run_on_the_kernel():
+    with columnar(True):
+        engine = Engine.from_source(TC)
+        engine.insert("e", [(1, 2), (2, 3)])
+        engine.run()
+        delta = engine.commit(inserts={"e": [(3, 4)]}, retracts={"e": [(1, 2)]})
+    assert engine.rows("p") == [(2, 3), (2, 4), (3, 4)]
+    assert sorted(delta["p"].inserted) == [(2, 4), (3, 4)] and sorted(delta["p"].retracted) == [(1, 2), (1, 3)]
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+def test_ctrl_c_stops_a_run_on_the_kernel_within_a_second(tmp_path):
+    # a chain of 3,000 edges: 4.5M paths in 3,000 rounds, each round a kernel call
+    (tmp_path / "e.facts").write_text("".join(f"{i}\t{i + 1}\n" for i in range(3000)))
+    prog = tmp_path / "tc.dl"
+    prog.write_text(TC + ".input e\n.output p\n")
+    (tmp_path / "out").mkdir()
+    child = subprocess.Popen([DATALOG, "run", str(prog), "-F", str(tmp_path), "-D", str(tmp_path / "out")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "DATALOG_COLUMNAR": "1"})
+    try:
+        time.sleep(2.0)
+        assert child.poll() is None, "the run ended before it could be interrupted"
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        child.kill()
+    assert child.returncode == 130 and "error[interrupted]" in err and "Traceback" not in err, err
+    assert took < 1.0, f"{took:.2f} s from SIGINT to exit"
+
+
+def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
+    import random
+    import datalog.evaluation.columnar  # noqa: F401   numpy and the kernel, loaded before the reading
+    from datalog.language.errors import DatalogError
+    from maintenance.budget import resident
+    rng = random.Random(7)
+    edges = sorted({(rng.randrange(1000), rng.randrange(1000)) for _ in range(3000)})
+    with columnar(True):
+        engine = Engine.from_source(TC, memory_budget=(resident() or 0) + (10 << 20))
+        engine.insert("e", edges)
+        told: list[str] = []
+        with pytest.raises(DatalogError) as caught:
+            engine.run(told.append)
+    assert caught.value.code == "memory_budget"
+    assert any("kernel" in line for line in told) and not engine.evaluated
+    assert engine.stored_relation("p").sorted_rows() == []          # nothing half-made is left
+
+
+TRIANGLES = ".decl e(a: number, b: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < y, y < z.\n"
+
+
+def test_by_default_the_kernel_takes_non_recursive_strata_that_read_many_rows():
+    from datalog.evaluation import fixpoint
+    before = os.environ.pop("DATALOG_COLUMNAR", None)
+    edges = [(i, j) for i in range(70) for j in range(70) if (i * 7 + j * 3) % 11 < 3]
+    assert len(edges) >= fixpoint.SMALL
+    try:
+        runs = {}
+        for name, text, rows in (("few", TRIANGLES, edges[:50]), ("many", TRIANGLES, edges), ("tc", TC, edges)):
+            engine = Engine.from_source(text)
+            engine.insert("e", rows)
+            told: list[str] = []
+            engine.run(told.append)
+            runs[name] = any("kernel" in line for line in told)
+            with columnar(False):
+                twin = Engine.from_source(text)
+                twin.insert("e", rows)
+                twin.run()
+                assert {n: engine.rows(n) for n in engine.schema} == {n: twin.rows(n) for n in twin.schema}
+    finally:
+        if before is not None:
+            os.environ["DATALOG_COLUMNAR"] = before
+    assert runs == {"few": False, "many": True, "tc": False}
