@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from maintenance.exact_sum import Count, ExactSum, IntSum, Mean, _to_float, _to_scaled
 from maintenance.scan_tree import BOTTOM, TOP, MinMaxAggregate, ScanTree
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 INF, NAN, DBL_MAX, TINY = math.inf, math.nan, sys.float_info.max, 5e-324
 
@@ -70,7 +71,7 @@ def value_for(name: str, n: int):
     return chr(ord("a") + n % 26) if name == "concat" else n
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.sampled_from(sorted(OPS)), st.lists(st.tuples(st.booleans(), KEYS, st.integers(-50, 50))),
        st.lists(st.tuples(KEYS, KEYS), min_size=1, max_size=5))
 def test_scan_tree_matches_linear_scan(name, ops, intervals):
@@ -143,7 +144,7 @@ NO_NAN = st.one_of(st.integers(-5, 5).map(float),
                    st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, TINY, -INF, INF]))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.sampled_from(["min", "max"]),
        st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.integers(0, 5), NO_NAN),
                 max_size=60))
@@ -226,13 +227,13 @@ def check_exact_sum(total: ExactSum, present: list) -> None:
     assert fsum is None or same(total.value(), fsum)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(operations(FINITE))
 def test_exact_sum_matches_fsum_on_finite_floats(ops):
     replay(ExactSum(), ops, check_exact_sum)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(operations(ANY_FLOAT))
 def test_exact_sum_matches_fsum_with_nan_and_inf(ops):
     replay(ExactSum(), ops, check_exact_sum)
@@ -320,7 +321,7 @@ def test_scaled_round_trip(x):
 INTS = st.one_of(st.integers(-10, 10), st.integers())
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(operations(INTS))
 def test_int_sum_matches_sum(ops):
     def check(total, present):
@@ -337,7 +338,7 @@ def test_count_matches_len(ops):
     replay(Count(), ops, check)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(operations(ANY_FLOAT))
 def test_float_mean_matches_sum_over_count(ops):
     def check(mean, present):
@@ -349,7 +350,7 @@ def test_float_mean_matches_sum_over_count(ops):
     replay(Mean(), ops, check)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(operations(st.one_of(INTS, st.just(10 ** 400))))
 def test_int_mean_matches_sum_over_count(ops):
     def check(mean, present):

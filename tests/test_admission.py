@@ -23,6 +23,7 @@ from datalog.language.types import RelationInfo
 from datalog.workspace import format as wsfile
 from datalog.workspace import validate
 from datalog.workspace.workspace import LOG
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 PROGRAM = """
 .decl n(x: number)
@@ -422,7 +423,7 @@ ANY_VALUE = st.one_of(
 KINDS = st.sampled_from(["number", "unsigned", "float", "symbol", "auto"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(kind=KINDS, values=st.lists(ANY_VALUE, min_size=1, max_size=3))
 def test_what_admission_lets_in_the_workspace_reader_reads_back(kind, values):
     """The reader's check of a stored column (``validate.Columns``) against admission, for every
@@ -503,7 +504,7 @@ PLAIN = st.one_of(st.integers(INT_MIN - 5, UINT_MAX + 5), st.floats(), st.text(m
                   st.none(), st.sampled_from([2 ** 53 + 1, -0.0, INT_MAX, INT_MIN]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(kind=st.sampled_from(["number", "unsigned", "float", "symbol"]),
        values=st.lists(PLAIN, min_size=1, max_size=4))
 def test_an_arrow_column_is_admitted_as_the_same_values_as_tuples(kind, values):

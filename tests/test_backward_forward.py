@@ -18,6 +18,7 @@ from datalog.language.errors import DivisionByZero
 from maintenance import backward_forward, dred
 from maintenance.incremental import IncrementalMaintainer
 from strategies import programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 
 class OnlyMaintainer(twin.DRedOnlyMaintainer):
@@ -187,7 +188,7 @@ def test_an_error_at_any_step_of_the_search_rolls_back_exactly(monkeypatch):
 
 # ---------------------------------------------------------------- property tests
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_recursive_programs_match_dred_and_recompute(data):
     text, edb, arity = data.draw(twin.recursive_programs())
@@ -214,7 +215,7 @@ path(x, z) :- path(x, y), path(y, z).
 """
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_dense_cyclic_graphs_match_dred_and_recompute(data):
     edges = data.draw(dense_graphs())
@@ -227,7 +228,7 @@ def test_dense_cyclic_graphs_match_dred_and_recompute(data):
     replay(text, {"edge": edges}, batches, budget=data.draw(BUDGETS), probe=data.draw(PROBES))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_generated_programs_match_dred_and_recompute(data):
     generated = data.draw(programs())
@@ -252,7 +253,7 @@ class _Boom(Exception):
     pass
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_engine_rollback_at_a_random_instant_of_bf_restores_everything(data):
     """The engine's own maintainer with B/F alone (no probe, no budget): an exception at the n-th

@@ -19,6 +19,7 @@ from datalog.engine.engine import Engine
 from datalog.language import naive
 from datalog.language.parser import parse
 from strategies import programs, unsigned_programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 DATALOG = str(Path(sys.executable).with_name("datalog"))
 VALUES = st.integers(-2, 3) | st.sampled_from([2**63 - 1, -2**63, 0])
@@ -89,7 +90,7 @@ def eligible_programs(draw) -> tuple[str, dict]:
     return "\n".join(decls + lines), facts
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(eligible_programs())
 def test_kernel_matches_the_tuple_path_and_the_reference(program):
     text, edb = program
@@ -102,7 +103,7 @@ def test_kernel_matches_the_tuple_path_and_the_reference(program):
     assert not any("kernel" in line for line in told_off)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(programs())
 def test_mixed_programs_agree_with_the_kernel_on_or_off(generated):
     """Programs with negation, comparisons, arithmetic and aggregates: eligible strata on the
@@ -124,11 +125,11 @@ def test_unsigned_programs_agree_with_the_kernel_on_or_off(generated):
 
 # ---------------------------------------------------------------- which strata run on the kernel
 
-TC = ".decl e(a: number, b: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n"
+TC = ".decl e(a: number, b: number)\n.decl p(a: number, b: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n"
 
 
 def test_unsigned_words_beyond_int64_come_back_as_they_went_in():
-    text = TC.replace("number", "unsigned") + "big(x, y) :- p(x, y), x > y, y >= 9223372036854775808u.\n"
+    text = TC.replace("number", "unsigned") + ".decl big(a: unsigned, b: unsigned)\nbig(x, y) :- p(x, y), x > y, y >= 9223372036854775808u.\n"
     edb = {"e": {(2**64 - 1, 2**63), (2**63, 0), (0, 2**64 - 1)}}
     on, told = evaluated(text, edb, True)
     expected = reference(text, edb)
@@ -228,7 +229,7 @@ def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
     assert engine.stored_relation("p").sorted_rows() == []          # nothing half-made is left
 
 
-TRIANGLES = ".decl e(a: number, b: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < y, y < z.\n"
+TRIANGLES = ".decl e(a: number, b: number)\n.decl t(a: number, b: number, c: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < y, y < z.\n"
 
 
 def test_by_default_the_kernel_takes_non_recursive_strata_that_read_many_rows():

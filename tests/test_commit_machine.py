@@ -20,7 +20,7 @@ from datalog import DatalogError, Engine, SubscriptionWarning, Workspace
 from tests.interrupts import attempt
 from tests.workspace_oracle import EDB, PROGRAM, from_scratch
 
-from tiers import LONG  # noqa: E402  (make test-all: every line, more examples)
+from tiers import LONG, examples  # noqa: E402  (make test-all: every line, more examples)
 NODE = st.integers(0, 5)
 ROWS = st.lists(st.tuples(NODE, NODE), max_size=3)
 EXCEPTIONS = st.sampled_from([KeyboardInterrupt, "SIGINT", MemoryError, SystemExit])
@@ -242,7 +242,7 @@ class CommitMachine(RuleBasedStateMachine):
 
 
 CommitMachine.TestCase.settings = settings(
-    max_examples=100 if LONG else 10, stateful_step_count=20 if LONG else 10, deadline=None,
+    max_examples=examples(100) if LONG else 10, stateful_step_count=20 if LONG else 10, deadline=None,
     suppress_health_check=list(HealthCheck))
 TestCommitMachine = CommitMachine.TestCase
 

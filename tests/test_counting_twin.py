@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.counting import Counting
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 VARS = "abcd"
 RELS = {"r": 2, "s": 2, "t": 1}
@@ -43,7 +44,7 @@ batches = st.lists(st.tuples(st.sampled_from(sorted(RELS)), st.booleans(), st.in
                    max_size=6)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(rules(), st.fixed_dictionaries({rel: st.sets(rows_of(rel), max_size=8) for rel in RELS}),
        st.lists(batches, max_size=8))
 def test_counting_twin_matches_evaluation_from_scratch(rule, initial, stream):

@@ -19,6 +19,7 @@ from maintenance.delta import diff
 from maintenance.journal import Journal
 from datalog.evaluation.evaluate import derive  # noqa: E402
 from strategies import programs, unsigned_programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 
 class DRedOnlyMaintainer:
@@ -428,14 +429,14 @@ def batches(arity: dict[str, int]):
     return st.lists(op_lists(), min_size=1, max_size=6)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_recursive_programs_match_recompute(data):
     text, edb, arity = data.draw(recursive_programs())
     replay(text, edb, data.draw(batches(arity)), data.draw(st.sampled_from(["probe", "leapfrog"])))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_generated_programs_match_recompute(data):
     generated = data.draw(programs())
@@ -443,7 +444,7 @@ def test_generated_programs_match_recompute(data):
     replay(generated.text, dict(generated.edb), data.draw(batches(edb_arity)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_generated_unsigned_programs_match_recompute(data):
     """Over unsigned columns (issue 18): sums that wrap, values above 2^63, maintained as recomputed."""

@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 
 from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.parent for p in ROOT.glob("programs/*/prog.dl"))
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 class _OverBudget(Exception):

@@ -32,10 +32,11 @@ from datalog.engine.engine import Engine
 from datalog.engine.updates import apply_updates, read_updates
 from datalog.sources.files import format_rows
 from datalog.workspace.workspace import Workspace
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 STEP_SECONDS = 5.0                           # a step of these small inputs takes milliseconds
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RANDOMS = st.randoms(use_true_random=False)   # draws Hypothesis can shrink
 
 
@@ -262,7 +263,7 @@ def _use_forged(path: Path, out_dir: Path) -> dict:
     return state
 
 
-@settings(FUZZ, max_examples=50)
+@settings(FUZZ, max_examples=examples(50))
 @given(RANDOMS)
 def test_forged_workspace_records(rng):
     forgery = fz.forge(rng, _pristine())

@@ -17,6 +17,7 @@ from datalog.planning.gjt.gyo import ForestTriplet, enact_cse, enact_flt, enact_
 from datalog.planning.gjt.query import GCQ, Atom
 from datalog.planning.gjt.transform import binarize, make_sibling_closed
 from datalog.planning.gjt.tree import GJT, Node, atoms_and_predicates, violations
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 RST = "R(a,b,c), S(d,e,f), T(g,h,i)"
 RST_K5 = "R(a,b,c,k), S(d,e,f,k), T(g,h,i)"
@@ -153,7 +154,7 @@ def classical_gyo_acyclic(hyperedges) -> bool:
         del edges[subset]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(gcqs(max_atoms=4, max_predicates=0))
 def test_cqs_agree_with_classical_gyo(query):
     verdict = classify(query)
@@ -162,7 +163,7 @@ def test_cqs_agree_with_classical_gyo(query):
     assert verdict.free_connex == (verdict.acyclic and classical_gyo_acyclic(hyperedges + [query.out]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(gcqs(max_atoms=4, max_predicates=4))
 def test_build_gjt_gives_a_valid_pair_or_a_reason(query):
     result = build_gjt(query)
@@ -191,7 +192,7 @@ def _reduce_randomly(f: ForestTriplet, rng: random.Random) -> ForestTriplet:
     return f
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(gcqs(max_atoms=4, max_predicates=4), st.randoms(use_true_random=False))
 def test_any_order_of_reduction_steps_reaches_the_same_verdict(query, rng):
     """Prop. 7 (confluence): verdict and var(hyp(I)) do not depend on the step order."""
@@ -206,7 +207,7 @@ def test_any_order_of_reduction_steps_reaches_the_same_verdict(query, rng):
         assert connex_vars == verdict.connex_vars
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(gcqs(max_atoms=4, max_predicates=3), st.randoms(use_true_random=False))
 def test_sibling_closed_transform_and_binarization_keep_the_pair_equivalent(query, rng):
     """Prop. 1-3 on random connex subsets of built GJTs."""

@@ -17,6 +17,7 @@ from maintenance.gjt import ProjectedView, TReduct, maintain
 from maintenance.gjt import bulk, oracle
 from datalog.planning.gjt.tree import Node
 from test_gjt_classify import PAPER_QUERIES, paper_query
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 EXAMPLE_1 = "r(x, y), s(y, z, w), t(u, v) | x < z, w < u"
 
@@ -130,21 +131,21 @@ def acyclic_query_and_stream(draw, max_batch=1):
     return query, draw(update_streams(query.relations(), min_length=8, max_length=16, max_batch=max_batch))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(acyclic_query_and_stream())
 def test_single_updates_match_the_oracle(case):
     query, stream = case
     _run_stream(query, stream, check_rho=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(acyclic_query_and_stream(max_batch=4))
 def test_batches_match_the_oracle(case):
     query, stream = case
     _run_stream(query, stream)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(acyclic_query_and_stream(max_batch=4))
 def test_one_pass_over_several_atoms_keeps_the_reduct(case):
     """Algorithm 2 with an update u touching several leaves at once (track_delta=False)."""
@@ -203,7 +204,7 @@ def test_chosen_queries_match_the_oracle(text, out):
     assert isinstance(view, ProjectedView) == (out in ("b e", "x u"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(["<", "<=", ">", ">="]), st.sampled_from(["<", "<=", ">", ">="]),
        st.integers(-2, 2), st.data())
 def test_merge_join_equals_nested_loop(op1, op2, offset, data):

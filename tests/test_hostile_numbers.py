@@ -20,6 +20,7 @@ from datalog.evaluation.aggregates import exact_sum
 from datalog.language import numbers
 from datalog.language.errors import DatalogError
 from maintenance.exact_sum import ExactSum
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 INT_MAX, INT_MIN = 2 ** 63 - 1, -2 ** 63
@@ -169,7 +170,7 @@ def test_maintained_sum_reaching_nan_is_an_error_and_changes_nothing():
     assert sorted(engine.rows("s")) == [(1, math.inf), (2, math.inf)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.one_of(st.floats(allow_nan=False), st.integers(-10, 10)), max_size=8))
 def test_from_scratch_sum_equals_the_maintained_sum(values):
     """Evaluation from scratch (exact_sum) and maintenance (ExactSum) agree on every float sum."""
@@ -378,7 +379,7 @@ def test_fact_file_numbers_never_raise_anything_but_coded_errors(tmp_path):
     """Bounded fuzz of single fields: the reader accepts exactly what numbers.parse_* accept."""
     (tmp_path / "prog.dl").write_text(".decl f(x: number, y: float)\n.input f\nr(x, y) :- f(x, y).\n.decl r(c0: number, c1: float)\n")
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(st.text(alphabet="0123456789+-.eExXbBnaif_ \u0661\uff11", max_size=12),
            st.text(alphabet="0123456789+-.eExXbBnaif_ \u0661\uff11", max_size=12))
     def check(a, b):

@@ -31,6 +31,7 @@ from datalog.planning.backend import MAX_GJT_DEPTH, choose_backend, to_gcq, NotG
 from datalog.planning.gjt import Cyclic, build_gjt, classify
 from datalog.planning.gjt.query import GCQ, Atom, Predicate
 from datalog.planning.order import independent_last, variable_order
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 BOUND = 5.0          # seconds for check + plan of a 300-atom rule (measured: about 0.05 s)
 
@@ -123,7 +124,7 @@ def _clause(text):
     return checked, next(c for c in checked.clauses if c.head.relation == "q")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(bodies())
 def test_routing_and_variable_order_equal_the_old_algorithms_on_small_bodies(text):
     checked, clause = _clause(text)
@@ -140,7 +141,7 @@ def test_routing_and_variable_order_equal_the_old_algorithms_on_small_bodies(tex
         assert backend.gjt.describe() == tree
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(gcqs(max_atoms=6, max_predicates=5))
 def test_algorithm3_takes_the_definitions_steps(query):
     """The same tree (atoms, predicates on the same edges, N) or the same cycle reason."""

@@ -21,6 +21,7 @@ from hypothesis import given, settings, strategies as st
 from lftj import kernels
 from lftj.csr import CsrTrie, distinct_rows
 from lftj.kernel_input import check_trie
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 COMPILED, TWIN = kernels.load("compiled"), kernels.load("python")
 BOTH = pytest.mark.parametrize("k", [COMPILED, TWIN], ids=["compiled", "twin"])
@@ -71,7 +72,7 @@ def naive_join(n_vars: int, atoms) -> list[tuple]:
     return sorted(results)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(joins())
 def test_compiled_equals_twin_equals_naive_join(join):
     expected = naive_join(*join)                 # sorted: the kernel emits in variable order
@@ -79,7 +80,7 @@ def test_compiled_equals_twin_equals_naive_join(join):
     assert kernel_join(TWIN, *join) == expected
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(relation(2, 25))
 def test_triangles(edges):
     # tri(x, y, z) :- edge(x, y), edge(y, z), edge(z, x).
@@ -88,7 +89,7 @@ def test_triangles(edges):
     assert kernel_join(COMPILED, *join) == expected == kernel_join(TWIN, *join)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(relation(1), relation(2), relation(1))
 def test_cartesian_products(a, b, c):
     # p(x, y, z, w) :- a(x), b(w, y), c(z).   no variable shared
@@ -98,7 +99,7 @@ def test_cartesian_products(a, b, c):
     assert kernel_join(COMPILED, *join) == expected == kernel_join(TWIN, *join)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(1, 3).flatmap(lambda k: st.tuples(relation(k, 12), relation(k, 12), st.just(k))))
 def test_set_operations_equal_python_sets(case):
     a_rows, b_rows, arity = case
@@ -110,7 +111,7 @@ def test_set_operations_equal_python_sets(case):
         assert [tuple(r) for r in k.intersection(a, b).tolist()] == sorted(sa & sb)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(1, 3).flatmap(lambda k: st.tuples(relation(k, 15), st.permutations(range(k)))))
 def test_a_built_trie_holds_its_rows_and_passes_the_checks(case):
     rows, order = case
@@ -216,7 +217,7 @@ def test_a_trie_of_a_column_order_that_is_not_one_is_a_value_error(order):
         CsrTrie.build(np.array([(1, 2)]), order)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(1, 3).flatmap(lambda k: relation(k, 20)), st.sampled_from([1, 2**31, 2**62, 2**63 - 1]))
 def test_distinct_rows_equal_sorted_sets(rows, scale):
     # scale widens the columns' ranges across the packed key's limit (one int64 key per row) and back

@@ -22,8 +22,9 @@ from lftj.leapfrog import leapfrog, leapfrog_intersect, hash_intersect, hash_int
 from lftj.recording import leapfrog_recorded, leapfrog_recording
 from lftj.trie import TrieNode, build
 from lftj.triejoin import JoinPlan, product_tail, triejoin
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
-FAST = settings(max_examples=150, deadline=None)
+FAST = settings(max_examples=examples(150), deadline=None)
 INTERSECTIONS = [pytest.param(hash_intersect, id="hash_intersect"),
                  pytest.param(leapfrog_intersect, id="leapfrog_intersect")]
 
@@ -728,7 +729,7 @@ def conjunctive_queries(draw):
 
 
 @pytest.mark.parametrize("intersect", INTERSECTIONS)
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(conjunctive_queries())
 def test_random_conjunctive_queries(intersect, query):
     """Any join (repeats included) projected on the needed prefix of the order; each

@@ -19,8 +19,9 @@ from datalog.language.errors import DatalogError
 from maintenance.incremental import IncrementalMaintainer
 from maintenance.rule import RuleMaintainer
 from tests.strategies import DOMAIN, programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
-MAINTAIN = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MAINTAIN = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -405,7 +406,7 @@ def test_a_region_below_an_assignment_binds_it_again():
 
 
 @given(st.sets(st.integers(-50, 50)), st.data())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_spliced_key_lists_equal_sorting_from_scratch(keys, data):
     """surgery._spliced against its slow twin: the sorted set difference and union."""
     from maintenance.surgery import _spliced
@@ -416,7 +417,7 @@ def test_spliced_key_lists_equal_sorting_from_scratch(keys, data):
 
 
 @given(st.sets(st.integers(-50, 50)), st.data())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_chunked_keys_equal_sorting_from_scratch(keys, data):
     """surgery.ChunkedKeys after edits, and its windows, against sorted sets: every key in
     [lo, hi] (None: unbounded) and the first key above hi."""

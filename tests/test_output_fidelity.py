@@ -26,6 +26,7 @@ from datalog.language import ast, numbers
 from datalog.language.errors import DatalogError
 from datalog.sources import files, sqlite
 from datalog.sources.textformat import TextFormat
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSTRUCTS = ROOT / "tests" / "constructs"
@@ -355,7 +356,7 @@ def _directive(kind: str, fmt: TextFormat, **extra) -> ast.Directive:
     return ast.Directive(kind, "r", tuple(params.items()))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(layout=layouts())
 def test_round_trip_through_a_file(tmp_path, layout):
     fmt, types, relation = layout
@@ -367,7 +368,7 @@ def test_round_trip_through_a_file(tmp_path, layout):
     assert sorted(set(back)) == relation
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(types=st.lists(COLUMN, min_size=1, max_size=3), data=st.data())
 def test_round_trip_through_sqlite(tmp_path, types, data):
     relation = sorted(set(data.draw(st.lists(st.tuples(*[_value(t, FREE_SYMBOL) for t in types]), max_size=6))))
@@ -378,7 +379,7 @@ def test_round_trip_through_sqlite(tmp_path, types, data):
     assert sorted(back) == relation
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(types=st.lists(st.sampled_from(["number", "symbol"]), min_size=0, max_size=3), objects=st.booleans(),
        data=st.data())
 def test_round_trip_through_jsonfile(tmp_path, types, objects, data):

@@ -27,8 +27,9 @@ from datalog.language.errors import DatalogError
 from datalog.language.naive import evaluate
 from datalog.language.parser import parse
 from tests.strategies import DOMAIN, programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
-BOUNDED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BOUNDED = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 INSTANCES = ("a", "b")
 
 

@@ -26,14 +26,15 @@ from datalog.language.errors import NumberOutOfRange
 from datalog.language.naive import evaluate
 from datalog.language.parser import parse
 from datalog.language.parser.updates import parse_updates
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 VALUES = st.integers(-8, 8)
 EDGES = st.frozensets(st.tuples(VALUES, VALUES), min_size=1, max_size=8)
 BINARY = ("band", "bor", "bxor", "land", "lor", "lxor", "+", "-")
 SHIFTS = ("bshl", "bshr", "bshru")
 UNARY = ("bnot", "lnot", "-", "ord", "to_number", "utoi(itou")     # utoi takes an unsigned: the round trip
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-MAINTENANCE = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=examples(120), deadline=None, suppress_health_check=list(HealthCheck))
+MAINTENANCE = settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def expressions(depth: int = 3):

@@ -24,6 +24,7 @@ from datalog.language.naive import evaluate
 from datalog.language.parser import parse
 from datalog.sources import files
 from datalog.sources.textformat import TextFormat
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 INPUTS = {"e": ["number", "number"], "s": ["number", "symbol"], "f": [], "g": []}
 VARS = ["x", "y", "z"]
@@ -114,7 +115,7 @@ def _everything(engine: Engine) -> dict[str, set]:
     return {name: set(engine.rows(name)) for name in engine.relations()}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(program=programs(), relations=inputs(), data=st.data())
 def test_engine_reading_files_agrees_with_the_naive_evaluator(tmp_path, program, relations, data):
@@ -139,7 +140,7 @@ def batches(draw) -> list[tuple[dict, dict]]:
     return out
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(program=programs(), relations=inputs(), updates=batches())
 def test_maintenance_of_nullary_relations_agrees_with_recomputation(tmp_path, program, relations, updates):

@@ -22,6 +22,7 @@ from datalog.language import naive
 from datalog.language.composites import NIL, Branch, Record
 from datalog.language.errors import DatalogError
 from datalog.language.parser import parse
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 SCHEMA = """\
 .type P = [a: number, b: number]
@@ -168,7 +169,7 @@ def _engine(generated: Generated, maintenance: str = "incremental") -> Engine:
     return engine
 
 
-PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY

@@ -17,6 +17,7 @@ from datalog.engine.pipeline import run
 from datalog.language.naive import evaluate
 from datalog.language.parser import parse
 from tests.strategies import programs as stratified_programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 VALUES = st.integers(0, 5)
 EDGES = st.sets(st.tuples(VALUES, VALUES), max_size=10)
@@ -54,7 +55,7 @@ def _engine_rows(text: str) -> dict[str, set]:
     return {name: set(rel.tuples) for name, rel in run(text).items()}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(programs())
 def test_engine_equals_naive(text):
     engine = _engine_rows(text)
@@ -87,7 +88,7 @@ def queried(draw) -> str:
                       ".output goal"])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(queried(), st.sampled_from(['"*"', '"r0_0"', '"r1_0, r2_0"']))
 def test_magic_transform_keeps_outputs_of_random_programs(text, which):
     with_pragma = _engine_rows(f".pragma \"magic-transform\" {which}\n" + text)

@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from datalog.language import naive
 from datalog.language.parser import parse
 from strategies import GeneratedProgram, program_of, programs, unsigned_programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 
 def naive_result(generated: GeneratedProgram) -> dict[str, list[tuple]]:
@@ -40,7 +41,7 @@ COUNT_OF_A_TWO_ATOM_BODY = program_of("""\
 r(a) :- a = count : { e0(l), e0(_) }.""", {"e0": {(0,), (1,)}})  # distinct l: r = {2}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(programs())
 @example(RECURSION_THROUGH_A_WILDCARD_ATOM)
 @example(NEGATION_OF_AN_EMPTY_RELATION)
@@ -56,7 +57,7 @@ def test_lftj_matches_naive(generated: GeneratedProgram):
         assert engine.rows(name) == expected[name], name
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(unsigned_programs())
 def test_lftj_matches_naive_on_unsigned(generated: GeneratedProgram):
     """The same programs over unsigned columns (issue 18): the engine's marked operations against
@@ -71,14 +72,14 @@ def test_lftj_matches_naive_on_unsigned(generated: GeneratedProgram):
         assert engine.rows(name) == expected[name], name
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(programs())
 def test_generated_programs_round_trip(generated: GeneratedProgram):
     program = parse(generated.text)
     assert parse(str(program)) == program
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(programs())
 def test_generated_programs_are_safe_and_finite(generated: GeneratedProgram):
     # the naive evaluator raises UnboundVariable on an unsafe rule and CyclicNegation

@@ -15,9 +15,10 @@ from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError
 from tests.provenance_oracle import check_proof, failing_literal_fails, least_heights
 from tests.strategies import linear_programs, programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 from tests.test_maintenance import _commit, _engine, update_streams
 
-PROVE = settings(max_examples=int(__import__("os").environ.get("PROVENANCE_EXAMPLES", 120)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROVE = settings(max_examples=int(__import__("os").environ.get("PROVENANCE_EXAMPLES", examples(120))), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 PATH = """
 .decl link(a: symbol, b: symbol)

@@ -11,18 +11,19 @@ from lftj.trie import TrieNode
 from maintenance.delta import Change
 from maintenance.journal import Journal
 from maintenance.surgery import apply_change
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 VALUES = st.one_of(st.integers(-5, 5), st.integers())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(1, 4).flatmap(lambda k: st.tuples(st.just(k), st.sets(st.tuples(*[VALUES] * k), max_size=300))))
 def test_sorted_rows_equals_sorted(case):
     arity, rows = case
     assert Relation("r", arity, rows).sorted_rows() == sorted(rows)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sets(st.tuples(st.text(max_size=3), st.floats(allow_nan=False), st.text(max_size=2)), max_size=200))
 def test_sorted_rows_of_symbols_and_floats(rows):
     assert Relation("r", 3, rows).sorted_rows() == sorted(rows)
@@ -38,7 +39,7 @@ def _same_trie(a: TrieNode, b: TrieNode) -> bool:
 ROWS = st.integers(1, 3).flatmap(lambda k: st.tuples(st.just(k), st.sets(st.tuples(*[VALUES] * k), max_size=200)))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ROWS, st.randoms(use_true_random=False), st.lists(st.tuples(st.booleans(), st.integers(-5, 5)), max_size=20))
 def test_sorted_rows_from_the_index_after_changes(case, rng, edits):
     """The identity index read in order, after inserts and erases that kept its keys sorted."""
@@ -52,7 +53,7 @@ def test_sorted_rows_from_the_index_after_changes(case, rng, edits):
     assert relation.sorted_rows() == sorted(rows)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ROWS, st.lists(st.integers(-5, 5), max_size=30))
 def test_add_one_row_is_insert_of_one(case, values):
     """``add`` (the worklist's one row at a time) against ``insert`` of that row: the same
@@ -73,7 +74,7 @@ def test_add_one_row_is_insert_of_one(case, values):
         assert _same_trie(one.index(order), Relation("r", arity, many.tuples).index(order))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ROWS, st.randoms(use_true_random=False))
 def test_presorted_hint_builds_the_same_index(case, rng):
     """A snapshot's rows as ``stored_rows`` wrote them, or in any order at all, as the hint: the
@@ -94,7 +95,7 @@ def test_presorted_hint_builds_the_same_index(case, rng):
         assert hinted.presorted is None                       # used once, then dropped
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ROWS, st.integers(-5, 5), st.booleans(), st.sampled_from(["relation", "surgery"]))
 def test_a_change_drops_the_hint(case, value, insert, via):
     """A hint left from before a change would build an index without the change: made through
@@ -115,7 +116,7 @@ def test_a_change_drops_the_hint(case, value, insert, via):
 ORDERS = {1: [(0,)], 2: [(0, 1), (1, 0)], 3: [(0, 1, 2), (2, 0, 1), (1, 2, 0), (0, 2, 1)]}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(ROWS, st.data())
 def test_lazy_index_equals_the_built_one(case, data):
     """Relation.lazy_index (nodes built from their runs of rows when first read) against
@@ -141,7 +142,7 @@ def test_lazy_index_equals_the_built_one(case, data):
     assert _same_trie(lazy.indexes[order], built.indexes[order])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sets(st.tuples(st.sampled_from([0.5, 1.5, float("nan"), float("inf")]), st.integers(0, 3)), max_size=30))
 def test_lazy_index_keeps_every_row_among_unordered_floats(rows):
     """A NaN does not sort: its column is grouped by hashing, as build does, and no row is lost

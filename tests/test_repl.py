@@ -24,6 +24,7 @@ from datalog.cli.repl_commands import Quit
 from datalog.workspace.workspace import Workspace
 from datalog.cli.statements import is_complete, split
 from tests.strategies import programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATALOG = [sys.executable, "-m", "datalog"]
@@ -190,7 +191,7 @@ def test_keyboard_interrupt_during_a_commit_leaves_the_state_as_before(delay, si
                                                 "odd(x) :- c(x), x % 2 = 1. n(k) :- k = count : c(_).", {}))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated=programs(), data=st.data())
 def test_extend_in_pieces_equals_the_whole_program(generated, data):
     statements = split(generated.text)[0]
@@ -240,7 +241,7 @@ SOUP = st.lists(st.sampled_from(["e(1, 2).", "-e(1, 2).", "r(x, y) :- e(x, y).",
                                   "count", ":", "{", "}", "/*", "*/", "//", "?", "=", "<"]), max_size=25)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(SOUP)
 def test_any_input_gives_results_or_diagnostics(tokens):
     """Token soups: every statement returns text or raises a DatalogError (or Quit), never anything else."""
@@ -651,7 +652,7 @@ GARBAGE = ["garbage here", "e(1, 2", "?- e(X", "-e(1, 2)", "foo bar baz", ")(", 
            "1 2 3", "p(x) :- e(x,"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(VALID), st.none() | st.sampled_from(GARBAGE)), min_size=1, max_size=8))
 def test_garbage_lines_between_statements_leave_the_statements_whole(pairs):
     """split(statements with unfinished garbage lines between them) = split(the statements) plus one

@@ -28,6 +28,7 @@ from datalog.language.errors import DatalogError
 from datalog.language.parser import parse
 from datalog.workspace.workspace import Workspace
 from tests.test_repl import Terminal, fresh, run_session, state
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 PROGRAM = """.decl e(a: number, b: number)
 .decl path(a: number, b: number)
@@ -219,7 +220,7 @@ values = st.one_of(st.integers(-2 ** 63, 2 ** 63 - 1), symbols,
                    st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f == f and str(f) != "-0.0"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(values, min_size=1, max_size=3))
 def test_a_fact_as_shown_reads_back_as_the_same_values(row):
     """The display's text is Datalog: the parser reads it back to the row (symbols with quotes,

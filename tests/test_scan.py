@@ -11,6 +11,7 @@ from datalog.language.checks import check
 from datalog.language.parser import parse
 from datalog.planning.planner import plan_clause
 from lftj.relation import Relation
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 TERMS = st.sampled_from(["x", "y", "z", "_", "1", "2"])
 FILTERS = st.sampled_from(["", ", x < y", ", x != 2", ", w = x + 1, w > 2", ", !n(x)", ", y = 1", ", x <= z, z < 3"])
@@ -24,7 +25,7 @@ def _plan(rule: str):
     return compile_plan(plan_clause(checked.clauses[-1], checked.schema, 0))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(args=st.tuples(TERMS, TERMS, TERMS), extra=FILTERS, head=st.sampled_from(["x, y", "x, x", "y, 7", "x, x + y"]),
        rows=ROWS, negated=st.sets(st.integers(0, 3)))
 def test_scan_derives_what_the_triejoin_derives(args, extra, head, rows, negated):
@@ -50,7 +51,7 @@ def test_a_copy_is_the_rows_themselves():
     assert scannable(plan) and scan(plan, db["e"], db) == {(0, 1)}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(rows=ROWS, rule=st.sampled_from(["g(x, y, z) :- e(x, y, z).", "g(x, y, z) :- e(x, y, z), x < y.",
                                         "g(z, y, x) :- e(x, y, z), x != z, !n(y).", "h(y, x) :- e(x, y, z)."]))
 def test_a_row_that_is_the_binding(rows, rule):

@@ -7,13 +7,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from datalog.sources import sealed
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 bodies = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
                       max_leaves=20)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(body=bodies, at=st.integers(min_value=0), byte=st.integers(min_value=0, max_value=255))
 def test_a_damaged_record_reads_as_its_body_or_fails(tmp_path_factory, body, at, byte):
     where = tmp_path_factory.mktemp("sealed") / "r.json"

@@ -16,6 +16,7 @@ from maintenance.change_oracle import ROW, Registry
 from maintenance.journal import Journal
 from maintenance.sensitivity import SensitivityIndex
 from maintenance.trace import TraceNode
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 KEYS = {"int": st.integers(0, 30), "big": st.integers(0, 30).map(lambda k: k * 10**20),
         "str": st.integers(0, 30).map(lambda k: f"k{k:02d}")}
@@ -65,7 +66,7 @@ def _region(kind: int, start, end, other):
     return {0: (start, end), 1: (None, None), 2: (other, other), 3: (start, end)}[kind]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(sorted(KEYS)).flatmap(lambda k: st.tuples(st.just(k), _ops(KEYS[k]))),
        st.sampled_from([0, 3, 48]), st.sampled_from([0, 2, 64]), st.booleans())
 def test_columnar_index_matches_a_list_of_intervals(case, small, pending, built):
@@ -216,7 +217,7 @@ class _Disk:
         return list(self.groups)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.one_of(st.none(), st.integers(0, 30)),
                           st.one_of(st.none(), st.integers(0, 30))), max_size=60),
        st.lists(st.one_of(

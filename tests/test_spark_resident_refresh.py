@@ -23,7 +23,7 @@ from datalog.engine.engine import Engine  # noqa: E402
 from datalog.language.errors import DatalogError  # noqa: E402
 from datalog.spark import manifest, resident, versions  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
-from tiers import scale  # noqa: E402
+from tiers import long_only, scale  # noqa: E402
 
 PROGRAM = """
 .decl edge(src: number, dst: number)
@@ -134,7 +134,8 @@ def test_a_damaged_or_foreign_manifest_is_refused(tmp_path):
     assert caught.value.code == "workspace_corrupt"
 
 
-@pytest.mark.parametrize("layout", ["default", "layered", "untyped", "narrowed"])
+@pytest.mark.parametrize("layout", [pytest.param("default", marks=long_only), "layered",
+                                    pytest.param("untyped", marks=long_only), "narrowed"])
 def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch(spark, tmp_path, layout,
                                                                                  monkeypatch):
     # default: these relations are small, so nearly every commit writes them whole; layered:
@@ -144,8 +145,8 @@ def test_refresh_streams_of_inserts_deletes_and_mixed_batches_equal_from_scratch
     # layered, and every join of a few rows (a delta) with a relation filters the relation by
     # their values first, as it does for large relations only (Resident._narrowed)
     # make test: layered takes one step of each kind with at most one layer (laid over, made
-    # whole, laid over again in three commits), the other layouts one mixed step (an insert and
-    # a delete at once); make test-all: five steps and two layers for every layout
+    # whole, laid over again in three commits), narrowed one mixed step (inserts and deletes at
+    # once); make test-all: every layout, five steps and two layers
     steps = scale(["insert", "delete", "mixed"] if layout == "layered" else ["mixed"],
                   ["insert", "delete", "mixed", "mixed", "insert"])
     if layout != "default":
@@ -237,7 +238,7 @@ def test_aggregate_rules_recompute_the_touched_groups_and_equal_from_scratch(spa
     ws = tmp_path / "ws"
     rw.create(ws, GROUPS, _engine_of(tmp_path), out_dir=tmp_path)
     check()
-    for step in range(4):
+    for step in range(scale(2, 4)):                 # w changes at the second
         facts["e"] = (facts["e"] - set(rng.sample(sorted(facts["e"]), 2))) | {(rng.randrange(6), rng.randrange(6))}
         if step % 2:
             facts["w"] = facts["w"] ^ {(rng.randrange(6),)}
@@ -275,7 +276,7 @@ def _killed_refresh(ws: Path, phase: str, tmp_path: Path) -> None:
     assert time.time() <= deadline, f"the refresh never reached {phase}"
 
 
-@pytest.mark.parametrize("phase", ["diff", "transaction", "write back"])
+@pytest.mark.parametrize("phase", [pytest.param("diff", marks=long_only), "transaction", "write back"])
 def test_refresh_killed_in_any_phase_leaves_before_or_after_and_converges(spark, tmp_path, phase):
     edges, blocked = {(1, 2), (2, 3), (5, 6), (3, 3)}, {6}
     _write(spark, tmp_path, edges, blocked)

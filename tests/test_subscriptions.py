@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from datalog import DatalogError, Engine, SubscriptionWarning, Workspace
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 PROGRAM = """
 .decl e(x: number, y: number)
@@ -54,7 +55,7 @@ def weights(changes) -> dict[tuple, int]:
     return {row: weight for row, weight in total.items() if weight}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(BATCH, max_size=8), st.booleans())
 def test_delivered_weights_add_up_to_the_relation(batches, snapshot_first):
     engine = Engine.from_source(PROGRAM)

@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from datalog import DatalogError, Engine, Relation
 from datalog.language import numbers
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 PROGRAM = """
 .type Age <: unsigned
@@ -79,7 +80,7 @@ def test_view_is_live():
     assert len(view) == 2 and view.rows() == engine.rows("copy")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(ROW, max_size=30))
 def test_arrow_round_trip(rows):
     source = engine_with(rows)
@@ -272,7 +273,7 @@ def fresh_table(engine: Engine, name: str) -> pa.Table:
     return arrow.table_of(column_kinds(engine, name), engine.rows(name))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(STEP, max_size=10), st.sampled_from(["incremental", "recompute"]))
 def test_kept_tables_are_the_relations_rows(steps, maintenance):
     """A table read again is the table of the relation's rows now: after commits, rolled-back
@@ -336,7 +337,7 @@ PLAIN_ROW = st.tuples(st.integers(-3, 3) | st.sampled_from([numbers.INT_MIN, num
                       st.sampled_from(["", "a", "b", "ä", "✓", "a\x00", "A"]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sets(PLAIN_ROW, max_size=40), st.sets(PLAIN_ROW, max_size=12), st.data(), st.booleans())
 def test_a_patched_table_is_the_table_of_the_changed_rows(rows, new, data, ordered):
     """arrow.patched (a kept table changed by a commit) against building the table again."""

@@ -17,6 +17,7 @@ from datalog.language.errors import DatalogError
 from datalog.language.parser import parse, parse_query
 from maintenance.theta_rule import ThetaRule
 from maintenance.view_relation import ViewRelation
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 DECLS = """\
 .decl r(a: number, b: number, c: number)
@@ -200,7 +201,7 @@ def engines(program: str, edb: dict):
     return pair
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.booleans().flatmap(acyclic_rules), st.fixed_dictionaries({name: st.lists(rows, min_size=4, max_size=12) for name in RELATIONS}),
        st.lists(batches, min_size=1, max_size=6))
 def test_thetajoin_backend_equals_recompute_after_every_commit(program, edb, stream):
@@ -232,7 +233,7 @@ def query_args(values: list, arity: int):
     return st.lists(arg, min_size=arity, max_size=arity)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.booleans().flatmap(acyclic_rules), st.fixed_dictionaries({name: st.lists(rows, min_size=4, max_size=12) for name in RELATIONS}),
        st.data())
 def test_one_atom_queries_of_an_unstored_head_equal_the_stored_twin(program, edb, data):
@@ -324,7 +325,7 @@ above(x) :- h(x, y), h(y, _), x < y.
 """
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.fixed_dictionaries({name: st.lists(rows, min_size=4, max_size=12) for name in RELATIONS}),
        st.lists(batches, min_size=1, max_size=6))
 def test_a_head_shared_by_both_backends_and_a_fact(edb, stream):

@@ -19,6 +19,7 @@ from datalog.evaluation import worklist
 from datalog.language import naive
 from datalog.language.parser import parse
 from strategies import GeneratedProgram, linear_programs, program_of, programs
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -90,7 +91,7 @@ r0_0(z) :- e0(x, 1), r0_0(y), e0(z, x).
 r0_0(0).""", {"e0": {(0, 0), (1, 0)}})
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(linear_programs())
 @example(COUNTERS)
 @example(CONSTANT_IN_THE_INDEPENDENT_PART)
@@ -102,7 +103,7 @@ def test_worklist_matches_seminaive_and_naive(generated: GeneratedProgram):
     assert evaluated(generated, "batches") == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(programs())
 def test_worklist_on_general_programs(generated: GeneratedProgram):
     """The stratified generator's programs (non-linear recursion too): where the worklist is not

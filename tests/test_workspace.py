@@ -23,6 +23,7 @@ from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 from tests.strategies import DOMAIN, programs
 from tests.workspace_oracle import (AGGREGATES, BLOCK, EDB, PLAIN, PROGRAM, THETA, commit_of, contents, edb_after,
                                     from_scratch)
+from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -164,7 +165,7 @@ def test_version_2_maintainer_file_is_restored(tmp_path, program):
         old.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_paged_support_counts_act_as_a_counter(tmp_path_factory, data):
     """A restored relation's support counts read page by page (wsstate._StoredCounts, from a real
@@ -258,7 +259,7 @@ def _batches(draw, generated):
             for _ in range(draw(st.integers(1, 4)))]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_reopening_random_programs_matches_a_process_that_never_stopped(tmp_path_factory, data):
