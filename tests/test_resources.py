@@ -95,6 +95,19 @@ def test_running_out_of_memory_is_a_coded_error_in_the_api(tmp_path):
     assert done.stdout.split() == ["out_of_memory", "False", "0", "0"], done.stderr
 
 
+def test_running_out_of_memory_while_loading_is_a_coded_error_in_the_api(tmp_path):
+    # 3M pairs: about 30 MB of text, far more than the 350 MB of address space as tuples
+    with open(tmp_path / "e.facts", "w") as facts:
+        facts.writelines(f"{i}\t{i + 1}\n" for i in range(3_000_000))
+    script = (f"from datalog import Engine\nfrom datalog.language.errors import DatalogError\n"
+              f"e = Engine.from_source('.decl e(a: number, b: number)\\n.input e\\ne(-1, -1).', {str(tmp_path)!r})\n"
+              f"try:\n    e.run()\nexcept DatalogError as exc:\n"
+              f"    print(exc.code, e.stored_relation('e').sorted_rows())\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          preexec_fn=_limited(LIMIT))
+    assert done.stdout.split() == ["out_of_memory", "[(-1,", "-1)]"], done.stderr    # only the program's fact
+
+
 def test_ctrl_c_stops_a_large_run_within_a_second(tmp_path):
     prog = _program(tmp_path, WIDE)
     child = subprocess.Popen([DATALOG, "run", str(prog), "-D", str(tmp_path / "out")],

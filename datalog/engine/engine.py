@@ -39,7 +39,7 @@ from datalog.sources import files
 from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
-from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, UndefinedRelation
+from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, OutOfMemory, UndefinedRelation
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, is_internal, rewrite
 from datalog.language.types import example
@@ -165,9 +165,17 @@ class Engine:
         load them; all or nothing."""
         if self._inputs_loaded:
             return
-        loaded = self._read_inputs(self.checked.directives("input"), progress or self.progress)
-        self.settle(loaded)
-        fill(self.db, loaded)
+        directives = self.checked.directives("input")
+        before = {d.relation: set(self.db[d.relation].tuples) for d in directives}   # their facts, if any
+        try:
+            loaded = self._read_inputs(directives, progress or self.progress)
+            self.settle(loaded)
+            fill(self.db, loaded)
+        except MemoryError:
+            for name, rows in before.items():         # the rows filled before it ran out, dropped
+                self.db[name] = Relation(name, self.db[name].arity, rows)
+            raise OutOfMemory("the machine ran out of memory reading the inputs; nothing was loaded. "
+                              "Free memory, or read fewer or smaller inputs") from None
         self._inputs_loaded = True
 
     def _read_inputs(self, directives, progress: Progress | None = None):
