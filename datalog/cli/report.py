@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
+from datalog.cli.repl_changes import absent_retractions, absent_warning
 from datalog.engine.updates import Committed, Failure, apply_updates
 from datalog.sources.files import format_value
 from datalog.language.display import plural
@@ -16,11 +17,18 @@ from datalog.language.rewrites import is_internal
 def apply_and_report(engine, batches, report: Committed) -> tuple[int, int]:
     """Commit each batch in order (:func:`datalog.engine.updates.apply_updates`), ``report`` after each;
     a failing batch (rolled back) is described on stderr. Returns (batches applied, exit status)."""
-    applied, failure = apply_updates(engine, batches, report)
+    applied, failure = apply_updates(engine, batches, report, _warn_absent)
     if failure is None:
         return applied, 0
     print(failed(failure), file=sys.stderr)
     return applied, 1
+
+
+def _warn_absent(number: int, batch, tx) -> None:
+    """``warning[retract_absent]`` on stderr for a batch's retractions of facts not there."""
+    warning = absent_warning(*absent_retractions(tx.engine, tx.pending), batch.span)
+    if warning:
+        print(warning.render(), file=sys.stderr)
 
 
 def failed(failure: Failure) -> str:

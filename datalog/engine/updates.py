@@ -115,31 +115,36 @@ def culprit(engine: Engine, err: DatalogError, atom: ast.Atom) -> Span | None:
     return atom.span
 
 
-def apply_updates(engine: Engine, batches: list[Batch], committed: Committed) -> tuple[int, Failure | None]:
+def apply_updates(engine: Engine, batches: list[Batch], committed: Committed,
+                  examine: Callable[[int, Batch, object], None] | None = None) -> tuple[int, Failure | None]:
     """Commit each batch in order; ``committed(number, delta, seconds)`` after each. Stops at the
     first failing batch (its transaction rolled back). Returns the number of batches applied and the
     failure, if one failed. ``seconds`` is the batch's own time: the evaluation and the
     maintainer's set-up are done before the first batch is timed (a failure there is the first
-    batch's)."""
+    batch's). ``examine(number, batch, tx)``: each batch's transaction with its requests made,
+    before it commits."""
     for number, batch in enumerate(batches, 1):
         try:
             if number == 1:
                 with _coded(engine):
                     engine.prepare()
             started = time.perf_counter()
-            delta = apply_batch(engine, batch)
+            delta = apply_batch(engine, batch, examine and (lambda tx: examine(number, batch, tx)))
         except DatalogError as err:
             return number - 1, Failure(number, batch, err, len(batches) - number)
         committed(number, delta, time.perf_counter() - started)
     return len(batches), None
 
 
-def apply_batch(engine: Engine, batch: Batch) -> Delta:
-    """One batch as one transaction; returns its delta. All or nothing: on an error nothing changed."""
+def apply_batch(engine: Engine, batch: Batch, examine: Callable[[object], None] | None = None) -> Delta:
+    """One batch as one transaction; returns its delta. All or nothing: on an error nothing changed.
+    ``examine(tx)``: the transaction with its requests made, before it commits."""
     with _coded(engine):
         with engine.transaction() as tx:
             for sign, atom in batch:
                 request(tx, sign, atom, pinpoint=True)
+            if examine:
+                examine(tx)
     return tx.delta
 
 
