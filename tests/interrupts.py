@@ -95,3 +95,23 @@ class Where(Inject):
             if self.count == self.at:
                 self.fired = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
         return self._line
+
+
+def interrupted_within_a_second(child, ready) -> None:
+    """SIGINT to the running ``datalog`` ``child`` (a Popen with text pipes) once ``ready()`` (or
+    after 60 s); it must exit with ``error[interrupted]`` and status 130, no traceback, in under
+    a second."""
+    import time
+    try:
+        deadline = time.monotonic() + 60
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert child.poll() is None, "the run ended before it could be interrupted"
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        child.kill()
+    assert child.returncode == 130 and "error[interrupted]" in err and "Traceback" not in err, err
+    assert took < 1.0, f"{took:.2f} s from SIGINT to exit"
