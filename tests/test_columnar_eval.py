@@ -82,9 +82,9 @@ def eligible_programs(draw) -> tuple[str, dict]:
                 body.append(f"{next(iter(edb))}({', '.join(['x'] * edb[next(iter(edb))])})")
                 bound = ["x"]
             args = [draw(st.sampled_from(bound)) for _ in range(width)]
-            for _ in range(draw(st.integers(0, 2))):    # x < y, x != 3 (signed, with int64's extremes)
+            for _ in range(draw(st.integers(0, 2))):    # x < 3, x != -1 (signed, with int64's extremes)
                 left, op = draw(st.sampled_from(bound)), draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
-                body.append(f"{left} {op} {draw(st.sampled_from(bound) | VALUES.map(str))}")
+                body.append(f"{left} {op} {draw(VALUES.map(str))}")
             lines.append(f"{head}({', '.join(args)}) :- {', '.join(body)}.")
     decls = [f".decl {n}({', '.join(f'c{c}: number' for c in range(w))})" for n, w in relations.items()]
     return "\n".join(decls + lines), facts
@@ -156,6 +156,14 @@ def test_an_ineligible_stratum_falls_back_to_the_tuple_path(rule):
     assert on == evaluated(text, edb, False)[0]
 
 
+def test_a_comparison_of_two_variables_takes_the_tuple_path():
+    # it would filter the join's bindings after the join: ?- n(a), n(b), n(c), a < b, b < c. over
+    # 2,000 rows is 8e9 bindings in one kernel call, which Ctrl-C cannot stop
+    text = ".decl n(a: number)\n.decl t(a: number, b: number)\nt(a, b) :- n(a), n(b), a < b.\n"
+    on, told = evaluated(text, {"n": {(i,) for i in range(1200)}}, True)
+    assert len(on["t"]) == 1200 * 1199 // 2 and not any("kernel" in line for line in told)
+
+
 def test_symbols_take_the_tuple_path():
     text = TC.replace("number", "symbol")
     on, told = evaluated(text, {"e": {("a", "b"), ("b", "c")}}, True)
@@ -220,7 +228,7 @@ def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
     assert engine.stored_relation("p").sorted_rows() == []          # nothing half-made is left
 
 
-TRIANGLES = ".decl e(a: number, b: number)\n.decl t(a: number, b: number, c: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < y, y < z.\n"
+TRIANGLES = ".decl e(a: number, b: number)\n.decl t(a: number, b: number, c: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x).\n"
 
 
 def test_by_default_the_kernel_takes_non_recursive_strata_that_read_many_rows():

@@ -9,7 +9,7 @@ the program (a rule, a declaration, ``.load``, ``.open``, ``.save``) ends the hi
 before it are not undone (nor are rules or declarations).
 
 >>> from datalog.engine.engine import Engine
->>> engine = Engine.from_source(".decl e(a: number)\\nc(n) :- n = count : e(_).\\ne(1).")
+>>> engine = Engine.from_source(".decl e(a: number)\\n.decl c(n: number)\\nc(n) :- n = count : e(_).\\ne(1).")
 >>> engine.run()
 >>> history = History()
 >>> history.record(engine.commit(inserts={"e": [(2,), (3,)]}, retracts={"e": [(1,)]}), engine.idb)

@@ -2,6 +2,7 @@
 
 >>> e = Engine.from_source('''
 ...     .decl edge(a: number, b: number)
+...     .decl path(a: number, b: number)
 ...     path(x, y) :- edge(x, y).
 ...     path(x, z) :- path(x, y), edge(y, z).
 ... ''')

@@ -8,7 +8,7 @@ Lookup's reads its index), and the plan its head function ``binding -> tuple``.
 >>> from datalog.language.parser import parse
 >>> from datalog.language.checks import check
 >>> from datalog.planning.planner import plan_clause
->>> c = check(parse('.decl e(a: number, b: number)\\np(x, s) :- e(x, y), s = x + y, s > 2.'))
+>>> c = check(parse('.decl e(a: number, b: number)\\n.decl p(a: number, s: number)\\np(x, s) :- e(x, y), s = x + y, s > 2.'))
 >>> plan = compile_plan(plan_clause(c.clauses[0], c.schema, 0))
 >>> b = [1, 2, None]
 >>> [f.make({})(b) for f in plan.filters], plan.head(b)

@@ -6,7 +6,7 @@ evaluated; one that fails any is not. The checks of types are in
 :mod:`datalog.language.typecheck`; stratification is a stage of its own (:mod:`datalog.language.strata`).
 
 >>> from datalog.language.parser import parse
->>> checked = check(parse('.decl e(a: number, b: number)\\np(x, y) :- e(x, y).'))
+>>> checked = check(parse('.decl e(a: number, b: number)\\n.decl p(a: number, b: number)\\np(x, y) :- e(x, y).'))
 >>> [str(c) for c in checked.clauses], checked.schema["p"].types
 (['p(x, y) :- e(x, y).'], ['number', 'number'])
 """

@@ -4,9 +4,9 @@ occurs only once in a rule, and a declared relation that nothing fills. Each is 
 
 >>> from datalog.language.checks import check
 >>> from datalog.language.parser import parse
->>> for w in check(parse('.decl e(a: number, b: number)\\np(x) :- e(x, y).')).warnings:
+>>> for w in check(parse('.decl e(a: number, b: number)\\n.decl p(a: number)\\np(x) :- e(x, y).')).warnings:
 ...     print(w.render().splitlines()[0])
-<input>:2:14: warning[singleton_variable]: Variable y only occurs once
+<input>:3:14: warning[singleton_variable]: Variable y only occurs once
 <input>:1:1: warning[no_rules]: No rules/facts defined for relation e
 """
 

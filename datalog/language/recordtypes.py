@@ -14,7 +14,7 @@ arguments; the variables of a pattern take the types of the fields they stand in
 
 >>> from datalog.language.parser import parse
 >>> from datalog.language.checks import check
->>> c = check(parse('.type P = [a: number, b: symbol]\\n.decl r(p: P)\\nq(y) :- r([_, y]).'))
+>>> c = check(parse('.type P = [a: number, b: symbol]\\n.decl r(p: P)\\n.decl q(y: symbol)\\nq(y) :- r([_, y]).'))
 >>> c.schema["q"].types, c.aliases["P"].fields
 (['symbol'], ('number', 'symbol'))
 """

@@ -19,7 +19,7 @@ Translation of a clause body into a GCQ (:func:`to_gcq`):
 
 >>> from datalog.language.checks import check
 >>> from datalog.language.parser import parse
->>> c = check(parse('.decl r(a: number, b: number)\\n.decl s(c: number, d: number)\\n'
+>>> c = check(parse('.decl r(a: number, b: number)\\n.decl s(c: number, d: number)\\n.decl q(a: number, d: number)\\n'
 ...                 'q(a, d) :- r(a, _), s(c, d), a < c + 10.'))
 >>> backend = choose_backend(c.clauses[0])
 >>> backend.name, backend.reason

@@ -13,7 +13,8 @@ the variables that assignments bind.
 >>> from datalog.language.parser import parse
 >>> from datalog.language.checks import check
 >>> from datalog.planning.planner import plan_clause
->>> c = check(parse('.decl e(a: number, b: number)\\nt(x, y, z) :- e(x, y), e(y, z), e(z, x), x < z.'))
+>>> c = check(parse('.decl e(a: number, b: number)\\n.decl t(x: number, y: number, z: number)\\n'
+...             't(x, y, z) :- e(x, y), e(y, z), e(z, x), x < z.'))
 >>> print(plan_clause(c.clauses[0], c.schema, 0).describe())
 order [x, y, z]; indexes e[0, 1], e[0, 1], e[1, 0]; filters x < z after z
 """

@@ -9,7 +9,8 @@ the depth from which variables are existential.
 
 >>> from datalog.language.parser import parse
 >>> from datalog.language.checks import check
->>> c = check(parse('.decl e(a: number, b: number)\\nt(x, y, z) :- e(x, y), e(y, z), e(z, x).'))
+>>> c = check(parse('.decl e(a: number, b: number)\\n.decl t(x: number, y: number, z: number)\\n'
+...             't(x, y, z) :- e(x, y), e(y, z), e(z, x).'))
 >>> p = plan_clause(c.clauses[0], c.schema, 0)
 >>> p.variable_order, [a.order for a in p.atoms]
 (['x', 'y', 'z'], [(0, 1), (0, 1), (1, 0)])
