@@ -24,6 +24,7 @@ from datalog.language.errors import BadOption, DatalogError, SourceNotAppendOnly
 from datalog.refresh import refresh  # noqa: E402
 from datalog.spark import resident_workspace as rw  # noqa: E402
 from datalog.workspace.workspace import Workspace  # noqa: E402
+from tiers import long_only  # noqa: E402
 
 RULES = """
 .decl two(a: number, c: number)
@@ -223,7 +224,8 @@ def _check_parts(kind, parts: dict[int, set]) -> None:
     assert kind.rows("pair") == sorted(edges)
 
 
-@pytest.mark.parametrize("Kind", KINDS, ids=["in-process", "resident"])
+@pytest.mark.parametrize("Kind", [pytest.param(InProcess, id="in-process"),     # resident: a minute and more
+                                  pytest.param(Resident, id="resident", marks=long_only)])
 def test_partitioned_reads_only_the_changed_partitions(spark, tmp_path, Kind):
     rng = random.Random(5)
     parts = {p: {(rng.randrange(300), rng.randrange(300)) for _ in range(50)} for p in range(20)}
