@@ -57,8 +57,16 @@ def test_lftj_matches_naive(generated: GeneratedProgram):
         assert engine.rows(name) == expected[name], name
 
 
+# the sum of nothing is an unsigned 0 where its target is unsigned: 0u - 1 wraps
+UNSIGNED_SUM_OF_NOTHING = program_of("""\
+.decl e0(c0: unsigned)
+.decl r2_0(c0: unsigned, c1: unsigned)
+r2_0(x, (a0 - 1) / 2) :- e0(x), a0 = sum 1u : { e0(l0_0), !e0(l0_0) }.""", {"e0": {(0,), (1,)}})
+
+
 @settings(max_examples=examples(100), deadline=None)
 @given(unsigned_programs())
+@example(generated=UNSIGNED_SUM_OF_NOTHING)
 def test_lftj_matches_naive_on_unsigned(generated: GeneratedProgram):
     """The same programs over unsigned columns (issue 18): the engine's marked operations against
     the naive evaluator's Unsigned values, values above 2^63 in the EDB."""

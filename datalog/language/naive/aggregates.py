@@ -49,7 +49,10 @@ def aggregate(rule, agg: Aggregate, subst: Subst):
         return len(values)
     values = [number(v, agg.kind) for v in values]
     if agg.kind == "sum":       # of unsigned values: modulo 2^64 (Soufflé's unsigned sum)
-        return Unsigned(sum(values) % TWO64) if any(isinstance(v, Unsigned) for v in values) else sum(values)
+        # of nothing: 0 of the target's type, which a constant target (sum 1u : {...}) shows
+        unsigned = any(isinstance(v, Unsigned) for v in values) or (
+            not values and isinstance(agg.target, ast.Constant) and isinstance(rule.eval(agg.target, subst), Unsigned))
+        return Unsigned(sum(values) % TWO64) if unsigned else sum(values)
     if not values:
         raise NoValue
     if agg.kind == "min":
