@@ -21,6 +21,7 @@ through ipywidgets (the ``notebook`` extra installs it).
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -36,9 +37,11 @@ class ProgressBar:
     console also when ``delay`` has passed after an earlier line (a timer draws it, so a long step
     that began early shows too; not in a notebook, whose output belongs to the cell's thread). A
     line after the last stratum's (a workspace's ``saving the maintainer's state``) counts every
-    stratum done."""
+    stratum done. ``delay`` by default: ``DATALOG_PROGRESS_DELAY`` seconds if set, else 0.5."""
 
-    def __init__(self, console=None, delay: float = 0.5, transient: bool = True):
+    def __init__(self, console=None, delay: float | None = None, transient: bool = True):
+        if delay is None:
+            delay = float(os.environ.get("DATALOG_PROGRESS_DELAY", "0.5"))
         self.console, self.delay, self.transient = console, delay, transient
         self._timed = console is not None and console.is_terminal
         self.lines: list[str] = []
@@ -92,8 +95,9 @@ class ProgressBar:
         if self._progress is not None and self.lines:
             begun, total = self._strata
             done = min(max(begun - 1, 0), total)
-            self._progress.update(self._task, description=self.lines[-1].strip(), completed=done,
-                                  total=total or None, strata=f"{done}/{total} strata" if total else "")
+            self._progress.update(self._task, description=self.lines[-1].strip(), completed=done,    # drawn now:
+                                  total=total or None, strata=f"{done}/{total} strata" if total else "",
+                                  refresh=True)                       # a short step shows too
 
     def _start(self) -> None:
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
