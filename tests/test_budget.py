@@ -14,6 +14,7 @@ from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError
 from maintenance.budget import MemoryBudget, parse_size, resident
 from tests.test_maintenance import snapshot
+from tests.cli_process import run_datalog
 
 PROGRAM = """
 .decl e(x: number, y: number)
@@ -102,8 +103,7 @@ def test_sizes():
 # ---------------------------------------------------------------- the command line
 
 def _datalog(*args, cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], cwd=cwd,
-                            capture_output=True, text=True, timeout=120)
+    result = run_datalog(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import run_datalog
 
 SCRIPT = Path(sys.executable).with_name("datalog")       # the console script next to this interpreter
 
@@ -40,8 +41,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def datalog(*args, cwd: Path, module: bool = True) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "datalog"] if module else [str(SCRIPT)]
-    return subprocess.run([*command, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
+    if module:
+        return run_datalog(*args, cwd=cwd)
+    return subprocess.run([str(SCRIPT), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:

@@ -29,6 +29,7 @@ from datalog.engine.engine import Engine
 from datalog.engine.updates import apply_batch
 from datalog.cli.options import add_preprocessor_options, parse_options
 from datalog.language.parser import parse, parse_file, parse_updates_file
+from tests.cli_process import run_datalog
 
 HERE = Path(__file__).resolve().parent / "constructs"
 CONSTRUCTS = sorted(p.parent for p in HERE.glob("*/prog.dl"))
@@ -59,9 +60,7 @@ def _sorted_lines(path: Path) -> list[str]:
 @pytest.mark.parametrize("folder", CONSTRUCTS, ids=[p.name for p in CONSTRUCTS])
 def test_outputs_as_soufflé_gives_them(folder: Path, tmp_path: Path):
     """The CLI run (as a user runs it) writes exactly the expected outputs."""
-    done = subprocess.run([sys.executable, "-m", "datalog", "run", str(folder / "prog.dl"), "-F",
-                           str(_facts(folder)), "-D", str(tmp_path), *_args(folder)],
-                          capture_output=True, text=True, timeout=120, cwd=folder)
+    done = run_datalog("run", folder / "prog.dl", "-F", _facts(folder), "-D", tmp_path, *_args(folder), cwd=folder)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     expected = sorted((folder / "expected").glob("*.csv"))

@@ -43,6 +43,7 @@ import pytest
 
 from datalog.engine.engine import Engine
 from datalog.language.errors import DatalogError
+from tests.cli_process import run_datalog
 
 ERRORS_DIR = Path(__file__).resolve().parent / "errors"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -91,8 +92,7 @@ def _expected_code(name: str) -> str | None:
 
 def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}       # a warning on stderr would break the comparison
-    return subprocess.run([sys.executable, "-m", "datalog", *args], cwd=ERRORS_DIR, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_datalog(*args, cwd=ERRORS_DIR, env=env)
 
 
 def _command(name: str, out: Path) -> list[str]:
@@ -327,8 +327,7 @@ def test_input_of_undeclared_unused_relation():
 # ---------------------------------------------------------------- all or nothing
 
 def _cli(args, cwd):
-    return subprocess.run([sys.executable, "-m", "datalog", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return run_datalog(*args, cwd=cwd)
 
 
 GOOD_PREFIX = """\

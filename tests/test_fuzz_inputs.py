@@ -32,6 +32,7 @@ from datalog.engine.engine import Engine
 from datalog.engine.updates import apply_updates, read_updates
 from datalog.sources.files import format_rows
 from datalog.workspace.workspace import Workspace
+from tests.cli_process import run_datalog
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,10 +315,8 @@ def test_clean_fact_files_load_exactly():
 # ---------------------------------------------------------------- the command line
 
 def _datalog(*args, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
-        return subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], cwd=cwd, env=env,
-                              capture_output=True, text=True, timeout=30)
+        return run_datalog(*args, cwd=cwd, timeout=30)
     except subprocess.TimeoutExpired:
         pytest.fail(f"datalog {' '.join(map(str, args))} still running after 30 s")
 

@@ -28,6 +28,7 @@ from datalog.language.errors import (InputPath, OutputError, OutputPath, Workspa
 from datalog.sources import atomic
 from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 from tests.workspace_oracle import BLOCK, PROGRAM, commit_of, contents, edb_after, from_scratch
+from tests.cli_process import run_datalog
 
 ROOT = Path(__file__).resolve().parent.parent
 VICTIM = "precious data, not the engine's\n"
@@ -35,9 +36,7 @@ VICTIM = "precious data, not the engine's\n"
 
 def datalog(*args, cwd=None, prefix=(), umask=None) -> subprocess.CompletedProcess:
     """The CLI as a subprocess (``prefix``: a command that runs it, e.g. ``setpriv ...``)."""
-    return subprocess.run([*prefix, sys.executable, "-m", "datalog", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+    return run_datalog(*args, cwd=cwd, prefix=prefix, umask=umask)
 
 
 def ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:

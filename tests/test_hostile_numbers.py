@@ -19,6 +19,7 @@ from datalog.engine.engine import Engine
 from datalog.evaluation.aggregates import exact_sum
 from datalog.language import numbers
 from datalog.language.errors import DatalogError
+from tests.cli_process import run_datalog
 from maintenance.exact_sum import ExactSum
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
@@ -27,9 +28,8 @@ INT_MAX, INT_MIN = 2 ** 63 - 1, -2 ** 63
 
 
 def cli(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, "-m", "datalog", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=20)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return run_datalog(*args, cwd=cwd, env=env, input=stdin, timeout=20)
 
 
 def failure(result: subprocess.CompletedProcess, code: str) -> str:

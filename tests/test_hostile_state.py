@@ -26,6 +26,7 @@ from datalog.workspace import format as wsfile
 from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 from tests import workspace_oracle
 from tests.workspace_oracle import PROGRAM, commit_of, contents, edb_after, from_scratch
+from tests.cli_process import run_datalog
 
 ROOT = Path(__file__).resolve().parent.parent
 KIND = {SNAPSHOT: "snapshot", LOG: "log"}
@@ -342,8 +343,7 @@ def test_record_inflating_to_less_than_it_declares_is_corrupt(tmp_path):
 # ---------------------------------------------------------------- verify
 
 def _datalog(*args):
-    return subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    return run_datalog(*args, cwd=ROOT)
 
 
 TC = ROOT / "programs" / "transitive_closure"

@@ -26,6 +26,7 @@ from datalog.language import ast, numbers
 from datalog.language.errors import DatalogError
 from datalog.sources import files, sqlite
 from datalog.sources.textformat import TextFormat
+from tests.cli_process import run_datalog
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,9 +34,8 @@ CONSTRUCTS = ROOT / "tests" / "constructs"
 
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
-    done = subprocess.run([sys.executable, "-m", "datalog", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = run_datalog(*args, cwd=cwd, env=env, timeout=60)
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -249,9 +249,7 @@ def test_bad_json_input_is_bad_fact_file(tmp_path, text):
 def test_io_stdin_reads_the_standard_input(tmp_path):
     (tmp_path / "prog.dl").write_text(".decl r(x: number, s: symbol)\n.input r(IO=stdin, delimiter=\",\")\n"
                                       ".output r\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "datalog", "run", "prog.dl", "-D", "."], cwd=tmp_path, env=env,
-                          input="2,b\n1,a\n", capture_output=True, text=True, timeout=60)
+    done = run_datalog("run", "prog.dl", "-D", ".", cwd=tmp_path, input="2,b\n1,a\n", timeout=60)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "r.csv").read_text() == "1\ta\n2\tb\n"
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import run_datalog
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "provenance"
@@ -19,9 +20,8 @@ ANDERSEN = ["programs/andersen/prog.dl", "-F", "programs/andersen/facts"]
 
 
 def datalog(*args, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], input=stdin, capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=120)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return run_datalog(*args, input=stdin, cwd=cwd, env=env)
 
 
 def golden(name: str, text: str) -> None:

@@ -24,6 +24,7 @@ from datalog.cli.repl_commands import Quit
 from datalog.workspace.workspace import Workspace
 from datalog.cli.statements import is_complete, split
 from tests.strategies import programs
+from tests.cli_process import run_datalog
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -343,8 +344,7 @@ def test_facts_explain_stats_limit_and_quit():
 # ---------------------------------------------------------------- piped script (subprocess)
 
 def repl(args, stdin: str, cwd=ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run(DATALOG + ["repl", *args], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, timeout=60)
+    return run_datalog("repl", *args, input=stdin, cwd=cwd, timeout=60)
 
 
 def test_piped_script_runs_every_statement_and_exits_zero(tmp_path):
@@ -405,7 +405,7 @@ def tc_workspace(path: Path) -> Path:
 
 
 def datalog(*args) -> subprocess.CompletedProcess:
-    return subprocess.run(DATALOG + [*map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    return run_datalog(*args, cwd=ROOT, timeout=60)
 
 
 def test_save_then_a_second_process_opening_it_sees_the_same_relations(tmp_path):

@@ -18,6 +18,7 @@ import pytest
 
 from datalog.language.errors import DatalogError
 from datalog.language.parser import parse_updates
+from tests.cli_process import run_datalog
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "programs"
@@ -47,8 +48,7 @@ ratio(x, 100 / y) :- reach(x, y).
 
 
 def datalog(*args, cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], cwd=cwd,
-                            capture_output=True, text=True, timeout=120)
+    result = run_datalog(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr        # never, whatever happened
     return result
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from datalog.language.errors import DatalogError
 from datalog.workspace.workspace import LOG, SNAPSHOT, Workspace
 from tests.strategies import DOMAIN, programs
+from tests.cli_process import run_datalog
 from tests.workspace_oracle import (AGGREGATES, BLOCK, EDB, PLAIN, PROGRAM, THETA, commit_of, contents, edb_after,
                                     from_scratch)
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
@@ -29,8 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _datalog(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "datalog", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=60)
+    return run_datalog(*args, cwd=cwd, timeout=60)
 
 
 def _committed(path, n: int, compact_min: int = 1 << 20) -> None:
