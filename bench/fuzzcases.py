@@ -202,7 +202,9 @@ def fact_program(rng, types: list[str], delimiter: str, undeclared: bool, sandbo
     variables = [f"x{i}" for i in range(len(types))]
     params = f'(delimiter="{delimiter}")' if delimiter != "\t" else ""
     lines = [] if undeclared else [f".decl r({', '.join(f'{v}: {t}' for v, t in zip(variables, types))})"]
-    lines += [f".input r{params}", f"s({', '.join(variables)}) :- r({', '.join(variables)}).", ".output s"]
+    # plain Datalog (undeclared) reads files but names no relation in .output or .printsize (Soufflé's rule)
+    out = (lambda line: []) if undeclared else (lambda line: [line])
+    lines += [f".input r{params}", f"s({', '.join(variables)}) :- r({', '.join(variables)}).", *out(".output s")]
     numeric = [(v, t) for v, t in zip(variables, types) if t != "symbol"]
     body = f"r({', '.join(variables)})"
     for v, t in numeric[:2]:
@@ -216,13 +218,13 @@ def fact_program(rng, types: list[str], delimiter: str, undeclared: bool, sandbo
             lines.append(f"str_{v}(y) :- {body}, y = to_string({v}).")
         if t == "number":
             lines.append(f"flt_{v}(y) :- {body}, y = to_float({v}).")
-        lines.append(f".output sum_{v}")
+        lines += out(f".output sum_{v}")
     lines.append(f"n(c) :- c = count : {{ {body} }}.")
-    lines.append(".printsize n")
+    lines += out(".printsize n")
     if not undeclared:                                  # a program with a .decl declares every relation
         lines += _derived_declarations(variables, types, numeric[:2])
     hostile = None
-    if rng.random() < 0.08:                             # an output path that leaves -D
+    if rng.random() < 0.08 and not undeclared:          # an output path that leaves -D
         hostile = rng.choice(["../outside.csv", "sub/../../x.csv", f"{sandbox}/outside-abs.csv", "../F/r.facts"])
         lines.append(f'.output n(filename="{hostile}")')
     return "\n".join(lines) + "\n", hostile

@@ -43,12 +43,22 @@ def test_a_misspelt_head_is_undefined_where_relations_are_declared():
     assert "cann/2" in info.value.message
 
 
-def test_a_type_makes_a_souffle_program_and_directives_do_not():
+def test_a_type_makes_a_souffle_program():
     with pytest.raises(DatalogError) as info:
-        Engine.from_source(".type Id <: number\nf(x) :- x = 100.\n.output f\n", name="prog.dl")
+        Engine.from_source(".type Id <: number\nf(x) :- x = 100.\n", name="prog.dl")
     assert info.value.code == "undefined_relation"
     assert (info.value.span.line, info.value.span.column) == (2, 1)
-    assert _rows("f(x) :- x = 100.\n.output f\n", "f") == [(100,)]
+    assert _rows("f(x) :- x = 100.\n", "f") == [(100,)]
+
+
+@pytest.mark.parametrize("directive", [".output f", ".printsize f"])
+def test_an_output_names_a_declared_relation_in_plain_datalog_too(directive):
+    """Soufflé's negative test semantic/type_system7 is ``F(x) :- x = 100. .output F``."""
+    with pytest.raises(DatalogError) as info:
+        Engine.from_source(f"f(x) :- x = 100.\n{directive}\n", name="prog.dl")
+    assert info.value.code == "undefined_relation"
+    assert (info.value.span.line, info.value.span.column) == (2, len(directive))
+    assert "f in ." in info.value.message and "REPL or Python" in info.value.message
 
 
 def test_a_variable_inside_one_negated_atom_is_existential_in_plain_datalog():

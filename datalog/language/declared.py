@@ -9,8 +9,10 @@ A program with none of these is plain Datalog, as Nemo and Crepe read it: every 
 inferred from its uses (arity from the first use, column types from facts and uses; an
 ``.input`` column nothing constrains from its values), a relation used only in bodies is empty,
 and a variable that occurs only inside one negated atom is existential there (``!edge(x, y)``
-with y nowhere else: no y with ``edge(x, y)``). ``.input``, ``.output`` and ``.printsize`` may
-name its relations.
+with y nowhere else: no y with ``edge(x, y)``). ``.input`` may name its relations (their
+columns typed from the files' values); ``.output`` and ``.printsize`` name declared relations in
+either kind of program, as in Soufflé, which rejects ``f(x) :- x = 100. .output f``: plain
+Datalog's relations are read in the REPL or from Python.
 
 >>> from datalog.language.parser import parse
 >>> plain(parse('p(x) :- q(x).'))
@@ -40,17 +42,20 @@ def plain(program: ast.Program) -> bool:
 def check_declared(ctx, atoms) -> None:
     """In a Soufflé program, the first atom (of ``atoms``, every use in source order) or
     directive whose relation has no ``.decl`` is ``undefined_relation``."""
-    if plain(ctx.program):
-        return
-    for atom in atoms:
-        if not _declared(ctx, atom.relation):
-            raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no .decl "
-                                    f"(a program with any .decl or .type declares every relation it uses)",
-                                    atom.span)
+    if not plain(ctx.program):
+        for atom in atoms:
+            if not _declared(ctx, atom.relation):
+                raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no .decl "
+                                        f"(a program with any .decl or .type declares every relation it uses)",
+                                        atom.span)
     for directive in ctx.program.directives:
+        if plain(ctx.program) and directive.kind == "input":
+            continue                                  # plain Datalog's facts from files
         if not _declared(ctx, directive.relation):
+            hint = "" if not plain(ctx.program) else (" (a directive names a declared relation, as in Soufflé; "
+                                                     "plain Datalog's relations are read in the REPL or Python)")
             raise UndefinedRelation(f"undefined relation {directive.relation} in .{directive.kind}: it has "
-                                    f"no .decl", directive.span)
+                                    f"no .decl{hint}", directive.span)
 
 
 def _declared(ctx, name: str) -> bool:
