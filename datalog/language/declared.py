@@ -52,7 +52,7 @@ def check_declared(ctx, atoms) -> None:
         if plain(ctx.program) and directive.kind == "input":
             continue                                  # plain Datalog's facts from files
         if not _declared(ctx, directive.relation):
-            hint = "" if not plain(ctx.program) else (" (a directive names a declared relation, as in Soufflé; "
+            hint = "" if not plain(ctx.program) else (f" (.{directive.kind} names a declared relation, as in Soufflé; "
                                                      "plain Datalog's relations are read in the REPL or Python)")
             raise UndefinedRelation(f"undefined relation {directive.relation} in .{directive.kind}: it has "
                                     f"no .decl{hint}", directive.span)
