@@ -18,6 +18,10 @@ run: $(VENV)/.installed
 # make test-all: the same tests with the long campaigns at full length (DATALOG_TEST_LONG=1: the
 # 1,000-round Spark chain, full refresh streams, more examples and kills) and the docs' Spark blocks.
 TESTS := tests datalog lftj maintenance
+# Python's default bytecode cache (__pycache__, ignored by git), even where the environment turns
+# it off (PYTHONDONTWRITEBYTECODE=1 here): else every process a test starts (the CLI, the Spark
+# workers, kills and restarts) compiles the package's ~140 modules from source again.
+unexport PYTHONDONTWRITEBYTECODE
 PYTEST_OPTS := -n 2 --dist loadgroup --durations=10
 
 test: $(VENV)/.installed

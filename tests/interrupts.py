@@ -97,6 +97,14 @@ class Where(Inject):
         return self._line
 
 
+def resident_bytes(pid: int) -> int:
+    """The resident memory of process ``pid`` (a child past its imports holds well over 100 MB
+    only once it evaluates: a readiness sign that does not depend on the machine's load)."""
+    import resource
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+
 def interrupted_within_a_second(child, ready) -> None:
     """SIGINT to the running ``datalog`` ``child`` (a Popen with text pipes) once ``ready()`` (or
     after 60 s); it must exit with ``error[interrupted]`` and status 130, no traceback, in under

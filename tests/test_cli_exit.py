@@ -48,3 +48,25 @@ def test_a_user_error_still_exits_with_its_code(tmp_path):
     done = subprocess.run([sys.executable, "-m", "datalog", "run", str(tmp_path / "bad.dl")],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 1 and "error[" in done.stderr and "Traceback" not in done.stderr
+
+
+# A Ctrl-C while the console script imports the commands (before any of them runs): an import
+# hook raises it as the engine's module is loaded, in a real process.
+INTERRUPTED_IMPORT = """
+import sys
+class Stop:
+    def find_spec(self, name, path=None, target=None):
+        if name == "datalog.engine.engine":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Stop())
+sys.argv = ["datalog", "run", "prog.dl"]
+from datalog.cli import entry
+entry()
+"""
+
+
+def test_ctrl_c_while_starting_is_interrupted_not_a_traceback(tmp_path):
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.startswith("error[interrupted]:") and "Traceback" not in done.stderr, done.stderr

@@ -13,7 +13,7 @@ import pytest
 
 from datalog import Engine
 from datalog.language.errors import DatalogError
-from interrupts import interrupted_within_a_second
+from interrupts import interrupted_within_a_second, resident_bytes
 from maintenance.budget import resident
 
 LIMIT = 350                     # MB of address space for the out-of-memory tests
@@ -29,11 +29,6 @@ def _program(tmp_path: Path, text: str) -> Path:
     path.write_text(text)
     (tmp_path / "out").mkdir()
     return path
-
-
-def _rss(pid: int) -> int:
-    with open(f"/proc/{pid}/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize()
 
 
 def test_run_stops_at_the_memory_budget_with_a_code_and_writes_nothing(tmp_path):
@@ -112,7 +107,7 @@ def test_ctrl_c_stops_a_large_run_within_a_second(tmp_path):
     prog = _program(tmp_path, WIDE)
     child = subprocess.Popen([DATALOG, "run", str(prog), "-D", str(tmp_path / "out")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    interrupted_within_a_second(child, lambda: _rss(child.pid) >= 400 << 20)     # much to free
+    interrupted_within_a_second(child, lambda: resident_bytes(child.pid) >= 400 << 20)     # much to free
 
 
 def test_the_budget_holds_in_a_thread_other_than_the_main_one():
