@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from importlib import metadata
 
 from datalog.engine.engine import Engine
 from datalog.engine.outputs import write_files
@@ -77,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def version() -> str:
-    """The installed package's version (``datalog --version``)."""
+    """The installed package's version (``datalog --version``; importlib.metadata is imported
+    here, not at start-up: 50 ms of every command)."""
+    from importlib import metadata
     try:
         return metadata.version("datalog-lftj")
     except metadata.PackageNotFoundError:           # the sources, not installed
