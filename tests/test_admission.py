@@ -135,10 +135,10 @@ def test_a_value_is_admitted_as_its_column_stores_it_or_refused_by_every_engine_
             assert err.code == stored.code, err
             assert f"{name} column 1 (x)" in err.message, err.message
             assert state(engine) == before and engine.commit_number == 0
-        assert unrun.rows(name) == []
+        assert unrun.stored_relation(name).sorted_rows() == []
         return
     unrun.insert(name, [(value,)])
-    assert same(unrun.rows(name)[0][0], stored)
+    assert same(unrun.stored_relation(name).sorted_rows()[0][0], stored)
     if isinstance(committed(kind, stored), Refused):
         assert refusal(lambda: engine.commit(inserts={name: [(value,)]})).code == "number_out_of_range"
         assert state(engine) == before
@@ -214,7 +214,7 @@ def test_numpy_rows_from_records_zips_and_2d_arrays_are_python_ints():
                  frame.to_numpy(), [tuple(r)[1:] for r in frame.to_records()]):
         engine = Engine.from_source(program)
         engine.insert("e", rows)
-        assert all(type(v) is int for row in engine.rows("e") for v in row)
+        assert all(type(v) is int for row in engine.stored_relation("e").sorted_rows() for v in row)
         with pytest.raises(DatalogError) as caught:               # 2^63 - 1 + 1: refused, not wrapped
             engine.run()
         assert caught.value.code == "number_out_of_range"

@@ -349,6 +349,17 @@ def _evaluation(filename: str) -> bool:
     return project(filename) and ("datalog/evaluation/" in filename or "lftj/" in filename)
 
 
+def test_an_answer_before_any_run_runs_the_program():
+    """Defect: rows() and query() of an engine never run answered the derived relations empty."""
+    expected = from_scratch(PROGRAM, EDB)
+    engine = Engine.from_source(PROGRAM)
+    assert engine.query("path(1, X)") == sorted(r for r in expected["path"] if r[0] == 1)
+    assert engine.evaluated
+    again = Engine.from_source(PROGRAM)
+    assert again.stored_relation("path").sorted_rows() == [] and not again.evaluated    # held, unevaluated
+    assert state(again) == expected
+
+
 def test_an_interrupted_run_is_run_again_by_the_next_answer():
     """A run stopped at any line of its evaluation (every 97th; every 3rd in the long run) leaves
     nothing half evaluated: the answers afterwards are the whole program's."""

@@ -193,7 +193,7 @@ def test_errors_against_the_program_point_into_the_updates_file(tmp_path, change
 
 
 def test_a_column_typed_by_its_data_keeps_one_type(tmp_path):
-    (tmp_path / "p.dl").write_text(".input e\n.output r\nr(x) :- e(x).\n")     # undeclared, no rows yet
+    (tmp_path / "p.dl").write_text(".input e\nr(x) :- e(x).\n")     # undeclared, no rows yet
     (tmp_path / "e.facts").write_text("")
     (tmp_path / "u.dl").write_text('+e(1).\ncommit.\n+e("a").\ncommit.\n')
     result = datalog("run", "p.dl", "-D", "out", "--updates", "u.dl", "--maintenance", "recompute", cwd=tmp_path)

@@ -67,7 +67,8 @@ class Engine:
 
     Lifecycle: construct (the pipeline up to planning: parse, rewrite, check, stratify, plan;
     nothing evaluated), ``insert`` EDB facts, ``run`` (loads ``.input`` files once, then
-    evaluates every stratum), then read with ``rows`` / ``query`` / ``ask``, change with
+    evaluates every stratum), then read with ``rows`` / ``query`` / ``ask`` (each runs it first if
+    it is not evaluated), change with
     ``transaction`` / ``commit`` (the IDB relations are maintained), grow with ``extend``, write
     with ``write_outputs``. ``.input``/``.output`` files stay under the fact and output directories
     unless ``allow_paths`` (the user's choice: :mod:`datalog.sources.paths`). Invariant after ``run``: every IDB relation holds what evaluating the
@@ -487,9 +488,11 @@ class Engine:
         return self.db[name]
 
     def rows(self, name: str) -> list[tuple]:
-        """The relation's rows, sorted (after a ``run`` that was stopped part way, it is run again)."""
+        """The relation's rows, sorted; the program is run first if it is not evaluated (never
+        run, or a ``run`` stopped part way), as :meth:`ask` does, so no answer is a derived
+        relation not yet derived. (``stored_relation(name)`` reads what is held, evaluated or not.)"""
         with self.guard.serial():
-            if self._run_cut_short:
+            if not self._evaluated:
                 self.run()
             return self.stored_relation(name).sorted_rows()
 
@@ -502,7 +505,7 @@ class Engine:
             return queries.run(self, text)
         atom = queries.atom(text) if isinstance(text, str) else text
         with self.guard.serial():
-            if self._run_cut_short:
+            if not self._evaluated:
                 self.run()
             return answers.matching(self.stored_relation(atom.relation, atom.span), atom)
 
