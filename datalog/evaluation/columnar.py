@@ -188,7 +188,7 @@ class Columns:
         self.known.pop(name, None)                # (freed before the tuples are made)
         if added:
             # new rows only (each not known before): one set update where no index needs them
-            self.db[name].add_all(decode(np.concatenate(added), self.schema[name].types))
+            self.db[name].add_all(decode(added, self.schema[name].types))
 
 
 def encode(tuples, types) -> np.ndarray:
@@ -203,11 +203,35 @@ def encode(tuples, types) -> np.ndarray:
     return out
 
 
-def decode(rows: np.ndarray, types):
-    """The rows back as tuples of Python ints, an iterator (the inverse of :func:`encode`); made
-    :data:`CHUNK` rows at a time, a column at a time, zipped (3x faster than ``map(tuple)``;
-    the chunks keep the lists of ints small beside the tuples)."""
-    for start in range(0, len(rows), CHUNK):
-        chunk = rows[start:start + CHUNK]
-        yield from zip(*[chunk[:, c].view(np.uint64).tolist() if t == "unsigned" else chunk[:, c].tolist()
-                         for c, t in enumerate(types)])
+def decode(arrays: list, types):
+    """The rows of the arrays back as tuples of Python ints, an iterator (the inverse of
+    :func:`encode`); made :data:`CHUNK` rows at a time, a column at a time, zipped (3x faster
+    than ``map(tuple)``; the chunks keep the lists of ints small beside the tuples). A column of
+    a narrow range (node numbers) takes its ints from one table, so that equal values are one
+    object, as on the tuple path (2.5M pairs of tc n=2k: 140 MB less)."""
+    tables = [_int_table(arrays, c, t == "unsigned") for c, t in enumerate(types)]
+    for rows in arrays:
+        for start in range(0, len(rows), CHUNK):
+            chunk = rows[start:start + CHUNK]
+            yield from zip(*[_ints(chunk[:, c], t == "unsigned", table) for c, (t, table) in enumerate(zip(types, tables))])
+
+
+def _int_table(arrays: list, column: int, unsigned: bool):
+    """``(least value, an object array of the ints from it to the greatest)`` when the range is at
+    most twice the number of rows, else None."""
+    n = sum(len(a) for a in arrays)
+    if not n:
+        return None
+    columns = [a[:, column].view(np.uint64) if unsigned else a[:, column] for a in arrays if len(a)]
+    low, high = min(int(c.min()) for c in columns), max(int(c.max()) for c in columns)
+    if high - low > 2 * n:
+        return None
+    return low, np.array(range(low, high + 1), dtype=object)
+
+
+def _ints(column: np.ndarray, unsigned: bool, table) -> list:
+    values = column.view(np.uint64) if unsigned else column
+    if table is None:
+        return values.tolist()
+    low, ints = table
+    return ints[(values - values.dtype.type(low)).astype(np.intp)].tolist()
