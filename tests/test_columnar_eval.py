@@ -272,14 +272,15 @@ def test_the_memory_budget_stops_a_run_on_the_kernel_between_rounds():
 TRIANGLES = ".decl e(a: number, b: number)\n.decl t(a: number, b: number, c: number)\nt(x, y, z) :- e(x, y), e(y, z), e(z, x).\n"
 
 
-def test_by_default_the_kernel_takes_non_recursive_strata_that_read_many_rows():
+def test_by_default_the_kernel_takes_the_strata_that_read_many_rows_recursive_or_not():
     from datalog.evaluation import fixpoint
     before = os.environ.pop("DATALOG_COLUMNAR", None)
     edges = [(i, j) for i in range(70) for j in range(70) if (i * 7 + j * 3) % 11 < 3]
     assert len(edges) >= fixpoint.SMALL
     try:
         runs = {}
-        for name, text, rows in (("few", TRIANGLES, edges[:50]), ("many", TRIANGLES, edges), ("tc", TC, edges)):
+        for name, text, rows in (("few", TRIANGLES, edges[:50]), ("many", TRIANGLES, edges), ("tc", TC, edges),
+                                 ("tc few", TC, edges[:50])):
             engine = Engine.from_source(text)
             engine.insert("e", rows)
             told: list[str] = []
@@ -293,4 +294,4 @@ def test_by_default_the_kernel_takes_non_recursive_strata_that_read_many_rows():
     finally:
         if before is not None:
             os.environ["DATALOG_COLUMNAR"] = before
-    assert runs == {"few": False, "many": True, "tc": False}
+    assert runs == {"few": False, "many": True, "tc": True, "tc few": False}
