@@ -217,14 +217,14 @@ def decode(arrays: list, types):
 
 
 def _int_table(arrays: list, column: int, unsigned: bool):
-    """``(least value, an object array of the ints from it to the greatest)`` when the range is at
-    most twice the number of rows, else None."""
+    """``(least value, an object array of the ints from it to the greatest)`` when the range holds
+    fewer values than there are rows (the table then makes fewer ints than the rows would), else None."""
     n = sum(len(a) for a in arrays)
     if not n:
         return None
     columns = [a[:, column].view(np.uint64) if unsigned else a[:, column] for a in arrays if len(a)]
     low, high = min(int(c.min()) for c in columns), max(int(c.max()) for c in columns)
-    if high - low > 2 * n:
+    if high - low + 1 > n:
         return None
     return low, np.array(range(low, high + 1), dtype=object)
 
