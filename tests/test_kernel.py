@@ -252,6 +252,19 @@ def test_a_join_runs_only_on_checked_input(k):
         k.Triejoin(type("Unchecked", (), {})())
 
 
+@pytest.mark.skipif(os.environ.get("DATALOG_KERNEL_CHECKS") != "1", reason="make test-kernel-checked only")
+def test_the_bounds_checked_build_is_the_one_that_runs():
+    # a JoinInput made by hand, past join_input's checks: its offsets run to 100 over 2 keys. The
+    # bounds-checked build raises IndexError there, where the normal one would read past the array
+    # (on a warm tree, make test-kernel-checked once ran its tests on the normal build)
+    from lftj.kernel_input import JoinInput
+    forged = JoinInput(2, np.array([1, 2], I64), np.array([0, 1, 2], I64), np.array([0, 100], I64),
+                       np.array([0, -1], I64), np.array([1, 0], np.uint8), np.array([0, 1], I64),
+                       np.array([0, 1, 2], I64))
+    with pytest.raises(IndexError):
+        COMPILED.Triejoin(forged).run()
+
+
 @BOTH
 def test_the_kernel_doctests(k):
     result = doctest.testmod(k, verbose=False)
