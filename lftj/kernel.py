@@ -13,6 +13,8 @@ compiled one and with a naive join. ``COMPILED`` says which of the two this is.
   scope: the planner turns them into pre-filtered tries before the join.
 * :func:`union`, :func:`difference`, :func:`intersection` -- of two 2-D int64 arrays of sorted
   distinct rows (semi-naive evaluation's stable, recent and to-add relations), by one merge.
+* :func:`absent` -- the rows of ``a`` in none of some sorted runs (:mod:`lftj.runs`), each looked up
+  by galloping from the last row's place: ``O(|a| log(|run| / |a|))`` a run, not ``O(|run|)``.
 
 The loop is the paper's: at each depth a leapfrog join (leapfrog-init, leapfrog-search,
 leapfrog-next; seeks gallop then bisect within the node) over the trie levels that bind the
@@ -39,7 +41,7 @@ for running the property tests against a bounds-checked build.
 import cython
 import numpy as np
 
-from lftj.kernel_input import JoinInput, check_rows, join_input
+from lftj.kernel_input import JoinInput, SortedRows, check_rows, join_input
 
 COMPILED = cython.compiled
 
@@ -246,6 +248,62 @@ def _merged(a, b, only_a: cython.bint, both: cython.bint, only_b: cython.bint):
             raise ValueError(f"the {name} operand's rows are not sorted and distinct")
     out = np.zeros(((len(a) if only_a or both else 0) + (len(b) if only_b else 0), a.shape[1]), np.int64)
     return out[:_merge(a, b, out, only_a, both, only_b)]
+
+
+def merged(a, b):
+    """The union of two :class:`lftj.kernel_input.SortedRows`, as one (no check of order again:
+    the merge of two sorted runs is sorted)."""
+    if not isinstance(a, SortedRows) or not isinstance(b, SortedRows) or a.rows.shape[1] != b.rows.shape[1]:
+        raise ValueError("merged() takes two SortedRows of as many columns")
+    out = np.zeros((len(a.rows) + len(b.rows), a.rows.shape[1]), np.int64)
+    return SortedRows(out[:_merge(a.rows, b.rows, out, True, True, True)])
+
+
+def absent(a, runs):
+    """The rows of ``a`` (sorted distinct) in none of ``runs`` (:class:`lftj.kernel_input.SortedRows`,
+    checked when made: here only their shape, so a call costs nothing in the runs' size)."""
+    a = check_rows("the rows", a, ordered=False)
+    if not _sorted_distinct(a):
+        raise ValueError("the rows are not sorted and distinct")
+    keep = np.ones(len(a), np.uint8)
+    for run in runs:
+        if not isinstance(run, SortedRows) or run.rows.shape[1] != a.shape[1]:
+            raise ValueError(f"a run must be SortedRows of {a.shape[1]} column(s), not {run!r:.60}")
+        _mark_present(a, run.rows, keep)
+    return a[keep.view(bool)]
+
+
+@cython.cfunc
+def _mark_present(a: cython.longlong[:, ::1], b: cython.longlong[:, ::1], keep: cython.uchar[::1]) -> cython.int:
+    """``keep[i] = 0`` for each row ``a[i]`` found in ``b``: both ascend, so the search for row ``i``
+    starts where row ``i - 1``'s ended and gallops (1, 2, 4, ... rows), then bisects the last step."""
+    i: cython.Py_ssize_t
+    j: cython.Py_ssize_t = 0
+    lo: cython.Py_ssize_t
+    hi: cython.Py_ssize_t
+    mid: cython.Py_ssize_t
+    step: cython.Py_ssize_t
+    n: cython.Py_ssize_t = b.shape[0]
+    for i in range(a.shape[0]):
+        if j < n and _compare(b, j, a, i) < 0:        # b[j] < a[i]: find the least b[lo] >= a[i]
+            lo, step = j, 1
+            while lo + step < n and _compare(b, lo + step, a, i) < 0:    # b[lo] < a[i] throughout
+                lo += step
+                step *= 2
+            hi = min(lo + step, n)
+            lo += 1
+            while lo < hi:
+                mid = lo + (hi - lo) // 2
+                if _compare(b, mid, a, i) < 0:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            j = lo
+        if j == n:
+            return 0
+        if _compare(b, j, a, i) == 0:
+            keep[i] = 0
+    return 0
 
 
 @cython.cfunc

@@ -123,6 +123,22 @@ def check_rows(name: str, rows, arity: int | None = None, ordered: bool = True) 
     return np.ascontiguousarray(a)
 
 
+@dataclass(frozen=True, eq=False)
+class SortedRows:
+    """A 2-D int64 array of rows checked sorted and distinct once, when made (by :func:`sorted_rows`,
+    or by :func:`lftj.kernel.merged` from two of them), so that lookups in it need not check again."""
+
+    rows: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def sorted_rows(name: str, rows, arity: int | None = None) -> SortedRows:
+    """``rows`` checked (:func:`check_rows`) as :class:`SortedRows`."""
+    return SortedRows(check_rows(name, rows, arity))
+
+
 def _vector(name: str, a) -> np.ndarray:
     a = np.asarray(a)
     if a.ndim != 1 or a.dtype != I64:

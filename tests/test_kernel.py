@@ -20,7 +20,8 @@ from hypothesis import given, settings, strategies as st
 
 from lftj import kernels
 from lftj.csr import CsrTrie, distinct_rows
-from lftj.kernel_input import check_trie
+from lftj.kernel_input import SortedRows, check_trie, sorted_rows
+from lftj.runs import Runs
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
 COMPILED, TWIN = kernels.load("compiled"), kernels.load("python")
@@ -182,10 +183,86 @@ def test_malformed_rows_are_a_value_error(k, a, b, message):
             operation(a, b)
 
 
+def rows_of(rows, arity: int) -> np.ndarray:
+    return distinct_rows(np.array(rows, dtype=np.int64).reshape(len(rows), arity))
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.integers(1, 3).flatmap(lambda k: st.tuples(relation(k, 30), st.lists(relation(k, 30), max_size=4),
+                                                     st.just(k))))
+def test_absent_and_merged_equal_python_sets(case):
+    # absent: the rows of a in no run, by galloping in each run; merged: the union of two runs
+    a_rows, runs_rows, arity = case
+    a = rows_of(a_rows, arity)
+    runs = [sorted_rows("a run", rows_of(r, arity)) for r in runs_rows]
+    known = set().union(*map(set, runs_rows))
+    for k in (COMPILED, TWIN):
+        assert [tuple(r) for r in k.absent(a, runs).tolist()] == sorted(set(a_rows) - known)
+        if len(runs) >= 2:
+            both = k.merged(runs[0], runs[1])
+            assert isinstance(both, SortedRows)
+            assert [tuple(r) for r in both.rows.tolist()] == sorted(set(runs_rows[0]) | set(runs_rows[1]))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(1, 3).flatmap(lambda k: st.tuples(relation(k, 10), st.lists(relation(k, 40), max_size=8),
+                                                     relation(k, 40), st.just(k))))
+def test_runs_hold_the_rows_added_in_geometric_runs(case):
+    # each round's new rows (not known yet) join as a run; the runs stay disjoint, sorted, each at
+    # least twice the next; absent() and rows() are the set's difference and sorted contents
+    first, rounds, probe, arity = case
+    known = Runs(rows_of(first, arity))
+    expected = set(first)
+    for derived in rounds:
+        new = known.absent(rows_of(derived, arity))
+        assert [tuple(r) for r in new.tolist()] == sorted(set(derived) - expected)
+        known.add(new)
+        expected |= set(derived)
+        sizes = known.sizes()
+        assert all(size >= 2 * after for size, after in zip(sizes, sizes[1:])) and sum(sizes) == len(expected)
+    assert [tuple(r) for r in known.absent(rows_of(probe, arity)).tolist()] == sorted(set(probe) - expected)
+    assert [tuple(r) for r in known.rows().tolist()] == sorted(expected) and len(known.sizes()) <= 1
+
+
+@BOTH
+@pytest.mark.parametrize("a, runs, message", [
+    (np.array([[2], [1]], I64), [], "not sorted and distinct"),
+    (np.array([[1.0]]), [], "2-D int64"),
+    (np.array([[1]], I64), [np.array([[1]], I64)], "must be SortedRows"),      # an unchecked array
+    (np.array([[1]], I64), [SortedRows(np.array([[1, 2]], I64))], "of 1 column"),
+])
+def test_absent_takes_sorted_rows_and_checked_runs_only(k, a, runs, message):
+    with pytest.raises(ValueError, match=message):
+        k.absent(a, runs)
+
+
+@BOTH
+def test_merged_takes_two_checked_runs_of_one_width(k):
+    one = sorted_rows("one", np.array([[1]], I64))
+    for a, b in ((one, np.array([[2]], I64)), (one, sorted_rows("two", np.array([[1, 2]], I64)))):
+        with pytest.raises(ValueError, match="two SortedRows of as many columns"):
+            k.merged(a, b)
+    with pytest.raises(ValueError, match="not sorted and distinct"):
+        sorted_rows("the new rows", np.array([[3], [3]], I64))
+
+
 @BOTH
 def test_a_join_runs_only_on_checked_input(k):
     with pytest.raises(TypeError, match="checked JoinInput"):
         k.Triejoin(type("Unchecked", (), {})())
+
+
+@pytest.mark.skipif(os.environ.get("DATALOG_KERNEL_CHECKS") != "1", reason="make test-kernel-checked only")
+def test_the_bounds_checked_build_is_the_one_that_runs():
+    # a JoinInput made by hand, past join_input's checks: its offsets run to 100 over 2 keys. The
+    # bounds-checked build raises IndexError there, where the normal one would read past the array
+    # (on a warm tree, make test-kernel-checked once ran its tests on the normal build)
+    from lftj.kernel_input import JoinInput
+    forged = JoinInput(2, np.array([1, 2], I64), np.array([0, 1, 2], I64), np.array([0, 100], I64),
+                       np.array([0, -1], I64), np.array([1, 0], np.uint8), np.array([0, 1], I64),
+                       np.array([0, 1, 2], I64))
+    with pytest.raises(IndexError):
+        COMPILED.Triejoin(forged).run()
 
 
 @BOTH
