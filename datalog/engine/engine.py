@@ -275,13 +275,15 @@ class Engine:
             affected = self._install(checked, added, old["db"])
             self.program = source       # as written: eqrel, inline, pragmas are lowered again next time
             if durable is not None:
-                durable()
+                durable()               # made at its commit point (a snapshot's rename)
             self.guard.made()
-        except BaseException:
-            for key, value in old.items():
-                setattr(self, key, value)
-            self.guard.settled()
-            raise
+        except BaseException as exc:
+            if not self.guard.holding:  # not made yet: undone
+                for key, value in old.items():
+                    setattr(self, key, value)
+                self.guard.settled()
+                raise
+            self.guard.hold(exc)        # it came after the commit point: raised once finished
         changes = {n: diff(old["db"][n].tuples if n in old["db"] else set(), self.db[n].tuples)
                    for n in affected}
         return {n: change for n, change in changes.items() if change}
