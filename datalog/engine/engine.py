@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.engine import answers, outputs, resources, tables
+from datalog.engine.absent import absent_retractions, warn_absent
 from datalog.engine import query as queries
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
@@ -326,12 +327,19 @@ class Engine:
 
     def commit(self, inserts=None, retracts=None) -> Delta:
         """Apply inserts and retracts of EDB tuples (``{relation: rows}``) and maintain every IDB
-        relation; returns the delta of every relation that changed. All or nothing."""
-        with self.transaction() as tx:
-            for name, rows in (inserts or {}).items():
-                tx.insert(name, rows)
-            for name, rows in (retracts or {}).items():
-                tx.retract(name, rows)
+        relation; returns the delta of every relation that changed. All or nothing. Retractions
+        of facts that are not there are reported as an ``AbsentRetractionWarning`` (the commit
+        stands: :mod:`datalog.engine.absent`)."""
+        with self.guard.serial():                      # the facts counted absent are those it retracts
+            if not self._evaluated:
+                self.run()
+            with self.transaction() as tx:
+                for name, rows in (inserts or {}).items():
+                    tx.insert(name, rows)
+                for name, rows in (retracts or {}).items():
+                    tx.retract(name, rows)
+                absent = absent_retractions(self, tx.pending) if retracts else (0, [])
+        warn_absent(absent, stacklevel=2)
         return tx.delta
 
     def apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:
