@@ -9,24 +9,25 @@ The package's top level is its public API:
 >>> sorted(engine.commit(retracts={"e": [(2, 3)]})["p"].retracted)
 [(1, 3), (2, 3)]
 
-=======================  ======================================================================================
-``Engine``               a program, its relations, transactions, queries (:mod:`datalog.engine`)
-``Transaction``          changes of EDB relations applied together (``engine.transaction()``)
-``Change``               what a commit did to one relation: ``inserted`` and ``retracted`` tuples
-``Relation``             ``engine.relation(name)``: a read-only live table view; Arrow, pandas, Polars
-``Subscription``         ``engine.subscribe(name, callback)``: each commit's change of a relation
-``TableChange``          one delivered change: ``commit``, ``inserted``, ``retracted``, ``table``
-``SubscriptionWarning``  a subscriber's callback raised (the commit stands)
-``Answers``              ``engine.query("?- body.")``: columns, rows, ``df()``, ``pl()``, ``arrow()``
-``Record``, ``NIL``      a record value ``Record((1, "a"))`` and ``nil``, as rows of a record column hold them
-``Branch``               an ADT value ``Branch(("Circle", 2.5))`` (``$Circle(2.5)``), ``Branch(("Empty",))``
-``ProgressBar``          a rich progress bar for ``engine.run(progress)`` (:mod:`datalog.engine.progress`)
-``Workspace``            a program and its maintained state on disk (:mod:`datalog.workspace`)
-``DatalogError``         every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
-``parse``                program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
-``parse_query``          a query's text (``?- path(1, x).``) -> its body, for ``engine.ask``
-``run``                  the whole pipeline on a program text -> its relations (:mod:`datalog.engine.pipeline`)
-=======================  ======================================================================================
+===========================  ======================================================================================
+``Engine``                   a program, its relations, transactions, queries (:mod:`datalog.engine`)
+``Transaction``              changes of EDB relations applied together (``engine.transaction()``)
+``Change``                   what a commit did to one relation: ``inserted`` and ``retracted`` tuples
+``Relation``                 ``engine.relation(name)``: a read-only live table view; Arrow, pandas, Polars
+``Subscription``             ``engine.subscribe(name, callback)``: each commit's change of a relation
+``TableChange``              one delivered change: ``commit``, ``inserted``, ``retracted``, ``table``
+``SubscriptionWarning``      a subscriber's callback raised (the commit stands)
+``AbsentRetractionWarning``  a commit retracted facts that were not there (the commit stands)
+``Answers``                  ``engine.query("?- body.")``: columns, rows, ``df()``, ``pl()``, ``arrow()``
+``Record``, ``NIL``          a record value ``Record((1, "a"))`` and ``nil``, as rows of a record column hold them
+``Branch``                   an ADT value ``Branch(("Circle", 2.5))`` (``$Circle(2.5)``), ``Branch(("Empty",))``
+``ProgressBar``              a rich progress bar for ``engine.run(progress)`` (:mod:`datalog.engine.progress`)
+``Workspace``                a program and its maintained state on disk (:mod:`datalog.workspace`)
+``DatalogError``             every error the engine reports: a ``code``, a ``span``, ``render()`` with a caret
+``parse``                    program text -> the AST (:mod:`datalog.language.ast`); ``parse_file`` a file's
+``parse_query``              a query's text (``?- path(1, x).``) -> its body, for ``engine.ask``
+``run``                      the whole pipeline on a program text -> its relations (:mod:`datalog.engine.pipeline`)
+===========================  ======================================================================================
 
 Relations are tables too (pyarrow is imported only when a table is asked for), and their
 changes can be followed (:mod:`datalog.engine.tables`):
@@ -55,6 +56,7 @@ _WHERE = {
     "Subscription": "datalog.engine.tables",
     "TableChange": "datalog.engine.tables",
     "SubscriptionWarning": "datalog.engine.tables",
+    "AbsentRetractionWarning": "datalog.engine.absent",
     "Answers": "datalog.engine.query",
     "Record": "datalog.language.composites",
     "NIL": "datalog.language.composites",

@@ -14,6 +14,8 @@ before and after a commit: the commit was either not made or made, or the engine
 
 from __future__ import annotations
 
+import dis
+import functools
 import signal
 import sys
 from pathlib import Path
@@ -62,7 +64,7 @@ class Inject:
         return self._line
 
     def _line(self, frame, event, arg):
-        if event != "line" or self.fired:
+        if event != "line" or self.fired or _leaving_a_with(frame):
             return self._line
         self.count += 1
         if self.count == self.at:
@@ -73,6 +75,32 @@ class Inject:
             else:
                 raise self.exc() if isinstance(self.exc, type) else self.exc
         return self._line
+
+
+def _leaving_a_with(frame) -> bool:
+    """Whether the line event is a ``with`` statement's own exit (``__exit__(None, None, None)``,
+    reported as a line event of the ``with`` line, outside the block's exception handler). No
+    exception arises there outside a tracer: the instructions up to the call of ``__exit__``
+    neither allocate nor check for signals or asynchronous exceptions. One raised there by a
+    tracer skips ``__exit__`` (a lock entered by ``with`` would stay held), a state no Ctrl-C
+    or ``MemoryError`` can make, so no event is counted there."""
+    return frame.f_lasti in _with_exits(frame.f_code)
+
+
+@functools.lru_cache(maxsize=None)
+def _with_exits(code) -> frozenset[int]:
+    """The offsets of the line events at which a ``with`` block is left normally."""
+    found, start = set(), None
+    ops = list(dis.get_instructions(code))
+    for i, op in enumerate(ops):
+        if op.starts_line is not None:
+            start = op.offset
+        call = ops[i:i + 4]
+        if len(call) == 4 and all(c.opname == "LOAD_CONST" and c.argval is None for c in call[:3]) and \
+                call[3].opname in ("PRECALL", "CALL") and call[3].arg == 2 and \
+                all(c.starts_line is None for c in call[1:]):
+            found.add(start)
+    return frozenset(found)
 
 
 def attempt(call, at: int, exc, select=commit_path):

@@ -3,9 +3,12 @@ real processes, a real address-space limit, a real SIGINT."""
 
 from __future__ import annotations
 
+import contextlib
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -110,25 +113,112 @@ def test_ctrl_c_stops_a_large_run_within_a_second(tmp_path):
     interrupted_within_a_second(child, lambda: resident_bytes(child.pid) >= 400 << 20)     # much to free
 
 
-def test_the_budget_holds_in_a_thread_other_than_the_main_one():
-    # in a process of its own: run in this one, the test process's later workspace commits under
-    # line-by-line interrupt injection (test_atomic_commits) ran without end (not understood yet)
-    script = f"""
-import threading
-from datalog import Engine
-from datalog.engine.resources import resident
-from datalog.language.errors import DatalogError
-engine = Engine.from_source({RUNAWAY!r}, memory_budget=(resident() or 0) + (20 << 20))
-caught = []
-def run():
+def _over_budget_in_a_thread() -> list:
+    engine = Engine.from_source(RUNAWAY, memory_budget=(resident() or 0) + (20 << 20))
+    caught = []
+
+    def run():
+        try:
+            engine.run()
+        except DatalogError as exc:
+            caught.append(exc.code)
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(120)
+    assert caught == ["memory_budget"] and not engine.evaluated
+    assert engine.stored_relation("n").sorted_rows() == [(0,)]
+    return caught
+
+
+def _ends_within(seconds: float, call) -> bool:
+    """Whether ``call()`` ends within ``seconds`` (run in a daemon thread: a hang fails the test)."""
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return not worker.is_alive()
+
+
+def test_the_budget_holds_in_a_thread_other_than_the_main_one_and_leaves_nothing_behind():
+    """Stopped by the watcher thread, then a commit traced line by line (as tests, debuggers and
+    coverage trace) ends: taking back the watcher's exception with
+    PyThreadState_SetAsyncExc(thread, NULL) left the interpreter's pending flag set, and every
+    traced call after it looped for ever."""
+    _over_budget_in_a_thread()
+    engine = Engine.from_source("e(1, 2). p(x, y) :- e(x, y).")
+    engine.run()
+
+    def traced_commit():
+        def tracer(frame, event, arg):
+            return tracer
+        sys.settrace(tracer)
+        try:
+            engine.commit(inserts={"e": [(2, 3)]})
+        finally:
+            sys.settrace(None)
+    assert _ends_within(10, traced_commit), "a traced commit after a stopped run did not end"
+    assert engine.rows("p") == [(1, 2), (2, 3)]
+
+
+def _watcher_lines(filename: str) -> bool:
+    return filename.endswith(("datalog/engine/watcher.py", "datalog/engine/resources.py"))
+
+
+def _nothing_left_behind(where) -> None:
+    """No timer armed, no handler installed, no watcher thread left (none is, once nothing is
+    watched), and a run in another thread within a budget ends."""
+    assert signal.getsignal(signal.SIGVTALRM) in (signal.SIG_DFL, _own_handler), where
+    assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0 or \
+        signal.getsignal(signal.SIGVTALRM) is _own_handler, where
+    deadline = time.monotonic() + 2
+    while any(t.name == "datalog-memory-budget" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(t.name == "datalog-memory-budget" for t in threading.enumerate()), f"{where}: a watcher is left"
+    engine = Engine.from_source("e(1, 2). p(x, y) :- e(x, y).", memory_budget=1 << 40)
+    assert _ends_within(10, engine.run) and engine.rows("p") == [(1, 2)], f"{where}: a run in a thread waits"
+
+
+class _Hung(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _within(seconds: float, where):
+    """A call that hangs is stopped (SIGALRM) and fails the test."""
+    def expired(signum, frame):
+        raise _Hung(f"{where}: did not end within {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        engine.run()
-    except DatalogError as exc:
-        caught.append(exc.code)
-worker = threading.Thread(target=run)
-worker.start()
-worker.join(120)
-print(caught, engine.evaluated, engine.stored_relation("n").sorted_rows())
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=150)
-    assert done.stdout.split("\n")[0] == "['memory_budget'] False [(0,)]", done.stderr
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _own_handler(signum, frame):
+    """A program's own SIGVTALRM handler: the budget then uses the watcher thread in the main thread too."""
+
+
+@pytest.mark.parametrize("timer", [True, False])
+def test_an_interrupt_at_any_line_of_the_budget_watcher_leaves_nothing_behind(timer):
+    """KeyboardInterrupt, SIGINT, SystemExit, MemoryError at each line the evaluating thread runs
+    in datalog/engine/watcher.py and resources.py (starting, stopping, firing), on the main thread's CPU-time timer
+    and on the watcher thread: the evaluation stops, nothing is left armed, waiting or holding a
+    lock, and the budget still holds afterwards."""
+    from interrupts import attempt
+    previous = signal.signal(signal.SIGVTALRM, signal.SIG_DFL if timer else _own_handler)
+    try:
+        kinds, at, fired = (KeyboardInterrupt, "SIGINT", SystemExit, MemoryError), 0, True
+        while fired:
+            at += 1
+            engine = Engine.from_source(RUNAWAY, memory_budget=1)        # over it at the first reading
+            with _within(10, at):
+                fired, caught = attempt(engine.run, at, kinds[at % 4], select=_watcher_lines)
+            assert not isinstance(caught, _Hung), caught
+            assert fired or isinstance(caught, DatalogError) and caught.code == "memory_budget", (at, caught)
+            assert not engine.evaluated and engine.stored_relation("n").sorted_rows() == [(0,)], at
+            _nothing_left_behind(at)
+        assert at > 8
+        _over_budget_in_a_thread()
+    finally:
+        signal.signal(signal.SIGVTALRM, previous)

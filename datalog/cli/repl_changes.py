@@ -1,6 +1,6 @@
 """What the REPL keeps of its commits and tells about a change: the history ``.undo`` walks back
 (:class:`History`), and the retractions of facts that were not there (:func:`absent_retractions`,
-reported as a warning by :func:`absent_warning`).
+reported as a warning by :func:`absent_warning`, both :mod:`datalog.engine.absent`'s).
 
 ``.undo`` commits the inverse of the last commit's change of the EDB relations (what it inserted is
 retracted, what it retracted inserted again) as a commit of its own, maintained like any other, so
@@ -25,10 +25,8 @@ datalog.language.errors.NothingToUndo: error[nothing_to_undo]: nothing to undo: 
 
 from __future__ import annotations
 
-from datalog.language.display import fact_text, plural
-from datalog.language.errors import DatalogWarning, NothingToUndo, Span
-
-SHOWN = 3                       # absent facts named in a warning; the rest are counted
+from datalog.engine.absent import SHOWN, absent_retractions, absent_warning  # noqa: F401  (the CLI's, re-exported)
+from datalog.language.errors import NothingToUndo, Span
 
 
 class History:
@@ -68,32 +66,3 @@ class History:
 
     def __len__(self) -> int:
         return len(self.commits)
-
-
-def absent_retractions(engine, pending: dict[str, dict[tuple, int]]) -> tuple[int, list[tuple[str, tuple]]]:
-    """The number of retractions among the requests ``pending`` and those of facts that their
-    relation does not hold (relation, row), in order."""
-    retractions, absent = 0, []
-    for name, requests in pending.items():
-        relation = engine.stored_relation(name)
-        for row, sign in requests.items():
-            if sign < 0:
-                retractions += 1
-                if row not in relation:
-                    absent.append((name, row))
-    return retractions, absent
-
-
-def absent_warning(retractions: int, absent: list[tuple[str, tuple]], span: Span | None) -> DatalogWarning | None:
-    """``warning[retract_absent]`` naming the facts retracted that were not there (the first
-    :data:`SHOWN`, the others counted); None if every retraction removed a fact."""
-    if not absent:
-        return None
-    named = ", ".join(fact_text(name, row) for name, row in absent[:SHOWN])
-    more = f" and {len(absent) - SHOWN} more" if len(absent) > SHOWN else ""
-    if retractions == 1:
-        name, _ = absent[0]
-        message = f"{named} is not in {name}: nothing was retracted"
-    else:
-        message = f"{len(absent)} of {plural(retractions, 'retraction')} removed nothing (no such fact): {named}{more}"
-    return DatalogWarning("retract_absent", message, span)

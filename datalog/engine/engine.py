@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from datalog.engine import answers, outputs, resources, tables
+from datalog.engine.absent import absent_retractions, warn_absent
 from datalog.engine import query as queries
 from datalog.engine.admission import admit
 from datalog.engine.extension import combined, downstream, newly_derived, seeds
@@ -276,13 +277,15 @@ class Engine:
             affected = self._install(checked, added, old["db"])
             self.program = source       # as written: eqrel, inline, pragmas are lowered again next time
             if durable is not None:
-                durable()
+                durable()               # made at its commit point (a snapshot's rename)
             self.guard.made()
-        except BaseException:
-            for key, value in old.items():
-                setattr(self, key, value)
-            self.guard.settled()
-            raise
+        except BaseException as exc:
+            if not self.guard.holding:  # not made yet: undone
+                for key, value in old.items():
+                    setattr(self, key, value)
+                self.guard.settled()
+                raise
+            self.guard.hold(exc)        # it came after the commit point: raised once finished
         changes = {n: diff(old["db"][n].tuples if n in old["db"] else set(), self.db[n].tuples)
                    for n in affected}
         return {n: change for n, change in changes.items() if change}
@@ -325,12 +328,19 @@ class Engine:
 
     def commit(self, inserts=None, retracts=None) -> Delta:
         """Apply inserts and retracts of EDB tuples (``{relation: rows}``) and maintain every IDB
-        relation; returns the delta of every relation that changed. All or nothing."""
-        with self.transaction() as tx:
-            for name, rows in (inserts or {}).items():
-                tx.insert(name, rows)
-            for name, rows in (retracts or {}).items():
-                tx.retract(name, rows)
+        relation; returns the delta of every relation that changed. All or nothing. Retractions
+        of facts that are not there are reported as an ``AbsentRetractionWarning`` (the commit
+        stands: :mod:`datalog.engine.absent`)."""
+        with self.guard.serial():                      # the facts counted absent are those it retracts
+            if not self._evaluated:
+                self.run()
+            with self.transaction() as tx:
+                for name, rows in (inserts or {}).items():
+                    tx.insert(name, rows)
+                for name, rows in (retracts or {}).items():
+                    tx.retract(name, rows)
+                absent = absent_retractions(self, tx.pending) if retracts else (0, [])
+        warn_absent(absent, stacklevel=2)
         return tx.delta
 
     def apply(self, pending: dict[str, dict[tuple, int]]) -> Delta:

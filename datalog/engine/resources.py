@@ -8,7 +8,8 @@ with :class:`OverBudget`, raised at its next bytecode -- inside a join, a semi-n
 the worklist alike, since evaluation is Python code (a product of trie levels is added in
 chunks for this: :mod:`datalog.evaluation.emitters`). No check runs in the evaluation's loops:
 in the main thread a CPU-time timer's signal handler reads the memory, elsewhere a watcher
-thread (:class:`Watcher`).
+thread (:class:`datalog.engine.watcher.Watcher`, which nothing that interrupts it leaves armed,
+waiting or holding a lock).
 
 Whatever stops an evaluation (the budget, a ``MemoryError``, Ctrl-C, an error in a rule), the
 derived relations are put back as they were before it (the program's facts of them): nothing
@@ -29,114 +30,11 @@ memory_budget False [(0,)]
 
 from __future__ import annotations
 
-import ctypes
-import signal
-import threading
 from typing import Callable
 
+from datalog.engine.watcher import INTERVAL, OverBudget, Watcher
 from datalog.language.errors import MemoryBudgetExceeded, OutOfMemory
-from maintenance.budget import MemoryBudget, resident, size_text
-
-INTERVAL = 0.02                 # seconds between two readings of the resident memory
-
-
-class OverBudget(BaseException):
-    """Raised in the evaluating thread by the watcher (a BaseException: no ``except Exception``
-    of a rule's code can swallow it)."""
-
-
-class Watcher:
-    """While entered, stops the entering thread with :class:`OverBudget` once the process holds
-    more than ``limit`` bytes (None: never). ``held``: what it read when it fired.
-
-    In the main thread a CPU-time timer (``ITIMER_VIRTUAL``, ``SIGVTALRM``, unless the program
-    has its own handler for it) reads the memory every :data:`INTERVAL` seconds of CPU: its
-    handler runs in the evaluating thread itself, so no thread takes the GIL from it (a watcher
-    thread waking 50 times a second cost 15-20% of a 2-6 s evaluation on a loaded 2-core machine:
-    each wake-up waits for the GIL, then for a core). Elsewhere one watcher thread serves every
-    Watcher of the process (:class:`_Monitor`)."""
-
-    def __init__(self, limit: int | None):
-        self.limit, self.held, self.thread = limit, None, 0
-        self._watched = self._timer = False
-        self._previous = None
-
-    def __enter__(self) -> "Watcher":
-        if self.limit is None or resident() is None:
-            return self
-        self.thread = threading.get_ident()
-        if threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGVTALRM) in (signal.SIG_DFL, None) and \
-                not signal.getitimer(signal.ITIMER_VIRTUAL)[0]:
-            self._previous = signal.signal(signal.SIGVTALRM, self._tick)
-            signal.setitimer(signal.ITIMER_VIRTUAL, INTERVAL, INTERVAL)
-            self._timer = True
-        else:
-            self._watched = _MONITOR.add(self)
-        return self
-
-    def _tick(self, signum, frame) -> None:
-        held = resident()
-        if self._timer and self.held is None and held is not None and held > self.limit:
-            self.held = held
-            raise OverBudget
-
-    def __exit__(self, kind, value, traceback) -> None:
-        if self._timer:
-            self._timer = False
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-            signal.signal(signal.SIGVTALRM, self._previous if self._previous is not None else signal.SIG_DFL)
-        elif self._watched and _MONITOR.remove(self) and kind is None:
-            raise OverBudget                          # over the budget as the evaluation ended
-
-
-class _Monitor:
-    """The watcher thread and the Watchers it serves, by thread. A Watcher fires once: it is
-    removed as it fires, so no exception reaches its thread after it is left."""
-
-    def __init__(self):
-        self.lock = threading.Condition()
-        self.watched: dict[int, Watcher] = {}
-        self.thread = None
-
-    def add(self, watcher: Watcher) -> bool:
-        with self.lock:
-            if watcher.thread in self.watched:        # a run inside a run: the outer one watches
-                return False
-            self.watched[watcher.thread] = watcher
-            if self.thread is None or not self.thread.is_alive():     # (also in a forked child)
-                self.thread = threading.Thread(target=self._watch, name="datalog-memory-budget", daemon=True)
-                self.thread.start()
-            self.lock.notify()
-        return True
-
-    def remove(self, watcher: Watcher) -> bool:
-        """Whether it fired; an exception it sent and its thread has not raised yet is withdrawn."""
-        with self.lock:
-            self.watched.pop(watcher.thread, None)
-            if watcher.held is not None:
-                _raise_in(watcher.thread, None)
-            return watcher.held is not None
-
-    def _watch(self) -> None:
-        # the thread ends when no thread is watched (add starts another): none is left behind
-        with self.lock:
-            while self.watched:
-                self.lock.wait(INTERVAL)
-                held = resident()
-                for thread, watcher in list(self.watched.items()):
-                    if held is not None and held > watcher.limit:
-                        watcher.held = held
-                        del self.watched[thread]
-                        _raise_in(thread, OverBudget)
-
-
-_MONITOR = _Monitor()
-
-
-def _raise_in(thread: int, exception) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
-                                               ctypes.py_object(exception) if exception else None)
+from maintenance.budget import MemoryBudget, size_text
 
 
 def evaluating(engine, evaluate: Callable[[], None]) -> None:
@@ -147,8 +45,13 @@ def evaluating(engine, evaluate: Callable[[], None]) -> None:
     budget = engine.memory_budget if engine.memory_budget is not None else MemoryBudget.default().limit
     watcher = Watcher(budget)
     try:
-        with watcher:
+        try:
+            watcher.start()                       # inside the try: a start stopped part way is undone
             evaluate()
+        finally:
+            fired = watcher.stop()
+        if fired:
+            raise OverBudget                      # over the budget as the evaluation ended
     except OverBudget:
         grown, span = _restore(engine, before, keep=False)
         raise MemoryBudgetExceeded(

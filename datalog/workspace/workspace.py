@@ -419,36 +419,49 @@ class Workspace:
         new = wsengine.build(blocks, tables, {"intersect": old.intersect, "maintenance": old.maintenance,
                                               "allow_paths": old.allow_paths, "provenance": old.provenance})
         new.workspace, new.guard = self, old.guard        # one writer: the same lock and deliveries
-        saved = (self.engine, self.blocks)
-        try:
-            self.engine, self.blocks = new, blocks
-            self._durably(lambda: None)
-        except BaseException:
-            self.engine, self.blocks = saved
-            raise
-        old.workspace = None
         names = set(old.db) | set(new.db)
         changes = {n: diff(old.db[n].tuples if n in old.db else set(), new.db[n].tuples if n in new.db else set())
                    for n in names}
         delta = {n: c for n, c in changes.items() if c}
-        old.hand_over(new, delta)                     # the commit is durable: subscribers are told
+        saved = (self.engine, self.blocks)
+        try:
+            self.engine, self.blocks = new, blocks
+            self._durably(lambda: None)               # made at the snapshot's rename, raising only before it
+        except BaseException:
+            self.engine, self.blocks = saved
+            raise
+        try:
+            old.workspace = None
+            old.hand_over(new, delta)                 # the commit is durable: subscribers are told
+        except BaseException as exc:                  # made: held until the commit is finished
+            old.workspace = None
+            new.guard.hold(exc)
         return delta
 
     def _durably(self, change) -> None:
         """Apply ``change`` to the block list and write a snapshot with the next sequence number;
-        on failure the in-memory workspace is as before (the old snapshot is still on disk)."""
-        saved = (list(self.blocks), self.seq, self.when)
+        on failure before the snapshot's rename the in-memory workspace is as before (the old
+        snapshot is still on disk). The rename is the commit point: from it on the change is made
+        (the engine's guard says so: :meth:`Guard.made`), and an exception that came after it --
+        in the lines after the rename, or resetting the log -- is held until the commit is
+        finished, never undoing in memory what the disk holds."""
+        saved, before = (list(self.blocks), self.seq, self.when), _identity(self.path / SNAPSHOT)
+        resetting = False
         try:
             change()
             self.seq, self.when = self.seq + 1, time.time()
             self._snapshot(then_reset_log=False)      # its rename is the commit point
-        except BaseException:
-            self.blocks, self.seq, self.when = saved
-            raise
-        try:
+            self.engine.guard.made()
+            resetting = True
             self._reset_log()                         # the old log's records are all in the snapshot
-        except (WorkspaceIO, OSError):
-            pass
+        except BaseException as exc:
+            if not resetting and _identity(self.path / SNAPSHOT) == before:
+                self.blocks, self.seq, self.when = saved
+                raise
+            self.snapshot_seq = self.seq              # renamed: made, whatever came after
+            self.engine.guard.made()
+            if not (resetting and isinstance(exc, (WorkspaceIO, OSError))):   # (a log reset that fails: the
+                self.engine.guard.hold(exc)                                  # next commit reopens the log)
 
     # ------------------------------------------------------------ verify
     def verify(self) -> list[wsverify.Difference]:
@@ -538,6 +551,15 @@ def _check_listable(path: Path) -> None:
         pass
     except OSError as exc:
         raise WorkspaceIO(f"cannot read the workspace directory {path}: {exc.strerror or exc}") from None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (device, inode; None: none): a rename over it changes it."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _drop_temporaries(path: Path) -> None:
