@@ -15,16 +15,11 @@ from datalog import DatalogError, Engine, Workspace
 from datalog.workspace import log as wslog
 from datalog.workspace import workspace as wsmodule
 from tests.interrupts import Where, attempt, project
-from tests.workspace_oracle import EDB, PROGRAM, from_scratch
+from tests.workspace_oracle import EDB, PROGRAM, from_scratch, broken, state
 
 EXCEPTIONS = (KeyboardInterrupt, "SIGINT", MemoryError, SystemExit)
 from tiers import LONG  # noqa: E402  (make test-all: every line, more examples)
 STRIDE = 1 if LONG else 11
-
-
-def state(engine) -> dict[str, set]:
-    """Every relation's rows, read through the API (``engine_broken`` if the engine refuses)."""
-    return {name: set(engine.rows(name)) for name in engine.relations()}
 
 
 def edb_of(rows: dict[str, set]) -> dict[str, set]:
@@ -37,16 +32,6 @@ def weights(subscription, total: Counter) -> dict[tuple, int]:
         for row in change.rows():
             total[row[:-1]] += row[-1]
     return {row: w for row, w in total.items() if w}
-
-
-def broken(engine) -> bool:
-    try:
-        engine.rows("path")
-    except DatalogError as exc:
-        assert exc.code == "engine_broken", exc.render()
-        assert "open the workspace again" in exc.message.lower()
-        return True
-    return False
 
 
 # ---------------------------------------------------------------- threads

@@ -8,10 +8,10 @@ from __future__ import annotations
 import traceback
 from collections import Counter
 
-from datalog import DatalogError, Workspace
+from datalog import Workspace
 from datalog.workspace import log as wslog
 from tests.interrupts import attempt
-from tests.workspace_oracle import EDB, PROGRAM, from_scratch
+from tests.workspace_oracle import EDB, PROGRAM, from_scratch, broken, state
 
 from tiers import LONG  # noqa: E402  (make test-all: every line)
 STRIDE = 1 if LONG else 13
@@ -23,19 +23,6 @@ EXPECTED = {False: from_scratch(PROGRAM, EDB), True: from_scratch(PROGRAM + BLOC
 
 def _where(caught) -> str:
     return "".join(traceback.format_exception(caught)) if caught else "nothing raised"
-
-
-def state(engine) -> dict[str, set]:
-    return {name: set(engine.rows(name)) for name in engine.relations()}
-
-
-def broken(engine) -> bool:
-    try:
-        engine.rows("path")
-    except DatalogError as exc:
-        assert exc.code == "engine_broken", exc.render()
-        return True
-    return False
 
 
 def has_block(ws) -> bool:

@@ -16,9 +16,9 @@ from collections import Counter
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from datalog import DatalogError, Engine, SubscriptionWarning, Workspace
+from datalog import Engine, SubscriptionWarning, Workspace
 from tests.interrupts import attempt
-from tests.workspace_oracle import EDB, PROGRAM, from_scratch
+from tests.workspace_oracle import EDB, PROGRAM, from_scratch, broken, state
 
 from tiers import LONG, examples  # noqa: E402  (make test-all: every line, more examples)
 NODE = st.integers(0, 5)
@@ -32,19 +32,6 @@ def scratch(edb: dict[str, set]) -> dict[str, set]:
     if key not in _SCRATCH:
         _SCRATCH[key] = from_scratch(PROGRAM, edb)
     return _SCRATCH[key]
-
-
-def state(engine) -> dict[str, set]:
-    return {name: set(engine.rows(name)) for name in engine.relations()}
-
-
-def broken(engine) -> bool:
-    try:
-        engine.rows("path")
-    except DatalogError as exc:
-        assert exc.code == "engine_broken", exc.render()
-        return True
-    return False
 
 
 class Target:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from datalog.engine.engine import Engine
+from datalog.language.errors import DatalogError
 
 PROGRAM = """\
 .decl e(x: number, y: number)
@@ -104,6 +105,22 @@ def from_scratch(program: str, edb: dict[str, set]) -> dict[str, set]:
 
 def contents(engine) -> dict[str, set]:
     return {name: set(engine.db[name].tuples) for name in engine.relations()}
+
+
+def state(engine) -> dict[str, set]:
+    """Every relation's rows, read through the API (``engine_broken`` if the engine refuses)."""
+    return {name: set(engine.rows(name)) for name in engine.relations()}
+
+
+def broken(engine) -> bool:
+    """Whether the engine refuses work as broken (``engine_broken``, saying how to recover)."""
+    try:
+        engine.rows("path")
+    except DatalogError as exc:
+        assert exc.code == "engine_broken", exc.render()
+        assert "open the workspace again" in exc.message.lower()
+        return True
+    return False
 
 
 # ---------------------------------------------------------------- a stream with program changes
