@@ -41,19 +41,21 @@ def plain(program: ast.Program) -> bool:
 
 def check_declared(ctx, atoms) -> None:
     """In a Soufflé program, the first atom (of ``atoms``, every use in source order) or
-    directive whose relation has no ``.decl`` is ``undefined_relation``."""
-    if not plain(ctx.program):
+    directive whose relation has no ``.decl`` is ``undefined_relation``; in plain Datalog, the
+    first ``.output`` or ``.printsize`` of one (an ``.input`` may name any relation)."""
+    is_plain = plain(ctx.program)
+    if not is_plain:
         for atom in atoms:
             if not _declared(ctx, atom.relation):
                 raise UndefinedRelation(f"undefined relation {atom.relation}/{len(atom.args)}: it has no .decl "
                                         f"(a program with any .decl or .type declares every relation it uses)",
                                         atom.span)
     for directive in ctx.program.directives:
-        if plain(ctx.program) and directive.kind == "input":
+        if is_plain and directive.kind == "input":
             continue                                  # plain Datalog's facts from files
         if not _declared(ctx, directive.relation):
-            hint = "" if not plain(ctx.program) else (f" (.{directive.kind} names a declared relation, as in Soufflé; "
-                                                     "plain Datalog's relations are read in the REPL or Python)")
+            hint = "" if not is_plain else (f" (.{directive.kind} names a declared relation, as in Soufflé; "
+                                            "plain Datalog's relations are read in the REPL or Python)")
             raise UndefinedRelation(f"undefined relation {directive.relation} in .{directive.kind}: it has "
                                     f"no .decl{hint}", directive.span)
 
