@@ -39,7 +39,8 @@ from datalog.language.display import plural
 from datalog.language.errors import DatalogError, DatalogWarning, Source, SyntaxError_, TransactionState
 from datalog.language.parser import parse, parse_query
 from datalog.language.recordtypes import is_ground
-from datalog.cli.repl_changes import History, absent_retractions, absent_warning
+from datalog.cli.repl_changes import History
+from datalog.engine.absent import absent_retractions, absent_warning
 from datalog.cli.repl_commands import run_command
 from datalog.cli.repl_store import Store
 from datalog.cli.report import summary

@@ -1,6 +1,5 @@
-"""What the REPL keeps of its commits and tells about a change: the history ``.undo`` walks back
-(:class:`History`), and the retractions of facts that were not there (:func:`absent_retractions`,
-reported as a warning by :func:`absent_warning`, both :mod:`datalog.engine.absent`'s).
+"""What the REPL keeps of its commits: the history ``.undo`` walks back (:class:`History`).
+(The retractions of facts that were not there are :mod:`datalog.engine.absent`'s.)
 
 ``.undo`` commits the inverse of the last commit's change of the EDB relations (what it inserted is
 retracted, what it retracted inserted again) as a commit of its own, maintained like any other, so
@@ -25,7 +24,6 @@ datalog.language.errors.NothingToUndo: error[nothing_to_undo]: nothing to undo: 
 
 from __future__ import annotations
 
-from datalog.engine.absent import SHOWN, absent_retractions, absent_warning  # noqa: F401  (the CLI's, re-exported)
 from datalog.language.errors import NothingToUndo, Span
 
 

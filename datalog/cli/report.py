@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from datalog.cli.repl_changes import absent_retractions, absent_warning
+from datalog.engine.absent import absent_retractions, absent_warning
 from datalog.engine.updates import Committed, Failure, apply_updates
 from datalog.sources.files import format_value
 from datalog.language.display import plural
