@@ -352,3 +352,22 @@ def test_a_patched_table_is_the_table_of_the_changed_rows(rows, new, data, order
     got = [tuple(r.values()) for r in after.to_pylist()]
     assert (got if ordered else sorted(got)) == expected
     assert after.schema == before.schema
+
+
+def test_a_view_read_before_any_run_sees_the_derived_rows():
+    """``engine.relation(name)`` before any ``run``: every read runs the program first, as
+    ``engine.rows`` does (it was an empty derived relation: a stale answer)."""
+    for read in (len, lambda r: r.rows(), lambda r: r.to_arrow().num_rows, lambda r: list(r)):
+        engine = Engine("e(1, 2). e(2, 3).\np(x, z) :- e(x, y), e(y, z).\n")
+        answer = read(engine.relation("p"))
+        assert answer in (1, [(1, 3)]), answer
+        assert engine.evaluated
+
+
+def test_an_engine_takes_a_program_text():
+    assert Engine("p(1). q(x) :- p(x).").rows("q") == [(1,)]
+    with pytest.raises(DatalogError) as refused:
+        Engine("p(1")
+    assert refused.value.code == "syntax_error"
+    with pytest.raises(TypeError, match="from_file"):
+        Engine(42)

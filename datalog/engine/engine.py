@@ -75,9 +75,14 @@ class Engine:
     unless ``allow_paths`` (the user's choice: :mod:`datalog.sources.paths`). Invariant after ``run``: every IDB relation holds what evaluating the
     program from scratch over the EDB relations would give."""
 
-    def __init__(self, program: ast.Program, facts_dir: str | Path | None = None, intersect: str = "hash",
+    def __init__(self, program: str | ast.Program, facts_dir: str | Path | None = None, intersect: str = "hash",
                  maintenance: str = "incremental", spark: dict | None = None, allow_paths: bool = False,
                  memory_budget: int | None = None, provenance: bool = False):
+        if isinstance(program, str):              # Engine("p(1). q(x) :- p(x)."): the program's text
+            program = parse(program, "<input>")
+        elif not isinstance(program, ast.Program):
+            raise TypeError(f"Engine takes a program's text (a str) or a parsed program, not {type(program).__name__}"
+                            " (Engine.from_file(path) reads a file)")
         self.program = program
         self.checked: Checked = analyse(program)            # rewrite, check, stratify
         self.facts_dir = Path(facts_dir) if facts_dir is not None else Path(".")
@@ -496,6 +501,15 @@ class Engine:
         if name not in self.db:
             raise UndefinedRelation(f"undefined relation {name}", span)
         return self.db[name]
+
+    def answered_relation(self, name: str, span=None) -> Relation:
+        """The relation ``name`` as stored once the program is evaluated: it is run first if it is
+        not (as :meth:`rows` does), so a view read before any ``run`` (``engine.relation(name)``)
+        is not an empty derived relation."""
+        with self.guard.serial():
+            if not self._evaluated:
+                self.run()
+            return self.stored_relation(name, span)
 
     def rows(self, name: str) -> list[tuple]:
         """The relation's rows, sorted; the program is run first if it is not evaluated (never

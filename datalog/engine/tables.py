@@ -167,7 +167,7 @@ class Relation:
 
     @property
     def _stored(self):
-        return self._engine.stored_relation(self.name)
+        return self._engine.answered_relation(self.name)
 
     @property
     def columns(self) -> list[str]:
