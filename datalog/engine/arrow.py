@@ -11,6 +11,9 @@ Column types, by the type the ``.decl`` names (through ``.type`` aliases):
 ``symbol``     ``string``             ``string``, ``large_string``, ``string_view``, dictionary of strings
 records, ADTs  ``string``             their Soufflé text with symbols quoted: ``[1, "a"]``,
                                       ``$Circle(5)``, ``nil``; read back with the same grammar
+mixed          ``string``             plain Datalog's columns of numbers and symbols: ``5``,
+                                      ``"a"`` (symbols quoted); in, integers, or text read
+                                      by :func:`datalog.language.mixed.from_text`
 =============  =====================  ===================================================
 
 Records and ADTs are text because their types may be recursive (``.type List = [h: number,
@@ -45,10 +48,11 @@ import pyarrow.compute as pc
 
 from datalog.engine.memory import paused_gc
 from datalog.language import composites, numbers
+from datalog.language.display import plural
 from datalog.language.errors import ArityMismatch, NumberOutOfRange, TypeMismatch
+from datalog.language.mixed import MIXED, MixedNumber, from_text, written
 from datalog.language.types import PRIMITIVES
 from datalog.sources.files import parse_value
-from datalog.language.display import plural
 
 Kinds = list[tuple[str, object]]     # (column name, kind): number, unsigned, float, symbol, auto, or a CompositeType
 
@@ -84,6 +88,8 @@ def table_of(kinds: Kinds, rows, weights=None) -> pa.Table:
 
 
 def _out(values, kind):
+    if kind == MIXED:
+        return list(map(written, values))
     if getattr(kind, "is_composite", False):
         return [composites.render(v, _quoted) for v in values]
     if kind == "auto" and values and not isinstance(values[0], (int, float, str)):
@@ -239,6 +245,8 @@ def _checked_values(where: str, kind, column) -> list:
     if kind == "auto":
         kind = ("number" if pa.types.is_integer(type_) else "float" if pa.types.is_floating(type_)
                 else "symbol")
+    if kind == MIXED:
+        return _mixed_values(where, column)
     if kind in ("number", "unsigned"):
         if not pa.types.is_integer(type_):
             raise TypeMismatch(f"{where} holds {_plural(kind)}, got Arrow type {type_}")
@@ -270,6 +278,18 @@ def _checked_values(where: str, kind, column) -> list:
         except composites.TextError as exc:
             raise TypeMismatch(f"{where} holds {kind} values: row {row + 1}, {text!r}, is not one ({exc})") from None
     return out
+
+
+def _mixed_values(where: str, column) -> list:
+    """A mixed column's values: an integer column's as numbers, a string column's by their text."""
+    if pa.types.is_integer(column.type):
+        _check_range(where, "number", column)
+        return [MixedNumber(v) for v in column.to_pylist()]
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+            or pa.types.is_string_view(column.type)):
+        raise TypeMismatch(f"{where} holds numbers and symbols (integers, or their text: 5, \"a\"), "
+                           f"got Arrow type {column.type}")
+    return [from_text(text) for text in column.to_pylist()]
 
 
 def _decoded(column):

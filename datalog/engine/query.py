@@ -41,6 +41,7 @@ from datalog.engine import display
 from datalog.language import numbers
 from datalog.language.errors import DatalogError, Source, Span, SyntaxError_
 from datalog.language.parser import parse_atom, parse_query
+from datalog.language.mixed import MIXED, is_mixed
 from datalog.language.types import AUTO, PRIMITIVES, value_type
 
 PREFIX = "?-"
@@ -150,6 +151,8 @@ def _kind_of(values: list):
     """The kind of a column holding ``values`` (``auto`` without any: a string column)."""
     if not values:
         return AUTO
+    if is_mixed(values[0]):
+        return MIXED                        # plain Datalog's numbers and symbols in one column
     kind = value_type(values[0])
     if kind == "number" and max(values) > numbers.INT_MAX:
         return "unsigned"

@@ -24,6 +24,7 @@ from datalog.evaluation.aggregates import NO_VALUE, aggregate_value
 from datalog.evaluation.expressions import compile_term
 from datalog.language import ast, regex
 from datalog.language.rewrites import in_range, range_values
+from datalog.language.mixed import MIXED
 from datalog.language.types import convert
 from datalog.evaluation.records import compile_match
 from lftj.trie import TrieNode
@@ -103,7 +104,7 @@ def compile_plan(plan: RulePlan, head: Callable | None = None) -> CompiledPlan:
     generators = {g.depth: _generator(g, plan, rule) for g in plan.generators}
     head_slots = None
     if plan.head is not None:
-        if all(isinstance(a, ast.Variable) for a in plan.head.args) and "float" not in plan.head_types:
+        if all(isinstance(a, ast.Variable) for a in plan.head.args) and not _converted(plan.head_types):
             head_slots = [plan.slots[a.name] for a in plan.head.args]
         if head is None:
             head = _head_function(plan, rule)
@@ -278,9 +279,15 @@ def _value(value, plan: RulePlan, rule: str, span):
 
 # ---------------------------------------------------------------- head
 
+def _converted(types) -> bool:
+    """Whether a head of these column types converts its values: an int into a float column, a
+    number into a mixed column (:mod:`datalog.language.mixed`)."""
+    return "float" in types or MIXED in types
+
+
 def _head_function(plan: RulePlan, rule: str):
     head, slots, types = plan.head, plan.slots, plan.head_types
-    floats = [i for i, t in enumerate(types) if t == "float"]
+    floats = _converted(types)
     if all(isinstance(a, ast.Variable) for a in head.args) and not floats:
         return _slot_getter([slots[a.name] for a in head.args]) if head.args else (lambda b: ())
     fns = [compile_term(t, slots, rule, head.span) for t in head.args]

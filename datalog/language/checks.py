@@ -25,6 +25,7 @@ from datalog.language.lints import warn_empty_relations, warn_singleton_variable
 from datalog.language.rewrites import Clause, dnf, rewrite
 from datalog.language.strata import Stratum
 from datalog.language.subtypes import check_subtypes
+from datalog.language.mixed import mixed_constants
 from datalog.language.typecheck import check_types, infer_types, mark_unsigned, unsigned_ranges
 from datalog.language.types import RelationInfo, resolve_type
 from datalog.language.variables import aggregate_outer_variables, bound_variables, free_variables
@@ -338,6 +339,7 @@ CHECKS = (
     unsigned_ranges,                    # x = range(1, 10) where x is an unsigned (issue 18)
     infer_types,
     check_types,
+    mixed_constants,                    # a mixed column's int constants as MixedNumbers (mixed.py)
     mark_unsigned,                      # unsigned operations, for the evaluators (issue 18)
     warn_singleton_variables,       # Soufflé's warnings (lints.py), never blocking
     warn_empty_relations,

@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from datalog.language import ast, recordtypes
 from datalog.language.errors import NumberOutOfRange, TypeMismatch
+from datalog.language.mixed import MIXED, mixed_constants, widen
 from datalog.language.numbers import INT_MAX, INT_MIN
 from datalog.language.rewrites import dnf
 from datalog.language.types import AUTO, compatible, value_type
@@ -33,8 +34,9 @@ from datalog.language.variables import assignment_target
 
 
 def infer_types(ctx) -> None:
-    """Column types of undeclared relations, from facts, heads and uses; unknown ones are auto."""
-    for _ in range(1 + sum(info.arity for info in ctx.schema.values())):
+    """Column types of undeclared relations, from facts, heads and uses; unknown ones are auto.
+    An undeclared column given a number and a symbol is mixed (:mod:`datalog.language.mixed`)."""
+    for _ in range(1 + 2 * sum(info.arity for info in ctx.schema.values())):
         if not any([_infer_clause(ctx, clause) for clause in ctx.clauses]):
             break
     for info in ctx.schema.values():
@@ -44,14 +46,19 @@ def infer_types(ctx) -> None:
 def _infer_clause(ctx, clause) -> bool:
     changed = False
     env = _atom_types(ctx, clause.body, {}, lenient=True)
-    for atom in _positive_atoms(clause.body) + [clause.head]:
+    negated = [lit.atom for lit in clause.body if isinstance(lit, ast.Negation)]
+    for atom in _positive_atoms(clause.body) + [clause.head] + negated:
         info = ctx.schema[atom.relation]
         for i, arg in enumerate(atom.args):
-            if info.types[i] is None:
-                t = _type_of(ctx, arg, env, lenient=True)
-                if t not in (None, AUTO):
-                    info.types[i] = t
-                    changed = True
+            t = _type_of(ctx, arg, env, lenient=True)
+            if t in (None, AUTO):
+                continue
+            if info.types[i] is None and atom not in negated:
+                info.types[i] = t
+                changed = True
+            elif not info.declared and info.types[i] != MIXED and widen(info.types[i], t):
+                info.types[i] = MIXED
+                changed = True
     return changed
 
 
@@ -61,9 +68,10 @@ def settle_types(checked, settled: dict[str, list[str]]):
     them. ``checked`` is not changed (so on a type error nothing is)."""
     schema = {name: replace(info, types=settled.get(name) or [None if t == AUTO else t for t in info.types])
               for name, info in checked.schema.items()}
-    ctx = replace(checked, schema=schema)
+    ctx = replace(checked, schema=schema, clauses=list(checked.clauses))
     infer_types(ctx)
     check_types(ctx)
+    mixed_constants(ctx)
     return ctx
 
 
@@ -87,7 +95,9 @@ def _atom_types(ctx, body, env, lenient) -> dict[str, str]:
                 if previous is not None and not compatible(previous, column) and not lenient:
                     raise TypeMismatch(f"variable {arg.name} is {_a(previous)} elsewhere but {_a(column)} in "
                                        f"{info}", arg.span)
-                if previous is None or previous == "number":
+                if lenient and not info.declared and previous not in (None, MIXED) and widen(previous, column):
+                    env[arg.name] = MIXED             # p(x), s(x): a number and a symbol column
+                elif previous is None or previous == "number" or column == MIXED:
                     env[arg.name] = column
     # a target is typed once, so passes stop when one types nothing new (linear for a body
     # without assignments: a rule of 300 atoms was 3 s of quadratic passes, issue 23)
@@ -105,6 +115,10 @@ def _atom_types(ctx, body, env, lenient) -> dict[str, str]:
         for literal in assignments:
             for pattern, other in ((literal.left, literal.right), (literal.right, literal.left)):
                 _bind_pattern(ctx, pattern, _type_of(ctx, other, env, True), env, lenient)
+                if isinstance(pattern, ast.Variable) and isinstance(other, ast.Variable) and \
+                        env.get(other.name) == MIXED and env.get(pattern.name) != MIXED:
+                    env[pattern.name] = MIXED        # x = y where y is mixed: so is x
+                    typed = -1
         if len(env) == typed:
             break
     return env
@@ -131,6 +145,8 @@ def _check_literals(ctx, body, env) -> None:
             for side, other in ((literal.left, right), (literal.right, left)):
                 if other and isinstance(side, (ast.Nil, *ast.STRUCTURED)):      # records (issue 18)
                     _expect(ctx, side, other, env, "other side")
+            if MIXED in (left, right):
+                _check_mixed_comparison(literal, left, right)
             if literal.op in _CONSTRAINTS and {left, right} - {"symbol", None}:
                 raise TypeMismatch(f"{literal.op.removeprefix('not_')} takes two symbols: {literal}", literal.span)
             if literal.op not in ("=", "!=") and "symbol" in (left, right) and False:
@@ -141,6 +157,32 @@ def _check_literals(ctx, body, env) -> None:
             info = ctx.schema[atom.relation]
             for column, arg in zip(info.types, atom.args):
                 _expect(ctx, arg, column, env, f"column of {info}")
+                if column == MIXED and not (isinstance(arg, (ast.Constant, ast.Wildcard)) or
+                                              isinstance(arg, ast.Variable) and env.get(arg.name) == MIXED):
+                    raise TypeMismatch(f"{arg} is {_a(_type_of(ctx, arg, env, True))} computed in the rule, but the "
+                                       f"column of {info} holds numbers and symbols: a rule looks up a mixed column "
+                                       "by a variable that stands in mixed columns, or a constant", arg.span)
+
+
+def _check_mixed_comparison(literal, left, right) -> None:
+    """A value of a mixed column is compared with = and != only, and equated with a variable or
+    a constant only (a computed value would then be looked up in a mixed column)."""
+    side = literal.left if left == MIXED else literal.right
+    other = literal.right if left == MIXED else literal.left
+    if literal.op not in ("=", "!="):
+        raise TypeMismatch(f"{side} holds numbers and symbols (a mixed column), which are compared with "
+                           f"= and != only, not with {literal.op}", literal.span)
+    if literal.op == "=" and not isinstance(other, (ast.Variable, ast.Constant)):
+        raise TypeMismatch(f"{side} holds numbers and symbols (a mixed column); equate it with a variable or "
+                           f"a constant, not with {other}", literal.span)
+
+
+def _no_mixed(operands, types, term, what: str) -> None:
+    """Arithmetic and functors take numbers or symbols, not the values of a mixed column."""
+    for operand, t in zip(operands, types):
+        if t == MIXED:
+            raise TypeMismatch(f"{what} on {operand}, which may be a number or a symbol (it stands in a mixed "
+                               f"column): {term}", getattr(term, "span", None))
 
 
 def _a(type_) -> str:
@@ -162,7 +204,10 @@ def _adapts(term) -> bool:
 
 
 def _fits(term, t, want) -> bool:
-    """Whether ``term``, of type ``t``, may stand where a ``want`` is expected."""
+    """Whether ``term``, of type ``t``, may stand where a ``want`` is expected (a mixed column
+    takes numbers and symbols; a mixed value goes only where a mixed one may)."""
+    if MIXED in (t, want):
+        return want == MIXED and t in (MIXED, "number", "symbol")
     return compatible(t, want) or (want == "unsigned" and _adapts(term))
 
 
@@ -240,6 +285,8 @@ def _record_type(ctx, term, lenient) -> str | None:
 
 def _numeric(ctx, operands, env, lenient, term) -> str | None:
     types = [_type_of(ctx, o, env, lenient) for o in operands]
+    if not lenient:
+        _no_mixed(operands, types, term, "arithmetic")
     composite = [t for t in types if recordtypes.is_composite(t)]
     if composite and not lenient:
         raise TypeMismatch(f"arithmetic on a value of the {composite[0]} type in {term}", term.span)
@@ -274,6 +321,8 @@ def _joins_symbols(ctx, term, env) -> bool:
 
 def _integer(ctx, operands, env, lenient, term) -> str | None:
     types = [_type_of(ctx, o, env, lenient) for o in operands]
+    if not lenient:
+        _no_mixed(operands, types, term, "an integer operation")
     wrong = [t for t in types if t in ("symbol", "float")]
     if wrong and not lenient:
         raise TypeMismatch(f"{getattr(term, 'op', None) or term.name} needs integers, got a {wrong[0]} "
@@ -287,6 +336,8 @@ def _functor_type(ctx, term: ast.Functor, env, lenient) -> str | None:
         raise TypeMismatch(f"{term.name} takes {low if low == high else f'{low} or more'} arguments, "
                            f"got {len(term.args)}", term.span)
     types = [_type_of(ctx, a, env, lenient) for a in term.args]
+    if not lenient and _FUNCTORS.get(term.name, (None,))[0] != "any":
+        _no_mixed(term.args, types, term, term.name)
     if term.name in ("bnot", "lnot"):
         return _integer(ctx, list(term.args), env, lenient, term)
     if term.name in ("min", "max"):
@@ -331,6 +382,8 @@ def _aggregate_type(ctx, agg: ast.Aggregate, env, lenient) -> str | None:
             target_type = _type_of(ctx, agg.target, inner, lenient) or target_type
     if agg.kind == "count":
         return "number"
+    if not lenient:
+        _no_mixed([agg.target], [target_type], agg, agg.kind)
     if agg.kind == "mean":
         return "float"
     if agg.kind == "sum" and target_type == "symbol" and not lenient:

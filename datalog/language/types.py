@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datalog.language.errors import Span, TypeMismatch
+from datalog.language.mixed import MIXED, as_mixed
 
 PRIMITIVES = {"number": "number", "unsigned": "unsigned", "float": "float", "symbol": "symbol"}
 AUTO = "auto"
@@ -65,10 +66,12 @@ def convert(value, type_: str):
     """A loaded or derived value in a column's representation."""
     if type_ == "float" and isinstance(value, int):
         return float(value)
+    if type_ == MIXED:
+        return as_mixed(value)
     return value
 
 
-_EXAMPLES = {"number": "1", "unsigned": "1", "float": "1.5", "symbol": '"a"', AUTO: "1"}
+_EXAMPLES = {"number": "1", "unsigned": "1", "float": "1.5", "symbol": '"a"', AUTO: "1", MIXED: "1"}
 
 
 def example(type_, depth: int = 3) -> str:

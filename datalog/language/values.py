@@ -17,10 +17,12 @@ from numbers import Integral, Rational, Real
 
 from datalog.language.composites import NIL, Branch, Record
 from datalog.language.errors import NumberOutOfRange, TypeMismatch
+from datalog.language.mixed import MIXED, MixedNumber, MixedSymbol
 from datalog.language.numbers import INT_MAX, INT_MIN, UINT_MAX, describe
 from datalog.language.types import AUTO
 
 PLURAL = {"number": "numbers", "unsigned": "unsigned numbers", "float": "floats", "symbol": "symbols",
+          MIXED: "numbers and symbols",
           AUTO: "numbers, floats or symbols"}
 RANGES = {"number": (INT_MIN, INT_MAX, "the signed 64-bit range"),
           "unsigned": (0, UINT_MAX, "the unsigned 64-bit range")}
@@ -126,7 +128,20 @@ def _symbol(value) -> str:
     return value
 
 
-_CONVERT = {"number": _integer("number"), "unsigned": _integer("unsigned"), "float": _float, "symbol": _symbol}
+def _mixed(value):
+    """A value of a mixed column (:mod:`datalog.language.mixed`): a number or a symbol."""
+    settled = kind_of(value)
+    if settled == "symbol":
+        return MixedSymbol(_symbol(value))
+    if settled == "number":
+        return MixedNumber(_CONVERT["number"](value))
+    if _is_bool(_unwrapped(value)):
+        raise Refusal("a bool is neither a number nor a symbol (pass int(flag) for 0 or 1)")
+    raise Refusal(f"{a_kind(value)} is neither a number nor a symbol")
+
+
+_CONVERT = {"number": _integer("number"), "unsigned": _integer("unsigned"), "float": _float, "symbol": _symbol,
+            MIXED: _mixed}
 
 
 def _composite(type_, value):

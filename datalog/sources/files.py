@@ -33,6 +33,7 @@ from datalog.language import ast, composites, numbers
 from datalog.language.display import FLOAT_DIGITS
 from datalog.language.errors import (BadFactFile, DatalogError, InputPath, MissingInput, OutputError, OutputPath, Source,
                                      Span)
+from datalog.language.mixed import MIXED, from_text, is_mixed, written
 from datalog.language.types import AUTO
 from datalog.sources import atomic, jsonio, paths, sqlite, textformat
 from datalog.sources.textformat import TextFormat
@@ -259,6 +260,8 @@ def parse_value(text: str, type_: str):
     Soufflé reads it; None if ``text`` is not one. (Records and ADTs wrap this.)"""
     if type_ == "symbol" or type_ == AUTO:
         return text
+    if type_ == MIXED:                      # plain Datalog's numbers and symbols: by the field's text
+        return from_text(text)
     if type_ == "float":
         return numbers.parse_float(text)
     if type_ == "unsigned":                 # 0 .. 2^64-1 (Soufflé's uint64; a sign is refused)
@@ -335,9 +338,11 @@ def _settle_auto_columns(rows, types):
 
 def format_value(value) -> str:
     """One primitive value as Soufflé prints it: integers in decimal, symbols raw, floats as
-    ``%.17g``. (Records and ADTs wrap this.)"""
+    ``%.17g``. (Records and ADTs wrap this; a mixed column's symbol is quoted.)"""
     if isinstance(value, tuple):            # a record or ADT value (issue 18)
         return composites.render(value, format_value)
+    if is_mixed(value):                     # plain Datalog's numbers and symbols: "5" quoted
+        return written(value)
     if isinstance(value, float):
         return f"{value:.{FLOAT_DIGITS}g}"
     return str(value)

@@ -71,7 +71,7 @@ def _lied(path: Path):
 def save(path: Path, seq: int, engine) -> int:
     """The maintainer of commit ``seq``, if it can be captured, before the snapshot that it
     belongs to; else no maintainer file. Returns its size."""
-    if wsvalidate.has_composites(engine.schema):     # records and ADTs: no maintainer file (validate)
+    if wsvalidate.rebuilds_values(engine.schema):     # records, ADTs, mixed: no maintainer file (validate)
         return 0
     records = wsstate.capture(engine.maintainer)
     if records is None:

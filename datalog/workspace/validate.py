@@ -25,6 +25,7 @@ import math
 
 from datalog.language import composites
 from datalog.language.errors import WorkspaceCorrupt
+from datalog.language.mixed import MIXED, MixedNumber, MixedSymbol
 from datalog.language.numbers import INT_MAX, UINT_MAX
 from datalog.language.types import AUTO
 
@@ -76,8 +77,8 @@ class Columns:
             raise WorkspaceCorrupt(f"workspace file {where}: {record}: rows of {name} of arity {arity}, "
                                    f"its program says {len(self.types[name])}")
         declared = self.types[name]
-        composite = [c for c, t in enumerate(declared) if getattr(t, "is_composite", False)]
-        for column in composite:                    # records and ADTs rebuilt in place, then checked
+        composite = [c for c, t in enumerate(declared) if getattr(t, "is_composite", False) or t == MIXED]
+        for column in composite:                    # records, ADTs and mixed values rebuilt in place
             _rebuild_column(values, column, arity, declared[column], f"workspace file {where}: {record}: "
                             f"column {column + 1} of {name}")
         expected = [self.settled.get((name, c)) if t == AUTO else t for c, t in enumerate(declared)]
@@ -137,16 +138,26 @@ class Columns:
         return [tuple(flat[i:i + arity]) for i in range(0, len(flat), arity)] if arity else [() for _ in rows]
 
 
-def has_composites(schema: dict) -> bool:
-    """Whether a relation of ``schema`` has a record or ADT column: such a workspace stores its
-    rows (rebuilt by :meth:`Columns.check`) but no maintainer, whose traces hold values without
+def rebuilds_values(schema: dict) -> bool:
+    """Whether a relation of ``schema`` has a record, ADT or mixed column: such a workspace stores
+    its rows (rebuilt by :meth:`Columns.check`) but no maintainer, whose traces hold values without
     their types (a writer builds the maintainer at its first commit instead)."""
-    return any(getattr(t, "is_composite", False) for info in schema.values() for t in info.types)
+    return any(getattr(t, "is_composite", False) or t == MIXED for info in schema.values() for t in info.types)
 
 
 def _rebuild_column(values: list, column: int, arity: int, type_, at: str) -> None:
     """A record or ADT column of a flat row block, its JSON lists made values of ``type_`` in
-    place; one that is not one is ``workspace_corrupt``."""
+    place (a mixed column's ints made MixedNumbers); one that is not one is ``workspace_corrupt``."""
+    if type_ == MIXED:
+        for i in range(column, len(values), arity):
+            value = values[i]
+            if type(value) is int and INT_MIN <= value <= INT_MAX:
+                values[i] = MixedNumber(value)
+            elif type(value) is str and _in_range([value], "symbol"):
+                values[i] = MixedSymbol(value)
+            else:
+                raise WorkspaceCorrupt(f"{at} holds {_shown(value)}, not a number or a symbol")
+        return
     for i in range(column, len(values), arity):
         value = composites.rebuilt(values[i], type_)
         if value is None or not composites.conforms(value, type_):

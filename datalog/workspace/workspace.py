@@ -222,9 +222,9 @@ class Workspace:
         self.log_bytes, self.snapshot_bytes = log.valid_length, snap.valid_length
         self.discarded = log.torn
         stored = wsmaintainer.read(self.path, self.seq) if (self.writer if maintainer is None else maintainer) else None
-        if stored is not None and wsvalidate.has_composites(engine.schema):
-            raise WorkspaceCorrupt(f"workspace file {stored[1]}: a workspace whose program has records or "
-                                   f"ADTs stores no maintainer; this one was planted or forged")
+        if stored is not None and wsvalidate.rebuilds_values(engine.schema):
+            raise WorkspaceCorrupt(f"workspace file {stored[1]}: a workspace whose program has records, "
+                                   f"ADTs or mixed columns stores no maintainer; this one was planted or forged")
         if stored is not None:                           # counted with the snapshot, as _snapshot does
             self.snapshot_bytes += stored[2].valid_length
         if stored is None:

@@ -34,8 +34,11 @@ _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operato
 def compare(op: str, left, right) -> bool:
     """Numbers with numbers, symbols with symbols (Python's ordering: by code point);
     ``match(p, s)``: s is wholly matched by the regular expression p (none if p is not one);
-    ``contains(t, s)``: t occurs in s."""
+    ``contains(t, s)``: t occurs in s. A number and a symbol (plain Datalog's mixed columns) are
+    never equal, and not ordered."""
     if isinstance(left, str) != isinstance(right, str):
+        if op in ("=", "!="):
+            return op == "!="
         raise TypeMismatch(f"cannot compare {left!r} {op} {right!r}")
     if isinstance(left, Unsigned) or isinstance(right, Unsigned):
         left, right = as_unsigned(left), as_unsigned(right)
