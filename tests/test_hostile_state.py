@@ -556,7 +556,7 @@ def test_a_maintainer_planted_in_a_records_workspace_is_corrupt(tmp_path):
     _use_records(path)                                          # readers never read it
     with pytest.raises(DatalogError) as err:
         Workspace.open(path)
-    assert err.value.code == "workspace_corrupt" and "records or ADTs" in err.value.message
+    assert err.value.code == "workspace_corrupt" and "records, ADTs" in err.value.message
 
 
 def test_a_block_that_would_derive_stored_records_is_refused_and_changes_nothing(tmp_path):
