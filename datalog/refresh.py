@@ -54,9 +54,19 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     (``-D``), unless the workspace was opened with ``allow_paths`` (the user's command line,
     never the stored program: :mod:`datalog.spark.tables`)."""
     from datalog.spark import diff as spark_diff, feeds, tables as spark_io
+    from datalog.spark.unchanged import unchanged_sources
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
         return report                         # nothing to refresh: Spark is not even started
+    started = time.perf_counter()
+    last = {d.relation: source_snapshot(ws.path, d.relation, ws.sources.get(d.relation, "v0").split("+")[-1])
+            for d in engine.spark_directives("input")}
+    quiet = unchanged_sources(ws, last, facts_dir, out_dir)
+    if quiet is not None:                     # local files, none changed, sinks in sync: no Spark
+        report.sources.extend(quiet)
+        report.phase("unchanged files", started)
+        _drop_old_snapshots(ws)
+        return report
     spark = engine.spark_session()
     started = time.perf_counter()
     if engine.spark_directives("output"):

@@ -434,6 +434,55 @@ def test_a_snapshot_source_whose_files_did_not_change_is_not_read(spark, tmp_pat
     _check(kind, edges)
 
 
+SINGLE = ('.decl edge(src: number, dst: number)\n.input edge(IO=spark, path="edges.parquet")\n' + RULES +
+          '.output two(IO=spark, path="out/two")\n')
+NO_SPARK = """
+import json, sys
+from datalog.language.errors import DatalogError
+from datalog.refresh import refresh
+from datalog.spark import session
+from datalog.workspace.workspace import Workspace
+with Workspace.open(sys.argv[1]) as ws:
+    try:
+        report = refresh(ws, facts_dir=sys.argv[2], out_dir=sys.argv[3])
+        answer = [report.commit, [s.rows_read for s in report.sources]]
+    except DatalogError as exc:
+        answer = [exc.code]
+print(json.dumps(answer + [session._session is None]))
+"""
+
+
+def test_an_unchanged_local_source_is_refreshed_without_starting_spark(spark, tmp_path):
+    """A refresh whose local sources' files did not change and whose sinks are in sync starts no
+    Spark session (datalog/spark/unchanged.py), in a process of its own; a changed file is read
+    the Spark way, and after it the next unchanged refresh needs no Spark again."""
+    import json
+    import subprocess
+    import sys
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    edges = {(1, 2), (2, 3), (3, 3)}
+    pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
+                   tmp_path / "edges.parquet")
+    kind = InProcess(tmp_path, SINGLE)
+
+    def fresh(out_dir):
+        done = subprocess.run([sys.executable, "-c", NO_SPARK, str(kind.ws), str(tmp_path), str(out_dir)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert fresh(tmp_path) == [None, [0], True]
+    (tmp_path / "elsewhere").mkdir()
+    assert fresh(tmp_path / "elsewhere" / "..") == [None, [0], True]        # the same -D, another spelling
+    edges |= {(3, 1)}
+    pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
+                   tmp_path / "edges.parquet")
+    assert kind.refresh().commit is not None                                # read, in this process's session
+    _check(kind, edges)
+    assert fresh(tmp_path) == [None, [0], True]
+
+
 def test_a_damaged_or_edited_files_record_means_read_again(tmp_path):
     from datalog.spark import diff
     files = {"a.parquet": [10, 1_700_000_000_000], "b/c.parquet": [7, 1_700_000_000_001]}

@@ -213,14 +213,23 @@ def snapshot_meta(where: Path, spark) -> tuple[int, int]:
     """(rows, events) of the snapshot whose last version is ``where``. A version without a
     readable ``meta.json`` (older workspaces) is counted from its digest and taken to have
     many events, so that the next refresh writes a full version."""
+    recorded = recorded_meta(where)
+    if recorded is not None:
+        return recorded
+    rows = guard(lambda: _read_digest(spark, where).agg(F.sum("n")).first()[0], "counting") or 0
+    return rows, 1 << 62
+
+
+def recorded_meta(where: Path) -> tuple[int, int] | None:
+    """(rows, events) as the snapshot version ``where`` records them in ``meta.json``; None if
+    it records none readable."""
     try:
         meta = json.loads((Path(where) / "meta.json").read_text())
         if isinstance(meta.get("rows"), int) and isinstance(meta.get("events"), int):
             return meta["rows"], meta["events"]
     except (OSError, ValueError, AttributeError):
         pass
-    rows = guard(lambda: _read_digest(spark, where).agg(F.sum("n")).first()[0], "counting") or 0
-    return rows, 1 << 62
+    return None
 
 
 def remove(where: Path) -> None:
@@ -243,6 +252,12 @@ def files_of(spark, directive, facts_dir, allow_paths: bool) -> dict | None:
         root, fmt = files_root(spark, directive, facts_dir, allow_paths)
     except (MissingInput, Unsupported):
         return None
+    return files_at(spark, root, fmt)
+
+
+def files_at(spark, root: str, fmt: str) -> dict | None:
+    """:func:`files_of` of the files at ``root`` (as Spark names it; ``spark`` may be None for a
+    local ``file:`` root, which this process lists)."""
     single = _local_file(root)
     if single is not None:
         return {single.name: file_identity(single, fmt)}
@@ -296,4 +311,4 @@ def record_files(where: Path, files: dict | None) -> None:
         sealed.write(Path(where) / FILES, files)
 
 
-__all__ = ["file_identity", "files_of", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]
+__all__ = ["file_identity", "files_of", "files_at", "recorded_meta", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]

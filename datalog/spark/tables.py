@@ -241,12 +241,14 @@ def _local_listing(base: Path) -> dict[str, tuple[int, int]]:
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
 
-def located(spark, directive: ast.Directive, base: str | Path, allow_paths: bool) -> tuple[str, Path | None]:
+def located(spark, directive: ast.Directive, base: str | Path, allow_paths: bool,
+            default_fs: str | None = None) -> tuple[str, Path | None]:
     """Where a directive's ``path=`` is, as Spark names it, and as a local path (None on a
     cluster's filesystem: taken as named). A local one is relative to ``base`` (``-F`` for a
-    source, ``-D`` for a sink) and must not lead out of it unless ``allow_paths``."""
+    source, ``-D`` for a sink) and must not lead out of it unless ``allow_paths``. Spark's
+    default filesystem is the session's unless ``default_fs`` is given (then ``spark`` may be None)."""
     given = directive.param("path")
-    name = local_name(given, default_filesystem(spark))
+    name = local_name(given, default_fs or default_filesystem(spark))
     if name is None:
         return given, None
     base = "." if str(base) == "-" else base                 # -D - prints files; sinks stay in .
@@ -262,11 +264,12 @@ def located(spark, directive: ast.Directive, base: str | Path, allow_paths: bool
     return uri(local), local
 
 
-def check_sink_paths(spark, directives: list[ast.Directive], out_dir: str | Path, allow_paths: bool) -> None:
+def check_sink_paths(spark, directives: list[ast.Directive], out_dir: str | Path, allow_paths: bool,
+                     default_fs: str | None = None) -> None:
     """Every sink's local ``path=`` checked (:func:`located`) before any sink or file is written."""
     for directive in directives:
         if directive.param("path") is not None:
-            located(spark, directive, out_dir, allow_paths)
+            located(spark, directive, out_dir, allow_paths, default_fs)
 
 
 def local_name(path: str, default_fs: str) -> str | None:
