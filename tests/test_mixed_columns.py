@@ -137,6 +137,22 @@ def test_a_workspace_keeps_a_mixed_column(tmp_path):
     assert done.stdout.split() == ["1", "5", "6", '"5"', '"b"'], done.stdout
 
 
+def test_rules_added_later_may_make_a_stored_column_mixed():
+    """``extend`` (the REPL's rules, a workspace's addblock) with rules that make e's and q's
+    columns mixed: their stored rows become mixed values, and later changes of either kind fit."""
+    engine = Engine("e(1). e(2).\nq(x) :- e(x).\n")
+    engine.insert("e", [(3,)])
+    engine.extend('s("a"). s(2).\nj(x) :- e(x), s(x).\nk(x) :- s(x).\nk(x) :- e(x).\n')
+    assert engine.schema["e"].types == engine.schema["q"].types == ["mixed"]
+    assert {type(v) for name in ("e", "q") for (v,) in engine.rows(name)} == {MixedNumber}
+    engine.insert("e", [("zz",), (4,)])
+    assert engine.rows("q") == [(1,), (2,), (3,), (4,), ("zz",)]
+    assert engine.rows("k") == [(1,), (2,), (3,), (4,), ("a",), ("zz",)] and engine.rows("j") == [(2,)]
+    with pytest.raises(DatalogError) as refused:          # a fact inserted must fit the column as it is
+        Engine("n(1).\nm(x) :- n(x).\n").insert("n", [("b",)])
+    assert refused.value.code == "type_mismatch"
+
+
 # ---------------------------------------------------------------- against the twins
 
 DOMAIN = st.sampled_from([0, 1, 2, "0", "1", "a"])

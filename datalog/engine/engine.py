@@ -42,6 +42,7 @@ from datalog.evaluation.program import PlannedProgram
 from datalog.language import ast
 from datalog.language.checks import Checked
 from datalog.language.errors import ArityMismatch, BadFact, DatalogError, FactAbsent, OutOfMemory, UndefinedRelation
+from datalog.language.mixed import MIXED
 from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, is_internal, rewrite
 from datalog.language.types import example
@@ -311,13 +312,16 @@ class Engine:
         loaded = self._read_inputs(added.directives)
         self.settle([(n, [next(iter(r.tuples))]) for n, r in old_db.items() if r.tuples] + loaded)
         for n in (n for n in old_db if old_schema[n].types != self.schema[n].types):
-            for row in old_db[n].tuples:                  # a new .decl of a relation that has rows
-                self.admit(n, row, self.schema[n].span)
+            # a new .decl of a relation that has rows: they must fit it; a column made mixed (plain
+            # Datalog) holds its rows as mixed values (datalog.language.mixed), so they are rebuilt
+            admitted = [self.admit(n, row, self.schema[n].span) for row in old_db[n].tuples]
+            if MIXED in self.schema[n].types:
+                self.db[n] = Relation(n, self.schema[n].arity, admitted)
         self.plans = plan(self.checked)
         self.compiled = compiled(self.plans)
         affected, idb = downstream(checked.clauses, seeds(added)), self.idb
         for n in affected:
-            kept = () if n in idb or n not in old_db else old_db[n].tuples
+            kept = () if n in idb or n not in old_db else self.db[n].tuples
             self.db[n] = Relation(n, self.schema[n].arity, kept)
         fill(self.db, program_facts(self.checked, only=affected & idb))
         fill(self.db, program_facts(self.checked, rewrite(added), only=affected - idb))
