@@ -33,6 +33,7 @@ TARGETS = [
     ("clingo", {"triangles"}, 3.0),
     ("clingo", {"tc", "andersen"}, 1.0),
     ("pyDatalog", {"triangles", "tc", "andersen"}, 50.0),
+    ("souffle", {"triangles", "tc", "andersen"}, 1.0),      # at most Soufflé's interpreter's time
 ]
 
 FOOTNOTES = [
@@ -45,6 +46,9 @@ FOOTNOTES = [
     "peak MB = maximum resident set size of the engine process (includes a ~12 MB "
     "floor from the launcher that measures it; not available after a timeout).",
     "clingo: Python API, ground only (no solve); result = atoms of the output predicate.",
+    "souffle: `souffle -j1` (its interpreter) on the same prog.dl and facts, when souffle is on PATH; "
+    "souffle-compiled: the executable of `souffle -j1 -o`, its compile time reported apart "
+    "(bench/peers/souffle.py says how to build Soufflé).",
     "pyDatalog: Python API (assert_fact + load + ask), top-down evaluation with tabling. "
     "Rule bodies are reordered (recursive atoms first; a fixed order for Andersen) because "
     "pyDatalog 0.22 loops forever on other orders (see bench/peers/pydatalog.py).",
@@ -192,6 +196,9 @@ def run(args) -> int:
         print("  note:", n)
     if targets and not args.quick:
         print("targets:\n  " + "\n  ".join(targets))
+    for where, seconds in peers.souffle.COMPILE_SECONDS.items():
+        notes.append(f"souffle-compiled: souffle -o took {seconds:.1f}s for {Path(where).parent.name} (not in its time)")
+        print("  note:", notes[-1])
 
     md = [f"# Static benchmarks{' (quick)' if args.quick else ''}", "", prov, "",
           f"seed {args.seed}, timeout {args.timeout:g}s", "",

@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import clingo, duckdb, ours, pydatalog
+from . import clingo, duckdb, ours, pydatalog, souffle
 from .common import Unavailable
 
 
-PEERS = {m.NAME: m for m in (ours, pydatalog, clingo, duckdb)}
+PEERS = {m.NAME: m for m in (ours, souffle, souffle.Compiled, pydatalog, clingo, duckdb)}
 
 
 @dataclass
