@@ -48,7 +48,7 @@ FOOTNOTES = [
     "clingo: Python API, ground only (no solve); result = atoms of the output predicate.",
     "souffle: `souffle -j1` (its interpreter) on the same prog.dl and facts, when souffle is on PATH; "
     "souffle-compiled: the executable of `souffle -j1 -o`, its compile time reported apart "
-    "(bench/peers/souffle.py says how to build Soufflé).",
+    "(docs/benchmarks.md says how to build Soufflé).",
     "pyDatalog: Python API (assert_fact + load + ask), top-down evaluation with tabling. "
     "Rule bodies are reordered (recursive atoms first; a fixed order for Andersen) because "
     "pyDatalog 0.22 loops forever on other orders (see bench/peers/pydatalog.py).",

@@ -5,9 +5,8 @@ $SOUFFLE_BIN names it):
     souffle-compiled   the program compiled once by souffle -j1 -o (not timed: its compile time
                        is reported apart, :data:`COMPILE_SECONDS`), then the executable timed
 
-Both are single-threaded (-j1), as ours is. Build Soufflé from its public repository with
-``bash ../shared/tools/souffle-build/build.sh <git dir of souffle-lang/souffle>`` (about 25
-minutes on two cores; it installs under ~/.local/souffle), then put its bin/ on PATH.
+Both are single-threaded (-j1), as ours is. docs/benchmarks.md says how to build Soufflé from
+its public repository into ~/.local/souffle, where this module finds it.
 """
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ def executable() -> str:
     found = os.environ.get("SOUFFLE_BIN") or shutil.which("souffle") or \
         shutil.which("souffle", path=str(Path.home() / ".local" / "souffle" / "bin"))
     if not found:
-        raise Unavailable("souffle not on PATH (build it: bench/peers/souffle.py says how)")
+        raise Unavailable("souffle not on PATH (docs/benchmarks.md says how to build it)")
     return found
 
 
