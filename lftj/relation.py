@@ -12,7 +12,10 @@ The list is a speed hint only; in any other order it gives the same trie.
 
 ``version`` counts the changes of the rows (``insert`` and ``erase`` count; code that changes
 ``tuples`` in place must count too): what a reader computed from the rows, such as an Arrow
-copy, is still theirs while the relation and its version are the same.
+copy, is still theirs while the relation and its version are the same. ``words`` is one such:
+the rows as a sorted 2-D int64 array, which the columnar evaluator leaves on a relation of
+numbers it derived (:meth:`keep_words`); while the version is the same, :meth:`sorted_rows` and
+the output writer read it instead of sorting the tuples.
 
 >>> r = Relation("edge", 2)
 >>> r.insert([(1, 2), (2, 3), (1, 2)])
@@ -35,7 +38,7 @@ class Relation:
     """Distinct tuples of one arity, with a trie index per column order in use. Invariant:
     every index holds exactly ``tuples`` in its column order (see the module docstring)."""
 
-    __slots__ = ("name", "arity", "tuples", "indexes", "presorted", "version")
+    __slots__ = ("name", "arity", "tuples", "indexes", "presorted", "version", "words")
     stored = True                       # its rows are held here (not so a view enumerated on demand)
 
     def __init__(self, name: str, arity: int, rows=()):
@@ -44,6 +47,17 @@ class Relation:
         self.indexes: dict[tuple[int, ...], TrieNode] = {}
         self.presorted: list[tuple] | None = None      # the rows by first column, while unchanged
         self.version = 0                                # changes of the rows so far
+        self.words = None                               # (version, the rows as sorted int64 words)
+
+    def keep_words(self, words) -> None:
+        """``words``: the rows as they are now, a sorted distinct 2-D int64 array of plain ints
+        (a relation of ``number`` columns), kept while the rows do not change."""
+        self.words = (self.version, words)
+
+    def current_words(self):
+        """The array :meth:`keep_words` kept, if the rows have not changed since; else None."""
+        kept = self.words
+        return kept[1] if kept is not None and kept[0] == self.version else None
 
     def __len__(self) -> int:
         return len(self.tuples)
@@ -154,6 +168,9 @@ class Relation:
         (:func:`lftj.trie.sorted_rows`), otherwise grouped by the first column, whose keys sort
         as plain values, then each group by its second column: 2-3x faster than comparing
         tuples (the sort was a third of transitive closure at 2.5M rows)."""
+        words = self.current_words()
+        if words is not None:                   # sorted already: a column at a time, zipped
+            return list(zip(*(words[:, c].tolist() for c in range(self.arity))))
         if self.arity and self.indexes.get(tuple(range(self.arity))) is not None:
             return trie_rows(self.indexes[tuple(range(self.arity))], self.arity)
         if self.arity < 2 or len(self.tuples) < 64:
@@ -193,7 +210,7 @@ class LazyRelation(Relation):
     __slots__ = ()
 
     def __init__(self, name: str, arity: int, source):
-        self.name, self.arity, self.indexes, self.version = name, arity, {}, 0
+        self.name, self.arity, self.indexes, self.version, self.words = name, arity, {}, 0, None
         _TUPLES.__set__(self, source)
         _PRESORTED.__set__(self, None)
 

@@ -294,3 +294,44 @@ def test_by_default_the_kernel_takes_the_strata_that_read_many_rows_recursive_or
         if before is not None:
             os.environ["DATALOG_COLUMNAR"] = before
     assert runs == {"few": False, "many": True, "tc": True, "tc few": False}
+
+
+# ---------------------------------------------------------------- the sorted words a stratum leaves
+
+WORDS_PROGRAM = """
+.decl e(a: number, b: number)
+.input e
+.decl path(a: number, b: number)
+path(x, y) :- e(x, y).
+path(x, z) :- path(x, y), e(y, z).
+.output path
+.output path(IO=file, filename="path.h.csv", headers=true, delimiter=",")
+.output path(IO=file, filename="path.gz", compress=true)
+.output path(IO=file, filename="path.rfc.csv", rfc4180=true)
+.output path(IO=file, filename="path.tabs", delimiter="::")
+"""
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.sets(st.tuples(VALUES, VALUES), max_size=25))
+def test_outputs_and_rows_from_the_kept_words_equal_the_tuples_way(tmp_path_factory, edges):
+    """A relation of numbers the kernel derived keeps its rows as sorted int64 words (lftj.relation
+    Relation.keep_words); rows() and the output files read from them equal, byte for byte, what
+    the tuples give with the words never kept (thresholds set so that every relation keeps them)."""
+    from datalog.engine import outputs
+    from datalog.evaluation import columnar as columnar_module, fixpoint
+    answers = {}
+    for keep in (True, False):
+        out = tmp_path_factory.mktemp("out")
+        (out / "e.facts").write_text("".join(f"{a}\t{b}\n" for a, b in sorted(edges)))
+        with pytest.MonkeyPatch.context() as patch, columnar(True):
+            patch.setattr(fixpoint, "SMALL", 0)
+            patch.setattr(columnar_module, "KEEP_WORDS", 0 if keep else 1 << 62)
+            patch.setattr(outputs, "WORDS_TEXT", 0)
+            engine = Engine.from_source(WORDS_PROGRAM, facts_dir=out)
+            engine.run()
+            engine.write_outputs(out)
+            assert (engine.db["path"].current_words() is not None) == (keep and bool(edges))
+        answers[keep] = (engine.rows("path"), {p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert answers[True] == answers[False]
+    assert answers[True][0] == reference(WORDS_PROGRAM, {"e": edges})["path"]

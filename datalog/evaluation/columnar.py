@@ -38,6 +38,8 @@ from lftj.kernels import kernel, which
 from lftj.runs import Runs
 
 CHUNK = 1 << 16                 # driving rows per kernel call: Python runs between two calls
+KEEP_WORDS = 10_000             # rows from which a relation of numbers keeps its sorted words
+                                # (lftj.relation.Relation.keep_words: 16 bytes a binary row)
 
 
 def evaluate_stratum(stratum, rules: list, db, schema, progress=None) -> None:
@@ -185,10 +187,14 @@ class Columns:
 
     def write_back(self, name: str) -> None:
         added = self.added.pop(name, None)
-        self.known.pop(name, None)                # (freed before the tuples are made)
+        known = self.known.pop(name, None)
         if added:
+            types = self.schema[name].types
+            words = known.rows() if all(t == "number" for t in types) and len(known) >= KEEP_WORDS else None
             # new rows only (each not known before): one set update where no index needs them
-            self.db[name].add_all(decode(added, self.schema[name].types))
+            self.db[name].add_all(decode(added, types))
+            if words is not None:                 # every row, sorted: for the outputs and rows()
+                self.db[name].keep_words(words)
 
 
 def encode(tuples, types) -> np.ndarray:

@@ -391,9 +391,11 @@ def header(directive: ast.Directive, columns: list[str], fmt: TextFormat) -> str
 
 def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list], out_dir: str | None,
                   allow_paths: bool = False, columns_of: Callable[[str], list[str]] | None = None,
-                  types_of: Callable[[str], list[str]] | None = None) -> None:
+                  types_of: Callable[[str], list[str]] | None = None,
+                  text_of: Callable[[str, TextFormat], bytes | None] | None = None) -> None:
     """Write each directive's relation (``rows_of(relation)``; ``columns_of`` gives the column
-    names for headers and SQLite views, ``types_of`` the column types for SQLite): printed when
+    names for headers and SQLite views, ``types_of`` the column types for SQLite; ``text_of``,
+    if it gives one, a delimited file's lines, as :func:`format_rows` would make them): printed when
     ``out_dir`` is ``-`` (Soufflé then prints every output, with its header line) or its IO is
     ``stdout``, else to its file under ``out_dir``, all or none: every path is checked, then
     every file written to a temporary name (a SQLite database is copied there and changed),
@@ -407,8 +409,11 @@ def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list
     try:
         for directive, shown, real in targets:
             if directive.io != "sqlite":
-                staged.append(_stage(directive, rows_of(directive.relation), columns_of(directive.relation),
-                                     shown, real, types_of(directive.relation) if types_of else None))
+                fmt = TextFormat.of(directive)
+                text = text_of(directive.relation, fmt) if text_of and directive.io == "file" else None
+                rows = rows_of(directive.relation) if text is None else ()
+                staged.append(_stage(directive, rows, columns_of(directive.relation),
+                                     shown, real, types_of(directive.relation) if types_of else None, text))
         staged.extend(_stage_databases([t for t in targets if t[0].io == "sqlite"], rows_of, columns_of,
                                        types_of))
         atomic.commit_all(staged)
@@ -452,10 +457,13 @@ def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> t
 
 
 def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real: Path,
-           types=None) -> atomic.Staged:
+           types=None, text: bytes | None = None) -> atomic.Staged:
     """The relation's text (gzip-compressed with ``compress``) in a temporary file beside
-    ``real``; ``output_error`` naming ``shown``."""
+    ``real``, its lines ``text`` when given; ``output_error`` naming ``shown``."""
     fmt = TextFormat.of(directive)
+    if text is not None:
+        top = (header(directive, columns, fmt) + "\n").encode("utf-8") if fmt.headers else b""
+        return _staged(directive, shown, real, top + text, fmt)
     if directive.io == "jsonfile":
         text = jsonio.format_json(rows, columns, _objects(directive), types)
     elif hasattr(rows, "chunks") and not fmt.compress:     # streamed (the Spark-resident evaluator's)
@@ -471,7 +479,10 @@ def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real
         text = format_rows(rows, fmt)
         if fmt.headers:
             text = header(directive, columns, fmt) + "\n" + text
-    data = text.encode("utf-8")
+    return _staged(directive, shown, real, text.encode("utf-8"), fmt)
+
+
+def _staged(directive: ast.Directive, shown: Path, real: Path, data: bytes, fmt: TextFormat) -> atomic.Staged:
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
         return atomic.stage(real, [textformat.deflate(data) if fmt.compress else data])
