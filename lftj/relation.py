@@ -55,9 +55,12 @@ class Relation:
         self.words = (self.version, words)
 
     def current_words(self):
-        """The array :meth:`keep_words` kept, if the rows have not changed since; else None."""
+        """The array :meth:`keep_words` kept, if the rows have not changed since; else None (and
+        an array kept before a change is let go)."""
         kept = self.words
-        return kept[1] if kept is not None and kept[0] == self.version else None
+        if kept is not None and kept[0] != self.version:
+            self.words = kept = None
+        return kept[1] if kept is not None else None
 
     def __len__(self) -> int:
         return len(self.tuples)

@@ -309,6 +309,8 @@ path(x, z) :- path(x, y), e(y, z).
 .output path(IO=file, filename="path.gz", compress=true)
 .output path(IO=file, filename="path.rfc.csv", rfc4180=true)
 .output path(IO=file, filename="path.tabs", delimiter="::")
+.output path(IO=file, filename="path.dash", delimiter="-")
+.output path(IO=file, filename="path.bar", delimiter="|")
 """
 
 

@@ -49,8 +49,8 @@ def _words_text(engine, name: str, fmt) -> bytes | None:
     :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal integers, one
     delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows otherwise. None
     (the tuples' way) for any other relation or layout, and below :data:`WORDS_TEXT` rows."""
-    if not engine.evaluated or fmt.rfc4180 or len(fmt.delimiter) != 1 or fmt.delimiter in "\n\r\"":
-        return None
+    if not engine.evaluated or fmt.rfc4180 or len(fmt.delimiter) != 1 or fmt.delimiter in '\n\r"-0123456789':
+        return None                                # (or one a number's text holds: the tuples' way)
     current = getattr(engine.db.get(name), "current_words", None)
     words = current() if current is not None else None
     if words is None or len(words) < WORDS_TEXT:
