@@ -57,7 +57,7 @@ class Relation:
     def current_words(self):
         """The array :meth:`keep_words` kept, if the rows have not changed since; else None (and
         an array kept before a change is let go)."""
-        kept = self.words
+        kept = getattr(self, "words", None)     # (a subclass that holds no rows may not set it)
         if kept is not None and kept[0] != self.version:
             self.words = kept = None
         return kept[1] if kept is not None else None
