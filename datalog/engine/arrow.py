@@ -260,8 +260,9 @@ def _checked_values(where: str, kind, column) -> list:
     if kind == "auto":
         kind = ("number" if pa.types.is_integer(type_) else "float" if pa.types.is_floating(type_)
                 else "symbol")
-    if kind == MIXED:
-        return _mixed_values(where, column)
+    if kind == MIXED and pa.types.is_integer(type_):         # a mixed column's numbers
+        _check_range(where, "number", column)
+        return [MixedNumber(v) for v in column.to_pylist()]
     if kind in ("number", "unsigned"):
         if not pa.types.is_integer(type_):
             raise TypeMismatch(f"{where} holds {_plural(kind)}, got Arrow type {type_}")
@@ -284,6 +285,8 @@ def _checked_values(where: str, kind, column) -> list:
     if not (pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)):
         raise TypeMismatch(f"{where} holds {_plural(kind)}, got Arrow type {type_}")
     texts = column.to_pylist()
+    if kind == MIXED:                                          # its numbers and symbols, by their text
+        return [from_text(text) for text in texts]
     if not getattr(kind, "is_composite", False):
         return texts
     out = []
@@ -293,18 +296,6 @@ def _checked_values(where: str, kind, column) -> list:
         except composites.TextError as exc:
             raise TypeMismatch(f"{where} holds {kind} values: row {row + 1}, {text!r}, is not one ({exc})") from None
     return out
-
-
-def _mixed_values(where: str, column) -> list:
-    """A mixed column's values: an integer column's as numbers, a string column's by their text."""
-    if pa.types.is_integer(column.type):
-        _check_range(where, "number", column)
-        return [MixedNumber(v) for v in column.to_pylist()]
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-            or pa.types.is_string_view(column.type)):
-        raise TypeMismatch(f"{where} holds numbers and symbols (integers, or their text: 5, \"a\"), "
-                           f"got Arrow type {column.type}")
-    return [from_text(text) for text in column.to_pylist()]
 
 
 def _decoded(column):
@@ -318,7 +309,8 @@ def _decoded(column):
 
 
 def _plural(kind) -> str:
-    return {"number": "numbers", "unsigned": "unsigned numbers", "float": "floats", "symbol": "symbols (strings)"}.get(
+    return {"number": "numbers", "unsigned": "unsigned numbers", "float": "floats", "symbol": "symbols (strings)",
+            MIXED: 'numbers and symbols (integers, or their text: 5, "a")'}.get(
         kind, f"{kind} values (their text)")
 
 

@@ -287,11 +287,11 @@ def _converted(types) -> bool:
 
 def _head_function(plan: RulePlan, rule: str):
     head, slots, types = plan.head, plan.slots, plan.head_types
-    floats = _converted(types)
-    if all(isinstance(a, ast.Variable) for a in head.args) and not floats:
+    converted = _converted(types)
+    if all(isinstance(a, ast.Variable) for a in head.args) and not converted:
         return _slot_getter([slots[a.name] for a in head.args]) if head.args else (lambda b: ())
     fns = [compile_term(t, slots, rule, head.span) for t in head.args]
-    if floats:
+    if converted:
         return lambda b: tuple(convert(f(b), t) for f, t in zip(fns, types))
     if len(fns) == 1:                       # b(x + 1): no generator for one or two columns
         (f0,) = fns
