@@ -24,6 +24,8 @@ from tiers import examples  # make test: a quarter of the examples (tests/tiers.
 DATALOG = str(Path(sys.executable).with_name("datalog"))
 VALUES = st.integers(-2, 3) | st.sampled_from([2**63 - 1, -2**63, 0])
 VARIABLES = ("x", "y", "z")
+# symbols: the empty one, a space, escapes, non-ASCII, a long one, and ones that look like numbers
+SYMBOLS = st.sampled_from(["a", "b", "c", "", "a b", 'q"uote', "tab\t", "é", "ünï", "x" * 300, "1", "-2"])
 
 
 @contextmanager
@@ -57,26 +59,35 @@ def reference(text: str, edb: dict) -> dict:
 
 # ---------------------------------------------------------------- random eligible programs
 
+def constant(value) -> str:
+    """A value as a Datalog constant (a symbol quoted, its quote and tab escaped)."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+    return str(value)
+
+
 @st.composite
-def atoms(draw, relations: dict[str, int]) -> str:
+def atoms(draw, relations: dict[str, int], values=VALUES) -> str:
     name = draw(st.sampled_from(sorted(relations)))
-    args = [draw(st.sampled_from(VARIABLES) | st.just("_") | VALUES.map(str)) for _ in range(relations[name])]
+    args = [draw(st.sampled_from(VARIABLES) | st.just("_") | values.map(constant)) for _ in range(relations[name])]
     return f"{name}({', '.join(args)})"
 
 
 @st.composite
-def eligible_programs(draw) -> tuple[str, dict]:
-    """Positive rules of 1-3 atoms over number columns of arity 1-3, in 1-3 strata (IDB relation
-    p_i reads the EDB, p_j for j < i and itself), facts with 0, negatives and int64's extremes."""
+def eligible_programs(draw, type_: str = "number") -> tuple[str, dict]:
+    """Positive rules of 1-3 atoms over columns of ``type_`` of arity 1-3, in 1-3 strata (IDB
+    relation p_i reads the EDB, p_j for j < i and itself); numbers with 0, negatives and int64's
+    extremes, symbols with the empty one, escapes, non-ASCII and a long one."""
+    values = SYMBOLS if type_ == "symbol" else VALUES
     edb = {f"e{i}": draw(st.integers(1, 3)) for i in range(draw(st.integers(1, 2)))}
     relations, lines, facts = dict(edb), [], {}
     for name, width in edb.items():
-        facts[name] = draw(st.sets(st.tuples(*[VALUES] * width), max_size=8))
+        facts[name] = draw(st.sets(st.tuples(*[values] * width), max_size=8))
     for i in range(draw(st.integers(1, 3))):
         head, width = f"p{i}", draw(st.integers(1, 3))
         relations[head] = width
         for _ in range(draw(st.integers(1, 3))):
-            body = draw(st.lists(atoms(relations), min_size=1, max_size=3))
+            body = draw(st.lists(atoms(relations, values), min_size=1, max_size=3))
             bound = [v for v in VARIABLES if any(v in a.split("(")[1].replace(")", "").split(", ") for a in body)]
             if not bound:
                 body.append(f"{next(iter(edb))}({', '.join(['x'] * edb[next(iter(edb))])})")
@@ -84,9 +95,9 @@ def eligible_programs(draw) -> tuple[str, dict]:
             args = [draw(st.sampled_from(bound)) for _ in range(width)]
             for _ in range(draw(st.integers(0, 2))):    # x < 3, x != -1 (signed, with int64's extremes)
                 left, op = draw(st.sampled_from(bound)), draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
-                body.append(f"{left} {op} {draw(VALUES.map(str))}")
+                body.append(f"{left} {op} {draw(values.map(constant))}")
             lines.append(f"{head}({', '.join(args)}) :- {', '.join(body)}.")
-    decls = [f".decl {n}({', '.join(f'c{c}: number' for c in range(w))})" for n, w in relations.items()]
+    decls = [f".decl {n}({', '.join(f'c{c}: {type_}' for c in range(w))})" for n, w in relations.items()]
     return "\n".join(decls + lines), facts
 
 
@@ -101,6 +112,20 @@ def test_kernel_matches_the_tuple_path_and_the_reference(program):
     assert on == {name: expected.get(name, []) for name in on}
     assert any("on the compiled kernel" in line for line in told), told      # eligible: it ran there
     assert not any("kernel" in line for line in told_off)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(eligible_programs("symbol"))
+def test_symbols_on_the_kernel_match_the_tuple_path_and_the_reference(program):
+    # symbols join as their words in one symbol table; x < "b" between symbols is not a
+    # comparison of words, so a stratum with one stays on the tuple path
+    text, edb = program
+    on, told = evaluated(text, edb, True)
+    assert on == evaluated(text, edb, False)[0]
+    expected = reference(text, edb)
+    assert on == {name: expected.get(name, []) for name in on}
+    ordered = any(op in text for op in ("<", ">"))
+    assert ordered or any("on the compiled kernel" in line for line in told), told
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -205,10 +230,19 @@ def test_a_comparison_of_two_variables_takes_the_tuple_path():
     assert len(on["t"]) == 1200 * 1199 // 2 and not any("kernel" in line for line in told)
 
 
-def test_symbols_take_the_tuple_path():
-    text = TC.replace("number", "symbol")
+def test_symbols_run_on_the_kernel_and_come_back_as_the_strings_that_went_in():
+    text = TC.replace("number", "symbol") + '.decl q(a: symbol)\nq(y) :- p("a", y), y != "c".\n'
+    a, b, c = "".join(["a"]), "".join(["b"]), "".join(["c"])      # strings made at run time
+    on, told = evaluated(text, {"e": {(a, b), (b, c)}}, True)
+    assert on["p"] == [("a", "b"), ("a", "c"), ("b", "c")] and on["q"] == [("b",)]
+    assert sum("on the compiled kernel" in line for line in told) == 2, told
+    assert {id(v) for row in on["p"] for v in row} <= {id(a), id(b), id(c)}
+
+
+def test_an_ordered_comparison_of_symbols_takes_the_tuple_path():
+    text = TC.replace("number", "symbol") + '.decl q(a: symbol)\nq(y) :- p(_, y), y < "c".\n'
     on, told = evaluated(text, {"e": {("a", "b"), ("b", "c")}}, True)
-    assert on["p"] == [("a", "b"), ("a", "c"), ("b", "c")] and not any("kernel" in line for line in told)
+    assert on["q"] == [("b",)] and sum("on the compiled kernel" in line for line in told) == 1, told
 
 
 def test_the_uncompiled_twin_runs_the_same_strata(tmp_path):

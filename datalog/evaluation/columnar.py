@@ -36,18 +36,20 @@ import numpy as np
 from lftj.csr import CsrTrie, as_rows, distinct_rows
 from lftj.kernels import kernel, which
 from lftj.runs import Runs
+from datalog.evaluation.symbols import SymbolTable
 
 CHUNK = 1 << 16                 # driving rows per kernel call: Python runs between two calls
 KEEP_WORDS = 10_000             # rows from which a relation of numbers keeps its sorted words
                                 # (lftj.relation.Relation.keep_words: 16 bytes a binary row)
 
 
-def evaluate_stratum(stratum, rules: list, db, schema, progress=None) -> None:
-    """Every rule of the stratum to its fixpoint on the kernel; the new rows into ``db``."""
+def evaluate_stratum(stratum, rules: list, db, schema, progress=None, symbols: SymbolTable | None = None) -> None:
+    """Every rule of the stratum to its fixpoint on the kernel; the new rows into ``db``.
+    ``symbols``: the table whose words the rules' symbol constants are (kernel_plan.kernel_rules)."""
     if progress:
         progress(f"  on the {which()} kernel")
     members = set(stratum.relations)
-    columns = Columns(db, schema)
+    columns = Columns(db, schema, SymbolTable() if symbols is None else symbols)
     base = [r for r in rules if not any(a.relation in members for a in r.atoms + r.guards)]
     # base rules (no atom of this stratum): one join each
     for name in members:
@@ -149,15 +151,16 @@ class Columns:
     relation), returned; tries made once per version of their relation, and only when a rule
     reads it whole (not as its driving atom); ``write_back(name)``: the rows added, into ``db``."""
 
-    def __init__(self, db, schema):
-        self.db, self.schema = db, schema
+    def __init__(self, db, schema, symbols: SymbolTable):
+        self.db, self.schema, self.symbols = db, schema, symbols
         self.known: dict[str, Runs] = {}
         self.added: dict[str, list] = {}
         self.tries: dict[tuple, tuple[int, CsrTrie]] = {}
 
     def runs(self, name: str) -> Runs:
         if name not in self.known:
-            self.known[name] = Runs(distinct_rows(encode(self.db[name].tuples, self.schema[name].types)))
+            self.known[name] = Runs(distinct_rows(encode(self.db[name].tuples, self.schema[name].types,
+                                                                   self.symbols)))
             self.added[name] = []
         return self.known[name]
 
@@ -192,30 +195,36 @@ class Columns:
             types = self.schema[name].types
             words = known.rows() if all(t == "number" for t in types) and len(known) >= KEEP_WORDS else None
             # new rows only (each not known before): one set update where no index needs them
-            self.db[name].add_all(decode(added, types))
+            self.db[name].add_all(decode(added, types, self.symbols))
             if words is not None:                 # every row, sorted: for the outputs and rows()
                 self.db[name].keep_words(words)
 
 
-def encode(tuples, types) -> np.ndarray:
-    """Rows of Python ints as a 2-D int64 array (unsigned columns as their two's complement words)."""
+def encode(tuples, types, symbols: SymbolTable | None = None) -> np.ndarray:
+    """Rows as a 2-D int64 array: numbers as they are, unsigned columns as their two's complement
+    words, symbols as their words in ``symbols``."""
     arity = len(types)
-    if "unsigned" not in types:
+    if all(t == "number" for t in types):
         return as_rows(np.array(list(tuples), dtype=np.int64).reshape(len(tuples), arity), arity)
     columns = list(zip(*tuples)) or [()] * arity
     out = np.empty((len(tuples), arity), np.int64)
     for c, (values, type_) in enumerate(zip(columns, types)):
-        out[:, c] = np.array(values, dtype=np.uint64 if type_ == "unsigned" else np.int64).view(np.int64)
+        if type_ == "symbol":
+            out[:, c] = np.fromiter(symbols.words(values), np.int64, len(values))
+        else:
+            out[:, c] = np.array(values, dtype=np.uint64 if type_ == "unsigned" else np.int64).view(np.int64)
     return out
 
 
-def decode(arrays: list, types):
-    """The rows of the arrays back as tuples of Python ints, an iterator (the inverse of
+def decode(arrays: list, types, symbols: SymbolTable | None = None):
+    """The rows of the arrays back as tuples of Python values, an iterator (the inverse of
     :func:`encode`); made :data:`CHUNK` rows at a time, a column at a time, zipped (3x faster
-    than ``map(tuple)``; the chunks keep the lists of ints small beside the tuples). A column of
-    a narrow range (node numbers) takes its ints from one table, so that equal values are one
-    object, as on the tuple path (2.5M pairs of tc n=2k: 140 MB less)."""
-    tables = [_int_table(arrays, c, t == "unsigned") for c, t in enumerate(types)]
+    than ``map(tuple)``; the chunks keep the lists small beside the tuples). A column of a narrow
+    range (node numbers) takes its ints from one table, so that equal values are one object, as
+    on the tuple path (2.5M pairs of tc n=2k: 140 MB less); a symbol column takes its strings
+    from the symbol table (the very objects that went in)."""
+    strings = np.array(symbols.symbols, dtype=object) if "symbol" in types else None
+    tables = [(0, strings) if t == "symbol" else _int_table(arrays, c, t == "unsigned") for c, t in enumerate(types)]
     for rows in arrays:
         for start in range(0, len(rows), CHUNK):
             chunk = rows[start:start + CHUNK]

@@ -18,6 +18,7 @@ from datalog.evaluation.evaluate import Derivation, derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.evaluation import worklist
 from datalog.evaluation.kernel_plan import kernel_rules
+from datalog.evaluation.symbols import SymbolTable
 from datalog.planning.plan import Lookup
 from datalog.language.display import plural
 
@@ -33,17 +34,18 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
     (:mod:`datalog.evaluation.columnar`) unless ``DATALOG_COLUMNAR=0`` (:func:`columnar_on`)."""
     if only is None:
         reset_autoinc()                           # a run from scratch counts autoinc() from 0
+    symbols = SymbolTable()                       # the words of symbols on the kernel, for every stratum
     for number, stratum in enumerate(strata):
         clauses = [c for c in stratum.clauses if c.body]
         if (not clauses and not stratum.constrained) or (only is not None and only.isdisjoint(stratum.relations)):
             continue
         if progress:
             progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
-        rules = kernel_rules(stratum, [plans[c.index] for c in clauses], schema)
+        rules = kernel_rules(stratum, [plans[c.index] for c in clauses], schema, symbols)
         if rules is not None and columnar_on(read_rows(rules, db)) and \
                 all(db[n].stored for r in rules for n in (r.head, *(a.relation for a in r.atoms + r.guards))):
             from datalog.evaluation import columnar       # numpy and the kernel: only when used
-            columnar.evaluate_stratum(stratum, rules, db, schema, progress)
+            columnar.evaluate_stratum(stratum, rules, db, schema, progress, symbols)
         elif stratum.recursive or stratum.constrained:
             fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress, tuple_at_a_time)
         else:

@@ -4,9 +4,11 @@
 (:mod:`datalog.evaluation.columnar`) when it has no choice-domain, subsumption or ``.limitsize``,
 and every rule of it is a join of positive atoms whose arguments are variables, constants or
 wildcards, with comparisons (``=``, ``!=``, ``<``, ...) of their variables with constants,
-and a head of variables of the body, over relations whose columns are all ``number`` or
-``unsigned`` (64-bit words as they are). Anything else -- negation, functors and arithmetic,
-aggregates, records, symbols, floats, autoinc() -- takes the tuple path, unchanged.
+and a head of variables of the body, over relations whose columns are all ``number``,
+``unsigned`` (64-bit words as they are) or ``symbol`` (their words in the evaluation's
+:class:`~datalog.evaluation.symbols.SymbolTable`; ``=`` and ``!=`` only, as words are not
+ordered as symbols are). Anything else -- negation, functors and arithmetic, aggregates,
+records, floats, mixed columns, autoinc() -- takes the tuple path, unchanged.
 
 A rule's :class:`KernelRule` keeps the planner's variable order (depth ``d`` is the kernel's
 variable ``d``). Constants and variables repeated within an atom are filters of the atom's rows,
@@ -30,7 +32,8 @@ from dataclasses import dataclass
 from datalog.language import ast
 from datalog.planning.plan import Compare, Lookup
 
-WORDS = ("number", "unsigned")            # column types the kernel joins as they are
+WORDS = ("number", "unsigned", "symbol")  # column types the kernel joins as 64-bit words
+EQUALITIES = ("=", "!=")                  # the comparisons of symbols' words
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 
 
@@ -77,33 +80,34 @@ class KernelCompare:
     unsigned: bool = False
 
 
-def kernel_rules(stratum, plans: list, schema) -> list[KernelRule] | None:
+def kernel_rules(stratum, plans: list, schema, symbols=None) -> list[KernelRule] | None:
     """The kernel's plans of the stratum's rules (``plans``: their compiled plans), or None when
-    the stratum is not eligible (see the module docstring)."""
+    the stratum is not eligible (see the module docstring). ``symbols``: the symbol table that
+    gives symbol constants their words (without one, a rule with a symbol constant is not eligible)."""
     if stratum.constrained or stratum.limits or not plans or schema is None:
         return None
-    rules = [kernel_rule(p, schema) for p in plans]
+    rules = [kernel_rule(p, schema, symbols) for p in plans]
     return None if any(r is None for r in rules) else rules
 
 
-def kernel_rule(plan, schema) -> KernelRule | None:
+def kernel_rule(plan, schema, symbols=None) -> KernelRule | None:
     """One rule's kernel plan, or None when the kernel cannot evaluate it."""
     if plan.generators or plan.plan.params or plan.head_slots is None or not plan.head_slots \
             or not plan.atoms or plan.clause is None or not _words(schema, plan.clause.head.relation):
         return None
-    atoms = [kernel_atom(atom, schema) for atom in plan.atoms]
+    atoms = [kernel_atom(atom, schema, symbols) for atom in plan.atoms]
     if any(a is None for a in atoms):
         return None
     typed = {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
-    guards = [guard(f.filter, schema) for f in plan.filters if not isinstance(f.filter, Compare)]
-    compares = [comparison(f.filter, plan.slots, typed) for f in plan.filters if isinstance(f.filter, Compare)]
+    guards = [guard(f.filter, schema, symbols) for f in plan.filters if not isinstance(f.filter, Compare)]
+    compares = [comparison(f.filter, plan.slots, typed, symbols) for f in plan.filters if isinstance(f.filter, Compare)]
     if any(g is None for g in guards + compares):
         return None
     return KernelRule(plan.clause.head.relation, plan.depth, tuple(atoms), tuple(plan.head_slots), tuple(guards),
                       tuple(compares))
 
 
-def comparison(compare, slots, typed: dict) -> KernelCompare | None:
+def comparison(compare, slots, typed: dict, symbols=None) -> KernelCompare | None:
     """``x < y``, ``x != 3`` (variables of atoms, constants) as a filter of the kernel's bindings, or None."""
     if compare.op not in COMPARISONS:
         return None
@@ -118,31 +122,33 @@ def comparison(compare, slots, typed: dict) -> KernelCompare | None:
     if len(types) != 1 or None in types:
         return None
     (type_,) = types
+    if type_ == "symbol" and compare.op not in EQUALITIES:
+        return None                               # words are not ordered as the symbols are
     sides = []
     for term, depth in zip((compare.left, compare.right), depths):
         if depth is not None:
             sides.append(depth)
-        elif isinstance(term, ast.Constant) and (word := encode_constant(term.value, type_)) is not None:
+        elif isinstance(term, ast.Constant) and (word := encode_constant(term.value, type_, symbols)) is not None:
             sides.append(("word", word))
         else:
             return None
     return KernelCompare(compare.op, sides[0], sides[1], type_ == "unsigned")
 
 
-def guard(lookup, schema) -> KernelAtom | None:
+def guard(lookup, schema, symbols=None) -> KernelAtom | None:
     """``e(1, _)`` (a positive Lookup of constants) as an atom of no variable, or None (any other filter)."""
     if not isinstance(lookup, Lookup) or lookup.negated or lookup.patterns or lookup.depth != -1:
         return None
     types = _words(schema, lookup.relation)
     if types is None or not all(isinstance(t, ast.Constant) for t in lookup.path):
         return None
-    constants = [(c, encode_constant(t.value, types[c])) for c, t in zip(lookup.order, lookup.path)]
+    constants = [(c, encode_constant(t.value, types[c], symbols)) for c, t in zip(lookup.order, lookup.path)]
     if any(word is None for _, word in constants):
         return None
     return KernelAtom(lookup.relation, (), (), tuple(constants))
 
 
-def kernel_atom(atom, schema) -> KernelAtom | None:
+def kernel_atom(atom, schema, symbols=None) -> KernelAtom | None:
     """A compiled AtomPlan as the kernel reads it, or None (a term other than a variable, constant or
     wildcard; a column that is no 64-bit word; a constant that fits none)."""
     types = _words(schema, atom.relation)
@@ -151,7 +157,7 @@ def kernel_atom(atom, schema) -> KernelAtom | None:
     prefix = atom.plan.prefix
     n, constants = len(prefix), []
     for column, term in zip(atom.order[:n], prefix):
-        if not isinstance(term, ast.Constant) or (word := encode_constant(term.value, types[column])) is None:
+        if not isinstance(term, ast.Constant) or (word := encode_constant(term.value, types[column], symbols)) is None:
             return None
         constants.append((column, word))
     columns, variables, equal = [], [], []
@@ -164,8 +170,11 @@ def kernel_atom(atom, schema) -> KernelAtom | None:
     return KernelAtom(atom.relation, tuple(columns), tuple(variables), tuple(constants), tuple(equal))
 
 
-def encode_constant(value, type_: str) -> int | None:
-    """The int64 word of a constant in a column of ``type_`` (unsigned: two's complement), or None."""
+def encode_constant(value, type_: str, symbols=None) -> int | None:
+    """The int64 word of a constant in a column of ``type_`` (unsigned: two's complement; a symbol:
+    its word in ``symbols``), or None."""
+    if type_ == "symbol":
+        return symbols.word(value) if symbols is not None and isinstance(value, str) else None
     if not isinstance(value, int) or isinstance(value, bool):
         return None
     if type_ == "number" and -2**63 <= value < 2**63:

@@ -1,0 +1,48 @@
+"""The symbol table: each distinct symbol as a 64-bit word, and back (Soufflé's own design).
+
+The compiled kernel joins words, not Python objects. A symbol's word is its ordinal in the
+table, from 0, in the order the table first met it (the symbols of one batch in sorted order,
+so that the words of a run do not depend on string hashing). Words are equal exactly when the
+symbols are, which is all a join, ``=`` and ``!=`` need; they are not ordered as the symbols
+are, so ``<`` between symbols stays on the tuple path (:mod:`datalog.evaluation.kernel_plan`).
+One table serves one evaluation (:func:`datalog.evaluation.fixpoint.evaluate`), so that a
+relation read by several strata has the same words in each; decoding gives back the very
+string objects that went in.
+
+>>> table = SymbolTable()
+>>> table.words(["b", "a", "b"]), table.word("c"), table.symbol(1)
+([1, 0, 1], 2, 'b')
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+
+class SymbolTable:
+    """Symbols to words (:meth:`word`, :meth:`words`) and words to symbols (:attr:`symbols`)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.symbols: list[str] = []          # word -> symbol
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def word(self, symbol: str) -> int:
+        """The word of ``symbol``, a new one if the table has not met it."""
+        word = self.ids.get(symbol)
+        if word is None:
+            word = self.ids[symbol] = len(self.symbols)
+            self.symbols.append(symbol)
+        return word
+
+    def words(self, symbols: Iterable[str]) -> list[int]:
+        """The words of ``symbols`` in order; the ones not met before get new words, in sorted order."""
+        symbols = symbols if isinstance(symbols, (list, tuple)) else list(symbols)
+        for symbol in sorted(set(symbols).difference(self.ids)):
+            self.word(symbol)
+        return list(map(self.ids.__getitem__, symbols))
+
+    def symbol(self, word: int) -> str:
+        return self.symbols[word]
