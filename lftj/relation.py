@@ -54,6 +54,18 @@ class Relation:
         (a relation of ``number`` columns), kept while the rows do not change."""
         self.words = (self.version, words)
 
+    def hold(self, source) -> None:
+        """Let the rows be ``source``'s from now on, read when first used (a :class:`LazyRelation`'s
+        source: ``rows()``, ``count``, ``by_first``): what the columnar evaluator derived, so that
+        a relation only written out is never turned into tuples. Only a plain relation with no
+        index (there is nothing to keep up to date)."""
+        if type(self) is not Relation or self.indexes:
+            raise ValueError(f"{self.name}: only a plain relation with no index can hold rows unread")
+        self.version += 1
+        self.__class__ = LazyRelation
+        _TUPLES.__set__(self, source)
+        _PRESORTED.__set__(self, None)
+
     def current_words(self):
         """The array :meth:`keep_words` kept, if the rows have not changed since; else None (and
         an array kept before a change is let go)."""
@@ -203,8 +215,9 @@ _TUPLES, _PRESORTED = Relation.__dict__["tuples"], Relation.__dict__["presorted"
 
 
 class LazyRelation(Relation):
-    """A relation whose rows are still in a workspace's snapshot: ``source.rows()`` (the rows as
-    a list, by first column when the snapshot says so; the same list every call) is read the
+    """A relation whose rows are still in a source (a workspace's snapshot, or the words the
+    columnar evaluator derived: :meth:`Relation.hold`): ``source.rows()`` (the rows as a list,
+    by first column when ``source.by_first``; the same list every call) is read the
     first time ``tuples`` or ``presorted`` is used, and the relation becomes a plain
     :class:`Relation`. Its size is known without reading it, and a lazy index is made over
     ``source.rows`` without reading them either, so a writer's commit reads only the relations

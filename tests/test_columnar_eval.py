@@ -270,6 +270,28 @@ def test_the_engine_is_maintained_after_a_run_on_the_kernel():
     assert sorted(delta["p"].inserted) == [(2, 4), (3, 4)] and sorted(delta["p"].retracted) == [(1, 2), (1, 3)]
 
 
+@pytest.mark.parametrize("type_, edges", [("number", [(1, 2), (2, 3), (-5, 1)]),
+                                           ("symbol", [("b", "c"), ("c", "a"), ("a", "b")]),
+                                           ("unsigned", [(2**64 - 1, 0), (0, 2**63), (1, 0)])])
+def test_a_derived_relation_holds_the_kernels_words_until_its_rows_are_read(type_, edges):
+    # counted without its tuples; its rows, then a commit through it, as the tuple path's
+    text = TC.replace("number", type_)
+    with columnar(True):
+        engine = Engine.from_source(text)
+        engine.insert("e", edges)
+        engine.run()
+        held = engine.db["p"]
+        with columnar(False):
+            twin = Engine.from_source(text)
+            twin.insert("e", edges)
+            twin.run()
+        assert type(held).__name__ == "LazyRelation" and len(held) == len(twin.db["p"]) >= 5
+        assert engine.rows("p") == twin.rows("p") and type(held).__name__ == "Relation"
+        new = (edges[0][1], edges[0][0])
+        assert engine.commit(inserts={"e": [new]}) == twin.commit(inserts={"e": [new]})
+        assert engine.rows("p") == twin.rows("p")
+
+
 # ---------------------------------------------------------------- Ctrl-C
 
 def test_ctrl_c_stops_a_run_on_the_kernel_within_a_second(tmp_path):

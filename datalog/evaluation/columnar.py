@@ -35,6 +35,7 @@ import numpy as np
 
 from lftj.csr import CsrTrie, as_rows, distinct_rows
 from lftj.kernels import kernel, which
+from lftj.relation import Relation
 from lftj.runs import Runs
 from datalog.evaluation.symbols import SymbolTable
 
@@ -189,15 +190,41 @@ class Columns:
         return cached[1]
 
     def write_back(self, name: str) -> None:
+        """The rows added to ``name`` into its relation: held as words, decoded when first read
+        (:class:`DecodedRows`), where the relation is plain and has no index; else as tuples."""
         added = self.added.pop(name, None)
         known = self.known.pop(name, None)
-        if added:
-            types = self.schema[name].types
-            words = known.rows() if all(t == "number" for t in types) and len(known) >= KEEP_WORDS else None
+        if not added:
+            return
+        relation, types = self.db[name], self.schema[name].types
+        numbers = all(t == "number" for t in types)
+        if type(relation) is Relation and not relation.indexes:
+            words = known.rows()                  # every row, sorted
+            relation.hold(DecodedRows(words, types, self.symbols, numbers))
+        else:
+            words = known.rows() if numbers and len(known) >= KEEP_WORDS else None
             # new rows only (each not known before): one set update where no index needs them
-            self.db[name].add_all(decode(added, types, self.symbols))
-            if words is not None:                 # every row, sorted: for the outputs and rows()
-                self.db[name].keep_words(words)
+            relation.add_all(decode(added, types, self.symbols))
+        if numbers and len(words) >= KEEP_WORDS:  # for the outputs and rows(), while unchanged
+            relation.keep_words(words)
+
+
+class DecodedRows:
+    """A relation's rows as the kernel left them, sorted int64 words, turned into tuples only
+    when first read (the source of an :class:`lftj.relation.LazyRelation`): a relation that is
+    only counted or written out (from its words, :mod:`datalog.engine.outputs`) never is. The
+    tuples of a relation of numbers come in ascending order (``by_first``); symbols' words are
+    not ordered as the symbols are, nor unsigned ones beyond 2**63 as their values."""
+
+    def __init__(self, words: np.ndarray, types, symbols: SymbolTable, by_first: bool):
+        self.words, self.types, self.symbols = words, types, symbols
+        self.count, self.by_first = len(words), by_first
+        self.decoded: list | None = None
+
+    def rows(self) -> list:
+        if self.decoded is None:
+            self.decoded = list(decode([self.words], self.types, self.symbols))
+        return self.decoded
 
 
 def encode(tuples, types, symbols: SymbolTable | None = None) -> np.ndarray:
