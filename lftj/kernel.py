@@ -7,7 +7,9 @@ before this ``.py``; the same file run by the plain interpreter is the kernel's 
 compiled one and with a naive join. ``COMPILED`` says which of the two this is.
 
 * :func:`triejoin` -- every binding of a join of atoms over a variable order, one row per
-  result, columns in variable order. ``atom_vars[a]`` lists the variable that each trie level of
+  result, columns in variable order; or, given ``emit`` (depths), each binding projected to
+  those depths: then once the deepest of them is bound, one binding of the deeper variables
+  is enough (the others project to the same row), and the join leaps back to that depth. ``atom_vars[a]`` lists the variable that each trie level of
   atom ``a`` binds, in trie order (increasing in the variable order); ``tries[a]`` is that
   atom's :class:`lftj.csr.CsrTrie`. Constants and variables repeated within an atom are out of
   scope: the planner turns them into pre-filtered tries before the join.
@@ -34,6 +36,9 @@ for running the property tests against a bounds-checked build.
 >>> by_xy, by_yx = CsrTrie.build(edges, (0, 1)), CsrTrie.build(edges, (1, 0))
 >>> triejoin(3, [[0, 1], [1, 2], [0, 2]], [by_xy, by_xy, by_yx]).tolist()
 [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+>>> # from(x) :- edge(x, y).   x alone: one y is enough
+>>> triejoin(2, [[0, 1]], [by_xy], emit=[0]).tolist()
+[[1], [2], [3]]
 >>> union(np.array([[1, 2], [3, 4]]), np.array([[2, 0], [3, 4]])).tolist()
 [[1, 2], [2, 0], [3, 4]]
 """
@@ -68,10 +73,15 @@ class Triejoin:
     out_array: object
     n_out: cython.Py_ssize_t
     n_vars: cython.Py_ssize_t
+    emit_depths: cython.longlong[::1]     # per result column, the depth it holds
+    n_emit: cython.Py_ssize_t
+    last: cython.Py_ssize_t               # the deepest depth emitted (-1: none)
 
     def __init__(self, j):
         if not isinstance(j, JoinInput):
             raise TypeError(f"a Triejoin runs a checked JoinInput (from join_input), not {type(j).__name__}")
+        self.emit_depths, self.n_emit = j.emit, len(j.emit)
+        self.last = int(j.emit.max()) if len(j.emit) else -1
         self.keys, self.key_start, self.offsets = j.keys, j.key_start, j.offsets
         self.child, self.root, self.depth_start = j.child, j.root, j.depth_start
         self.iters = j.participants.copy()
@@ -79,7 +89,7 @@ class Triejoin:
         self.pos, self.end = np.zeros(levels, np.int64), np.zeros(levels, np.int64)
         self.p, self.binding = np.zeros(self.n_vars, np.int64), np.zeros(self.n_vars, np.int64)
         self.at_end = np.zeros(self.n_vars, np.uint8)
-        self.out_array = np.zeros((16, self.n_vars), np.int64)
+        self.out_array = np.zeros((16, self.n_emit), np.int64)
         self.out, self.n_out = self.out_array, 0
 
     def run(self):
@@ -99,6 +109,10 @@ class Triejoin:
                 self.leapfrog_next(depth)
             elif depth == self.n_vars - 1:
                 self.emit()
+                if self.last < depth:              # the deeper variables are not emitted:
+                    if self.last < 0:              # one binding of them was enough
+                        return 0
+                    depth = self.last
                 self.leapfrog_next(depth)
             else:
                 depth += 1
@@ -206,23 +220,24 @@ class Triejoin:
         v: cython.Py_ssize_t
         if self.n_out == self.out.shape[0]:
             self.grow()
-        for v in range(self.n_vars):
-            self.out[self.n_out, v] = self.binding[v]
+        for v in range(self.n_emit):
+            self.out[self.n_out, v] = self.binding[self.emit_depths[v]]
         self.n_out += 1
         return 0
 
     @cython.cfunc
     def grow(self) -> cython.int:
-        bigger = np.zeros((2 * self.n_out, self.n_vars), np.int64)
+        bigger = np.zeros((2 * self.n_out, self.n_emit), np.int64)
         bigger[:self.n_out] = self.out_array
         self.out_array = bigger
         self.out = bigger
         return 0
 
 
-def triejoin(n_vars, atom_vars, tries):
-    """Every binding of the join, as an int64 array of ``n_vars`` columns (see the module's docstring)."""
-    return Triejoin(join_input(n_vars, atom_vars, tries)).run()
+def triejoin(n_vars, atom_vars, tries, emit=None):
+    """Every binding of the join, as an int64 array of ``n_vars`` columns, or projected to the
+    depths ``emit`` (see the module's docstring)."""
+    return Triejoin(join_input(n_vars, atom_vars, tries, emit)).run()
 
 
 def union(a, b):

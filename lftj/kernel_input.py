@@ -44,6 +44,7 @@ class JoinInput:
     """A checked join: the flat arrays of the module's docstring, every index in range."""
 
     n_vars: int
+    emit: np.ndarray                      # the depths each result row holds, in its column order
     keys: np.ndarray
     key_start: np.ndarray
     offsets: np.ndarray
@@ -53,10 +54,15 @@ class JoinInput:
     depth_start: np.ndarray
 
 
-def join_input(n_vars: int, atom_vars, tries) -> JoinInput:
-    """Check a join plan and its tries, and pack them (see the module's docstring)."""
+def join_input(n_vars: int, atom_vars, tries, emit=None) -> JoinInput:
+    """Check a join plan and its tries, and pack them (see the module's docstring); ``emit``:
+    the depths a result row holds (every depth in order by default; a depth may repeat)."""
     atom_vars = [list(vs) for vs in atom_vars]
     check_plan(n_vars, atom_vars, len(tries))
+    emit = list(range(n_vars)) if emit is None else list(emit)
+    for d in emit:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or not 0 <= d < n_vars:
+            raise ValueError(f"a result column holds depth {d!r}, outside the {n_vars} variable(s) of the order")
     levels, offsets, level_var, root = [], [], [], []
     for a, (vs, trie) in enumerate(zip(atom_vars, tries)):
         keys, offs = check_trie(f"atom {a}'s trie", trie, len(vs))
@@ -69,7 +75,7 @@ def join_input(n_vars: int, atom_vars, tries) -> JoinInput:
     flat_offsets, child = _absolute_offsets(offsets, key_start)
     order = np.argsort(np.asarray(level_var, dtype=I64), kind="stable")
     depth_start = np.searchsorted(np.asarray(level_var, dtype=I64)[order], np.arange(n_vars + 1)).astype(I64)
-    return JoinInput(int(n_vars), _concat(levels), key_start, flat_offsets, child,
+    return JoinInput(int(n_vars), np.asarray(emit, dtype=I64), _concat(levels), key_start, flat_offsets, child,
                      np.asarray(root, dtype=np.uint8), order.astype(I64), depth_start)
 
 

@@ -230,6 +230,14 @@ class LazyRelation(Relation):
         _TUPLES.__set__(self, source)
         _PRESORTED.__set__(self, None)
 
+    def sorted_rows(self) -> list[tuple]:
+        """The rows in ascending order: the source's own list where it gives them so
+        (``source.ordered``), without making the set of them."""
+        source = _TUPLES.__get__(self)
+        if self.current_words() is None and getattr(source, "ordered", False):
+            return list(source.rows())
+        return Relation.sorted_rows(self)
+
     def _load(self) -> None:
         source = _TUPLES.__get__(self)
         rows = source.rows()

@@ -274,7 +274,8 @@ def test_the_engine_is_maintained_after_a_run_on_the_kernel():
                                            ("symbol", [("b", "c"), ("c", "a"), ("a", "b")]),
                                            ("unsigned", [(2**64 - 1, 0), (0, 2**63), (1, 0)])])
 def test_a_derived_relation_holds_the_kernels_words_until_its_rows_are_read(type_, edges):
-    # counted without its tuples; its rows, then a commit through it, as the tuple path's
+    # counted and read in order without its set of tuples; its rows, then a commit through it,
+    # as the tuple path's
     text = TC.replace("number", type_)
     with columnar(True):
         engine = Engine.from_source(text)
@@ -286,10 +287,20 @@ def test_a_derived_relation_holds_the_kernels_words_until_its_rows_are_read(type
             twin.insert("e", edges)
             twin.run()
         assert type(held).__name__ == "LazyRelation" and len(held) == len(twin.db["p"]) >= 5
-        assert engine.rows("p") == twin.rows("p") and type(held).__name__ == "Relation"
+        assert engine.rows("p") == twin.rows("p") and type(held).__name__ == "LazyRelation"   # in order, unread
         new = (edges[0][1], edges[0][0])
         assert engine.commit(inserts={"e": [new]}) == twin.commit(inserts={"e": [new]})
-        assert engine.rows("p") == twin.rows("p")
+        assert engine.rows("p") == twin.rows("p") and type(held).__name__ == "Relation"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.sets(st.tuples(SYMBOLS, st.sampled_from([0, 1, 2**63 - 1, 2**63, 2**64 - 1]), VALUES), max_size=30))
+def test_rows_of_symbols_unsigned_and_numbers_come_in_the_order_of_their_values(rows):
+    # the kernel's words sorted by symbol rank, unsigned as unsigned, numbers as they are
+    text = (".decl e(a: symbol, b: unsigned, c: number)\n.decl p(a: symbol, b: unsigned, c: number)\n"
+            "p(x, y, z) :- e(x, y, z).\n")
+    on, told = evaluated(text, {"e": rows}, True)
+    assert on["p"] == sorted(rows) and any("on the compiled kernel" in line for line in told)
 
 
 # ---------------------------------------------------------------- Ctrl-C

@@ -10,8 +10,10 @@ relation read by several strata has the same words in each; decoding gives back 
 string objects that went in.
 
 >>> table = SymbolTable()
->>> table.words(["b", "a", "b"]), table.word("c"), table.symbol(1)
-([1, 0, 1], 2, 'b')
+>>> table.words(["b", "a", "b"]), table.word("c"), table.word("B"), table.symbol(1)
+([1, 0, 1], 2, 3, 'b')
+>>> table.ranks().tolist()          # "B" < "a" < "b" < "c"
+[1, 2, 3, 0]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class SymbolTable:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.symbols: list[str] = []          # word -> symbol
+        self._ranks = None                    # (see ranks)
 
     def __len__(self) -> int:
         return len(self.symbols)
@@ -46,3 +49,13 @@ class SymbolTable:
 
     def symbol(self, word: int) -> str:
         return self.symbols[word]
+
+    def ranks(self):
+        """Per word, its symbol's place among the table's symbols in Python's (code point) order:
+        an int64 numpy array, so that sorting by ranks sorts by the symbols."""
+        import numpy as np                        # (only the columnar evaluator asks)
+        if self._ranks is None or len(self._ranks) != len(self.symbols):
+            order = np.argsort(np.array(self.symbols, dtype=object), kind="stable")
+            self._ranks = np.empty(len(order), np.int64)
+            self._ranks[order] = np.arange(len(order), dtype=np.int64)
+        return self._ranks
