@@ -15,6 +15,7 @@ compiled one and with a naive join. ``COMPILED`` says which of the two this is.
   scope: the planner turns them into pre-filtered tries before the join.
 * :func:`union`, :func:`difference`, :func:`intersection` -- of two 2-D int64 arrays of sorted
   distinct rows (semi-naive evaluation's stable, recent and to-add relations), by one merge.
+* :func:`delimited` -- rows as lines of decimal integers (an output file's text).
 * :func:`absent` -- the rows of ``a`` in none of some sorted runs (:mod:`lftj.runs`), each looked up
   by galloping from the last row's place: ``O(|a| log(|run| / |a|))`` a run, not ``O(|run|)``.
 
@@ -286,6 +287,69 @@ def absent(a, runs):
             raise ValueError(f"a run must be SortedRows of {a.shape[1]} column(s), not {run!r:.60}")
         _mark_present(a, run.rows, keep)
     return a[keep.view(bool)]
+
+
+def delimited(words, delimiter):
+    r"""The rows of a 2-D int64 array as lines of text: each value in decimal, one ``delimiter``
+    (a single ASCII byte) between two, a newline after each row; as bytes.
+
+    >>> delimited(np.array([[1, -2], [-2**63, 2**63 - 1]]), b"\t")
+    b'1\t-2\n-9223372036854775808\t9223372036854775807\n'
+    """
+    rows = check_rows("the rows", words, ordered=False)
+    if not isinstance(delimiter, bytes) or len(delimiter) != 1 or delimiter[0] > 127:
+        raise ValueError(f"the delimiter must be one ASCII byte, not {delimiter!r}")
+    if rows.shape[1] == 0:
+        raise ValueError("rows of no column have no values to write")
+    # at most 20 characters a value ("-9223372036854775808") and one after it: pages of the
+    # buffer past the text written are never touched, so never resident
+    out = np.empty(len(rows) * rows.shape[1] * 21, np.uint8)
+    return out[:_delimited(rows, out, delimiter[0])].tobytes()
+
+
+@cython.cfunc
+def _delimited(rows: cython.longlong[:, ::1], out: cython.uchar[::1], delimiter: cython.uchar) -> cython.Py_ssize_t:
+    i: cython.Py_ssize_t
+    c: cython.Py_ssize_t
+    n: cython.Py_ssize_t = 0
+    for i in range(rows.shape[0]):
+        for c in range(rows.shape[1]):
+            n = _decimal(cython.cast(cython.longlong, rows[i, c]), out, n)   # (the twin: a Python int)
+            out[n] = delimiter if c + 1 < rows.shape[1] else 10      # "\n" after the last
+            n += 1
+    return n
+
+
+@cython.cfunc
+def _decimal(v: cython.longlong, out: cython.uchar[::1], n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    """``v`` in decimal into ``out`` from ``n``; the position after it. The digits are written
+    least first, then turned round; the magnitude is unsigned, so -2**63 has one too."""
+    u: cython.ulonglong
+    start: cython.Py_ssize_t
+    end: cython.Py_ssize_t
+    t: cython.uchar
+    if v < 0:
+        out[n] = 45                               # "-"
+        n += 1
+        u = -(v + 1)
+        u += 1
+    else:
+        u = v
+    start = n
+    while True:
+        out[n] = 48 + u % 10
+        n += 1
+        u //= 10
+        if u == 0:
+            break
+    end = n - 1
+    while start < end:
+        t = out[start]
+        out[start] = out[end]
+        out[end] = t
+        start += 1
+        end -= 1
+    return n
 
 
 @cython.cfunc

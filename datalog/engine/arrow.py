@@ -87,21 +87,6 @@ def table_of(kinds: Kinds, rows, weights=None) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=names)
 
 
-def delimited(words, delimiter: str) -> bytes:
-    r"""The rows of a 2-D int64 array as lines of decimal integers joined by ``delimiter`` (one
-    character), as :func:`datalog.sources.files.format_rows` writes rows of numbers.
-
-    >>> import numpy as np
-    >>> delimited(np.array([[1, -2], [3, 2 ** 63 - 1]]), "\t")
-    b'1\t-2\n3\t9223372036854775807\n'
-    """
-    import pyarrow.csv as csv
-    table = pa.table({f"c{c}": words[:, c] for c in range(words.shape[1])})
-    out = io.BytesIO()
-    csv.write_csv(table, out, csv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none"))
-    return out.getvalue()
-
-
 def _out(values, kind):
     if kind == MIXED:
         return list(map(written, values))

@@ -39,24 +39,25 @@ def write_files(engine, directives: list[ast.Directive], out_dir: str | None) ->
                         text_of=lambda name, fmt: _words_text(engine, name, fmt))
 
 
-WORDS_TEXT = 250_000     # rows from which Arrow writes them: below, importing pyarrow (0.1 s, 50 MB
-                         # resident) costs more than formatting the tuples (1.2 us a row, sort included)
+WORDS_TEXT = 0           # rows from which the kernel writes them (it is loaded once there are words)
 
 
 def _words_text(engine, name: str, fmt) -> bytes | None:
     """A relation's lines written from the sorted int64 words the columnar evaluator left on it
-    (``lftj.relation.Relation.keep_words``), in C by Arrow's CSV writer: the lines
-    :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal integers, one
-    delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows otherwise. None
-    (the tuples' way) for any other relation or layout, and below :data:`WORDS_TEXT` rows."""
-    if not engine.evaluated or fmt.rfc4180 or len(fmt.delimiter) != 1 or fmt.delimiter in '\n\r"-0123456789':
+    (``lftj.relation.Relation.keep_words``), in C by the kernel (:func:`lftj.kernel.delimited`):
+    the lines :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal
+    integers, one delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows
+    otherwise. None (the tuples' way) for any other relation or layout, and below
+    :data:`WORDS_TEXT` rows."""
+    if not engine.evaluated or fmt.rfc4180 or len(fmt.delimiter.encode("utf-8")) != 1 \
+            or fmt.delimiter in '\n\r"-0123456789':
         return None                                # (or one a number's text holds: the tuples' way)
     current = getattr(engine.db.get(name), "current_words", None)
     words = current() if current is not None else None
-    if words is None or len(words) < WORDS_TEXT:
+    if words is None or len(words) < WORDS_TEXT or words.shape[1] == 0:
         return None
-    from datalog.engine import arrow             # pyarrow, imported when first needed
-    return arrow.delimited(words, fmt.delimiter)
+    from lftj.kernels import kernel              # loaded already: it made the words
+    return kernel.delimited(words, fmt.delimiter.encode("ascii"))
 
 
 def check_spark_sinks(engine, out_dir: str | None = None) -> None:
