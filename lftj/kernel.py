@@ -15,7 +15,8 @@ compiled one and with a naive join. ``COMPILED`` says which of the two this is.
   scope: the planner turns them into pre-filtered tries before the join.
 * :func:`union`, :func:`difference`, :func:`intersection` -- of two 2-D int64 arrays of sorted
   distinct rows (semi-naive evaluation's stable, recent and to-add relations), by one merge.
-* :func:`delimited` -- rows as lines of decimal integers (an output file's text).
+* :func:`delimited` -- rows as lines of decimal integers (an output file's text), and
+  :func:`parse_decimal` the other way (a fact file's, when it holds nothing else).
 * :func:`absent` -- the rows of ``a`` in none of some sorted runs (:mod:`lftj.runs`), each looked up
   by galloping from the last row's place: ``O(|a| log(|run| / |a|))`` a run, not ``O(|run|)``.
 
@@ -350,6 +351,75 @@ def _decimal(v: cython.longlong, out: cython.uchar[::1], n: cython.Py_ssize_t) -
         start += 1
         end -= 1
     return n
+
+
+def parse_decimal(data, delimiter, n_columns):
+    r"""The rows of a fact file of integers as a 2-D int64 array, in the file's order (duplicates
+    kept); or None when the text is anything but lines of exactly ``n_columns`` values
+    ``-?[0-9]+`` within int64, one ``delimiter`` between two, each line ended by a newline (the
+    last may not be), so that the caller reads it the careful way (which reports what is wrong).
+
+    >>> parse_decimal(b"1\t-2\n3\t9223372036854775807\n", b"\t", 2).tolist()
+    [[1, -2], [3, 9223372036854775807]]
+    >>> parse_decimal(b"1\t2\n\n", b"\t", 2), parse_decimal(b"9223372036854775808\n", b"\t", 1)
+    (None, None)
+    """
+    if not isinstance(data, bytes) or not isinstance(delimiter, bytes) or len(delimiter) != 1 \
+            or delimiter in b"-0123456789\n" or delimiter[0] > 127:
+        raise ValueError(f"parse_decimal reads bytes at one ASCII delimiter (no digit, '-' or newline), "
+                         f"not {type(data).__name__} at {delimiter!r}")
+    if not isinstance(n_columns, int) or n_columns < 1:
+        raise ValueError(f"a row has at least one column, not {n_columns!r}")
+    out = np.empty((data.count(b"\n") + 1, n_columns), np.int64)
+    n = _parse_decimal(np.frombuffer(data, np.uint8), delimiter[0], out)
+    return None if n < 0 else out[:n]
+
+
+@cython.cfunc
+def _parse_decimal(text: "const unsigned char[::1]", delimiter: cython.int, out: cython.longlong[:, ::1]) -> cython.Py_ssize_t:
+    """The rows read into ``out`` (which has a row for each line), or -1 at the first thing that
+    is not as :func:`parse_decimal` says."""
+    i: cython.Py_ssize_t = 0
+    row: cython.Py_ssize_t = 0
+    column: cython.Py_ssize_t = 0
+    start: cython.Py_ssize_t
+    ch: cython.int
+    digit: cython.ulonglong
+    magnitude: cython.ulonglong
+    limit: cython.ulonglong
+    negative: cython.bint
+    while i < text.shape[0]:
+        negative = cython.cast(cython.int, text[i]) == 45          # "-"
+        i += negative
+        limit = 9223372036854775808 if negative else 9223372036854775807
+        magnitude, start = 0, i
+        while i < text.shape[0]:
+            ch = cython.cast(cython.int, text[i])
+            if ch < 48 or ch > 57:
+                break
+            digit = ch - 48
+            if magnitude > (limit - digit) // 10:
+                return -1                          # beyond int64
+            magnitude = magnitude * 10 + digit
+            i += 1
+        if i == start or row == out.shape[0]:
+            return -1                              # no digit (a blank line, a sign alone, a space)
+        if negative and magnitude > 0:
+            out[row, column] = -cython.cast(cython.longlong, magnitude - 1) - 1
+        else:
+            out[row, column] = magnitude
+        column += 1
+        if column < out.shape[1]:
+            if i == text.shape[0] or cython.cast(cython.int, text[i]) != delimiter:
+                return -1                          # too few fields, or another character
+            i += 1
+        else:
+            if i < text.shape[0]:
+                if cython.cast(cython.int, text[i]) != 10:
+                    return -1                      # too many fields, "\r", a space
+                i += 1
+            row, column = row + 1, 0
+    return row if column == 0 else -1
 
 
 @cython.cfunc

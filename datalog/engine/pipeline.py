@@ -44,6 +44,7 @@ from datalog.language.semantics.pragmas import pragma_values
 from datalog.language.strata import limited, stratify
 from datalog.planning.plan import RulePlan
 from datalog.planning.planner import plan_clause, plan_program
+from datalog.sources.numberfile import NumberRows
 from lftj.relation import Relation
 
 
@@ -120,6 +121,13 @@ def relations(checked: Checked) -> dict[str, Relation]:
 
 
 def fill(db: dict, loaded: Loaded) -> None:
-    """Add loaded rows to their relations."""
+    """Add loaded rows to their relations; a fact file's numbers read as words
+    (:class:`datalog.sources.numberfile.NumberRows`) into an empty relation stay words."""
     for name, rows in loaded:
-        db[name].insert(rows)
+        relation = db[name]
+        if isinstance(rows, NumberRows) and type(relation) is Relation and not relation.indexes \
+                and not relation.tuples:
+            from datalog.evaluation.columnar import hold_numbers    # numpy: loaded already
+            hold_numbers(relation, rows.words)
+        else:
+            relation.insert(rows)

@@ -171,8 +171,10 @@ class Columns:
 
     def runs(self, name: str) -> Runs:
         if name not in self.known:
-            self.known[name] = Runs(distinct_rows(encode(self.db[name].tuples, self.schema[name].types,
-                                                                   self.symbols)))
+            words = self.db[name].current_words()       # a relation of numbers held as words
+            if words is None:
+                words = distinct_rows(encode(self.db[name].tuples, self.schema[name].types, self.symbols))
+            self.known[name] = Runs(words)
             self.added[name] = []
         return self.known[name]
 
@@ -218,6 +220,14 @@ class Columns:
             relation.add_all(decode(added, types, self.symbols))
         if numbers and len(words) >= KEEP_WORDS:  # for the outputs and rows(), while unchanged
             relation.keep_words(words)
+
+
+def hold_numbers(relation: Relation, rows: np.ndarray) -> None:
+    """An empty relation of numbers holds ``rows`` (2-D int64, any order, duplicates allowed) as
+    its sorted words, decoded into tuples only when first read."""
+    words = distinct_rows(rows)
+    relation.hold(DecodedRows(words, ("number",) * relation.arity, SymbolTable()))
+    relation.keep_words(words)
 
 
 class DecodedRows:

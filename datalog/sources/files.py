@@ -35,7 +35,7 @@ from datalog.language.errors import (BadFactFile, DatalogError, InputPath, Missi
                                      Span)
 from datalog.language.mixed import MIXED, from_text, is_mixed, written
 from datalog.language.types import AUTO
-from datalog.sources import atomic, jsonio, paths, sqlite, textformat
+from datalog.sources import atomic, jsonio, numberfile, paths, sqlite, textformat
 from datalog.sources.textformat import TextFormat
 
 
@@ -126,6 +126,8 @@ def parse_facts(data: bytes, types: list[str], fmt: TextFormat, path: Path) -> l
         data = textformat.inflate(data)
     except ValueError as exc:
         raise BadFactFile(f"{exc}", Span(Source(str(path), ""), 1, 1, 1, 2)) from None
+    if (words := numberfile.read_numbers(data, types, fmt)) is not None:
+        return words                       # a large plain file of numbers, read in C
     text = _decode(data, path)
     source = Source(str(path), text)
     first = 1
