@@ -66,6 +66,10 @@ class Relation:
         _TUPLES.__set__(self, source)
         _PRESORTED.__set__(self, None)
 
+    def held(self):
+        """The source whose rows this relation holds unread (:meth:`hold`), or None."""
+        return None
+
     def current_words(self):
         """The array :meth:`keep_words` kept, if the rows have not changed since; else None (and
         an array kept before a change is let go)."""
@@ -229,6 +233,9 @@ class LazyRelation(Relation):
         self.name, self.arity, self.indexes, self.version, self.words = name, arity, {}, 0, None
         _TUPLES.__set__(self, source)
         _PRESORTED.__set__(self, None)
+
+    def held(self):
+        return _TUPLES.__get__(self)
 
     def sorted_rows(self) -> list[tuple]:
         """The rows in ascending order: the source's own list where it gives them so

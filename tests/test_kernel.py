@@ -295,9 +295,9 @@ def test_the_bounds_checked_build_is_the_one_that_runs():
     # bounds-checked build raises IndexError there, where the normal one would read past the array
     # (on a warm tree, make test-kernel-checked once ran its tests on the normal build)
     from lftj.kernel_input import JoinInput
-    forged = JoinInput(2, np.array([1, 2], I64), np.array([0, 1, 2], I64), np.array([0, 100], I64),
-                       np.array([0, -1], I64), np.array([1, 0], np.uint8), np.array([0, 1], I64),
-                       np.array([0, 1, 2], I64))
+    forged = JoinInput(2, np.array([0, 1], I64), np.array([1, 2], I64), np.array([0, 1, 2], I64),
+                       np.array([0, 100], I64), np.array([0, -1], I64), np.array([1, 0], np.uint8),
+                       np.array([0, 1], I64), np.array([0, 1, 2], I64))
     with pytest.raises(IndexError):
         COMPILED.Triejoin(forged).run()
 

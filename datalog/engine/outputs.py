@@ -49,11 +49,15 @@ def _words_text(engine, name: str, fmt) -> bytes | None:
     integers, one delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows
     otherwise. None (the tuples' way) for any other relation or layout, and below
     :data:`WORDS_TEXT` rows."""
-    if not engine.evaluated or fmt.rfc4180 or len(fmt.delimiter.encode("utf-8")) != 1 \
-            or fmt.delimiter in '\n\r"-0123456789':
+    relation = engine.db.get(name)
+    if not engine.evaluated or fmt.rfc4180 or relation is None or not relation.arity:
+        return None
+    held = relation.held()
+    if getattr(held, "lines", None) is not None and relation.current_words() is None:
+        return held.lines(fmt.delimiter)           # symbols the kernel derived, held unread
+    if len(fmt.delimiter.encode("utf-8")) != 1 or fmt.delimiter in '\n\r"-0123456789':
         return None                                # (or one a number's text holds: the tuples' way)
-    current = getattr(engine.db.get(name), "current_words", None)
-    words = current() if current is not None else None
+    words = relation.current_words()
     if words is None or len(words) < WORDS_TEXT or words.shape[1] == 0:
         return None
     from lftj.kernels import kernel              # loaded already: it made the words

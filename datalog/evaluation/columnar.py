@@ -166,7 +166,8 @@ class Columns:
     def __init__(self, db, schema, symbols: SymbolTable):
         self.db, self.schema, self.symbols = db, schema, symbols
         self.known: dict[str, Runs] = {}
-        self.added: dict[str, list] = {}
+        self.added: dict[str, list | None] = {}
+        self.grew: set[str] = set()
         self.tries: dict[tuple, tuple[int, CsrTrie]] = {}
 
     def runs(self, name: str) -> Runs:
@@ -175,8 +176,14 @@ class Columns:
             if words is None:
                 words = distinct_rows(encode(self.db[name].tuples, self.schema[name].types, self.symbols))
             self.known[name] = Runs(words)
-            self.added[name] = []
+            # the new rows, for a relation that takes them as tuples (else it holds all as words)
+            self.added[name] = None if self.holds(name) else []
         return self.known[name]
+
+    def holds(self, name: str) -> bool:
+        """Whether the relation can take its rows back as words (plain, no index to keep up)."""
+        relation = self.db[name]
+        return type(relation) is Relation and not relation.indexes
 
     def full(self, name: str) -> np.ndarray:
         return self.runs(name).rows()
@@ -192,7 +199,9 @@ class Columns:
         new = known.absent(distinct_rows(np.concatenate(derived)))
         if len(new):
             known.add(new)
-            self.added[name].append(new)
+            self.grew.add(name)
+            if self.added[name] is not None:
+                self.added[name].append(new)
         return new
 
     def trie(self, atom) -> CsrTrie:
@@ -207,18 +216,18 @@ class Columns:
         (:class:`DecodedRows`), where the relation is plain and has no index; else as tuples."""
         added = self.added.pop(name, None)
         known = self.known.pop(name, None)
-        if not added:
+        if name not in self.grew:
             return
         relation, types = self.db[name], self.schema[name].types
         numbers = all(t == "number" for t in types)
-        if type(relation) is Relation and not relation.indexes:
+        if added is None:                         # (self.holds(name))
             words = known.rows()                  # every row, sorted
             relation.hold(DecodedRows(words, types, self.symbols))
         else:
             words = known.rows() if numbers and len(known) >= KEEP_WORDS else None
             # new rows only (each not known before): one set update where no index needs them
             relation.add_all(decode(added, types, self.symbols))
-        if numbers and len(words) >= KEEP_WORDS:  # for the outputs and rows(), while unchanged
+        if words is not None and numbers and len(words) >= KEEP_WORDS:  # for the outputs and rows()
             relation.keep_words(words)
 
 
@@ -243,6 +252,25 @@ class DecodedRows:
         self.words, self.types, self.symbols = words, types, symbols
         self.count = len(words)
         self.decoded: list | None = None
+
+    def lines(self, delimiter: str) -> bytes:
+        """The rows in ascending order as an output file's lines: each value as ``str`` gives it
+        (a symbol raw, a number in decimal), ``delimiter`` between two (as
+        :func:`datalog.sources.files.format_rows` writes rows of numbers and symbols), a column at
+        a time over numpy arrays of objects, without a tuple per row."""
+        ordered = in_value_order(self.words, self.types, self.symbols)
+        if not len(ordered):
+            return b""
+        strings = np.array(self.symbols.symbols, dtype=object) if "symbol" in self.types else None
+        line = None
+        for c, type_ in enumerate(self.types):
+            column = ordered[:, c]
+            if type_ == "symbol":
+                text = strings[column]
+            else:
+                text = (column.view(np.uint64) if type_ == "unsigned" else column).astype(str).astype(object)
+            line = text if line is None else line + delimiter + text
+        return "".join((line + "\n").tolist()).encode("utf-8")
 
     def rows(self) -> list:
         if self.decoded is None:
