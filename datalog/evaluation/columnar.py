@@ -54,7 +54,7 @@ def evaluate_stratum(stratum, rules: list, db, schema, progress=None, symbols: S
     base = [r for r in rules if not any(a.relation in members for a in r.atoms + r.guards)]
     # base rules (no atom of this stratum): one join each
     for name in members:
-        columns.add(name, [join(rule, columns) for rule in base if rule.head == name])
+        columns.add(name, [part for rule in base if rule.head == name for part in join(rule, columns)])
     if stratum.recursive:
         seminaive(rules, members, columns, progress)
     for name in members:
@@ -72,39 +72,52 @@ def seminaive(rules: list, members: set, columns: "Columns", progress=None) -> N
         for rule in recursive:
             if any(len(recent[g.relation]) for g in rule.guards if g.relation in members):
                 # q(x) :- e(x), p(1, _).   p grew: the whole rule again
-                to_add[rule.head].append(join(rule, columns))
+                to_add[rule.head].extend(join(rule, columns))
                 continue
             for a, atom in enumerate(rule.atoms):
                 if atom.relation in members and len(recent[atom.relation]):
                     # path(x, z) :- path(x, y), edge(y, z).   path read from its recent rows
-                    to_add[rule.head].append(join(rule, columns, a, recent[atom.relation]))
+                    to_add[rule.head].extend(join(rule, columns, a, recent[atom.relation]))
         recent = {name: columns.add(name, to_add[name]) for name in members}
         if progress:
             progress(f"  iteration {number}: {sum(columns.size(n) for n in members):,} tuples")
 
 
-def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray | None = None) -> np.ndarray:
-    """The head rows of the rule's bindings (not distinct), atom ``driving`` read from ``rows``
-    (the others from ``full``); the driving atom, by default the largest, read in chunks."""
+def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray | None = None) -> list[np.ndarray]:
+    """The head rows of the rule's bindings not known yet, as parts of sorted distinct rows, atom
+    ``driving`` read from ``rows`` (the others from ``full``); the driving atom, by default the
+    largest, read in chunks. Each chunk's rows are made distinct and the known ones dropped at
+    once: most derivations of a recursive rule are known (Andersen: 12.9M bindings, 0.6M rows),
+    and a round's to-add would otherwise hold them all."""
     if driving is None:
         driving = max(range(len(rule.atoms)), key=lambda a: columns.size(rule.atoms[a].relation))
         rows = columns.full(rule.atoms[driving].relation)
     head = list(rule.head_depths)
     if not all(len(atom_rows(g, columns.full(g.relation))) for g in rule.guards):
-        return np.zeros((0, len(head)), np.int64)
+        return []
     driven = atom_rows(rule.atoms[driving], rows)
     tries = [None if a == driving else columns.trie(atom) for a, atom in enumerate(rule.atoms)]
     variables = [list(atom.variables) for atom in rule.atoms]
     if not len(driven) or any(t is not None and not len(t) for t in tries):
-        return np.zeros((0, len(head)), np.int64)
-    out = []
+        return []
+    out, known = [], columns.runs(rule.head)
     for start in range(0, len(driven), CHUNK):
         tries[driving] = CsrTrie.from_sorted(driven[start:start + CHUNK])
         if rule.compares:                         # the comparisons read the whole binding
-            out.append(projected(compared(rule, kernel.triejoin(rule.n_vars, variables, tries)), head))
+            derived = projected(compared(rule, kernel.triejoin(rule.n_vars, variables, tries)), head)
         else:                                     # projected to the head's columns in the kernel
-            out.append(kernel.triejoin(rule.n_vars, variables, tries, head))
-    return np.concatenate(out) if len(out) > 1 else out[0]
+            derived = kernel.triejoin(rule.n_vars, variables, tries, head)
+        out.append(known.absent(distinct_rows(derived)))
+    return out
+
+
+def united(parts: list, arity: int) -> np.ndarray:
+    """The union of parts of sorted distinct rows, merged two at a time (linear merges, no sort)."""
+    if not parts:
+        return np.zeros((0, arity), np.int64)
+    while len(parts) > 1:
+        parts = [kernel.union(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
 def projected(bindings: np.ndarray, depths: list) -> np.ndarray:
@@ -192,11 +205,10 @@ class Columns:
         return len(self.runs(name))
 
     def add(self, name: str, derived: list) -> np.ndarray:
+        """Add the rows of ``derived`` (parts of sorted distinct rows none of which is known:
+        what :func:`join` gives), returning those added."""
         known = self.runs(name)
-        derived = [d for d in derived if len(d)]
-        if not derived:
-            return np.zeros((0, known.arity), np.int64)
-        new = known.absent(distinct_rows(np.concatenate(derived)))
+        new = united([d for d in derived if len(d)], known.arity)
         if len(new):
             known.add(new)
             self.grew.add(name)
