@@ -127,7 +127,7 @@ def fill(db: dict, loaded: Loaded) -> None:
         relation = db[name]
         if isinstance(rows, NumberRows) and type(relation) is Relation and not relation.indexes \
                 and not relation.tuples:
-            from datalog.evaluation.columnar import hold_numbers    # numpy: loaded already
+            from datalog.evaluation.words import hold_numbers    # numpy: loaded already
             hold_numbers(relation, rows.words)
         else:
             relation.insert(rows)
