@@ -450,3 +450,22 @@ def test_a_relation_with_an_index_takes_the_kernels_rows_as_tuples_and_keeps_it_
             twin.run()
         assert engine.rows("p") == twin.rows("p")
         assert sorted(trie_rows(index, 2)) == sorted((b, a) for a, b in twin.rows("p"))
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.sets(st.tuples(VALUES, VALUES), max_size=25), st.booleans())
+def test_an_arrow_table_of_kept_words_equals_the_tuples_one(edges, ordered):
+    # numbers from the words (a column's buffer each) or from the tuples: the same table
+    from datalog.evaluation import columnar as columnar_module, fixpoint
+    tables = {}
+    for keep in (True, False):
+        with pytest.MonkeyPatch.context() as patch, columnar(True):
+            patch.setattr(fixpoint, "SMALL", 0)
+            patch.setattr(columnar_module, "KEEP_WORDS", 0 if keep else 1 << 62)
+            engine = Engine.from_source(TC)
+            engine.insert("e", sorted(edges))
+            engine.run()
+            assert (engine.db["p"].current_words() is not None) == (keep and bool(edges))
+            table = engine.relation("p").to_arrow(ordered)
+        tables[keep] = (table.schema, table.to_pylist() if ordered else sorted(map(str, table.to_pylist())))
+    assert tables[True] == tables[False]

@@ -87,6 +87,16 @@ def table_of(kinds: Kinds, rows, weights=None) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=names)
 
 
+def table_of_words(kinds: Kinds, words) -> pa.Table:
+    """A relation of ``number`` columns as an Arrow table from its sorted int64 words (one 2-D
+    array, ``Relation.current_words``): each column one contiguous copy, no Python int made
+    (from buffers: ``pa.array`` of a numpy array imports pandas, 0.2 s)."""
+    import numpy as np
+    columns = [np.ascontiguousarray(words[:, c]) for c in range(len(kinds))]
+    return pa.Table.from_arrays([pa.Array.from_buffers(pa.int64(), len(c), [None, pa.py_buffer(c)]) for c in columns],
+                                names=[name for name, _ in kinds])
+
+
 def _out(values, kind):
     if kind == MIXED:
         return list(map(written, values))

@@ -229,8 +229,12 @@ class Relation:
         return table
 
     def _built(self, kinds, stored, ordered: bool):
-        """:meth:`to_arrow` built from the stored tuples."""
+        """:meth:`to_arrow` built from the stored tuples, or from the sorted words a relation of
+        numbers keeps (``Relation.current_words``: a column's copy, no tuple read)."""
         arrow = _arrow()
+        words = stored.current_words()
+        if words is not None and kinds and all(kind == "number" for _, kind in kinds):
+            return arrow.table_of_words(kinds, words)
         if not ordered:
             return arrow.table_of(kinds, list(stored.tuples))
         if arrow.sortable(kinds) and not stored.stores_by_first():     # Arrow sorts faster than Python
