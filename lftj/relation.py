@@ -54,12 +54,16 @@ class Relation:
         (a relation of ``number`` columns), kept while the rows do not change."""
         self.words = (self.version, words)
 
+    def can_hold(self) -> bool:
+        """Whether :meth:`hold` may be called: a plain relation with no index (there is nothing
+        to keep up to date)."""
+        return type(self) is Relation and not self.indexes
+
     def hold(self, source) -> None:
         """Let the rows be ``source``'s from now on, read when first used (a :class:`LazyRelation`'s
         source: ``rows()``, ``count``, ``by_first``): what the columnar evaluator derived, so that
-        a relation only written out is never turned into tuples. Only a plain relation with no
-        index (there is nothing to keep up to date)."""
-        if type(self) is not Relation or self.indexes:
+        a relation only written out is never turned into tuples. Only if :meth:`can_hold`."""
+        if not self.can_hold():
             raise ValueError(f"{self.name}: only a plain relation with no index can hold rows unread")
         self.version += 1
         self.__class__ = LazyRelation

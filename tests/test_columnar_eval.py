@@ -42,6 +42,16 @@ def columnar(on: bool):
             os.environ["DATALOG_COLUMNAR"] = before
 
 
+def tuple_path(text: str, edb: dict) -> Engine:
+    """The program run on the tuple path (the kernel off): the twin an engine is compared with."""
+    with columnar(False):
+        engine = Engine.from_source(text)
+        for name, rows in edb.items():
+            engine.insert(name, sorted(rows))
+        engine.run()
+    return engine
+
+
 def evaluated(text: str, edb: dict, on: bool) -> tuple[dict, list[str]]:
     """Every relation's rows, and the progress lines, with the kernel on or off."""
     told: list[str] = []
@@ -283,10 +293,7 @@ def test_a_derived_relation_holds_the_kernels_words_until_its_rows_are_read(type
         engine.insert("e", edges)
         engine.run()
         held = engine.db["p"]
-        with columnar(False):
-            twin = Engine.from_source(text)
-            twin.insert("e", edges)
-            twin.run()
+        twin = tuple_path(text, {"e": edges})
         assert type(held).__name__ == "LazyRelation" and len(held) == len(twin.db["p"]) >= 5
         assert engine.rows("p") == twin.rows("p") and type(held).__name__ == "LazyRelation"   # in order, unread
         new = (edges[0][1], edges[0][0])
@@ -386,25 +393,24 @@ path(x, z) :- path(x, y), e(y, z).
 @given(st.sets(st.tuples(VALUES, VALUES), max_size=25))
 def test_outputs_and_rows_from_the_kept_words_equal_the_tuples_way(tmp_path_factory, edges):
     """A relation of numbers the kernel derived keeps its rows as sorted int64 words (lftj.relation
-    Relation.keep_words); rows() and the output files read from them equal, byte for byte, what
-    the tuples give with the words never kept (thresholds set so that every relation keeps them)."""
-    from datalog.engine import outputs
+    Relation.keep_words); rows() and the output files read from them (by the kernel), or from the
+    held rows without kept words (DecodedRows.lines), equal, byte for byte, what the tuple path
+    gives with the kernel off (thresholds set so that every relation keeps them, or none)."""
     from datalog.evaluation import columnar as columnar_module, fixpoint
     answers = {}
-    for keep in (True, False):
+    for way in ("kept", "held", "tuples"):
         out = tmp_path_factory.mktemp("out")
         (out / "e.facts").write_text("".join(f"{a}\t{b}\n" for a, b in sorted(edges)))
-        with pytest.MonkeyPatch.context() as patch, columnar(True):
+        with pytest.MonkeyPatch.context() as patch, columnar(way != "tuples"):
             patch.setattr(fixpoint, "SMALL", 0)
-            patch.setattr(columnar_module, "KEEP_WORDS", 0 if keep else 1 << 62)
-            patch.setattr(outputs, "WORDS_TEXT", 0)
+            patch.setattr(columnar_module, "KEEP_WORDS", 0 if way == "kept" else 1 << 62)
             engine = Engine.from_source(WORDS_PROGRAM, facts_dir=out)
             engine.run()
             engine.write_outputs(out)
-            assert (engine.db["path"].current_words() is not None) == (keep and bool(edges))
-        answers[keep] = (engine.rows("path"), {p.name: p.read_bytes() for p in sorted(out.iterdir())})
-    assert answers[True] == answers[False]
-    assert answers[True][0] == reference(WORDS_PROGRAM, {"e": edges})["path"]
+            assert (engine.db["path"].current_words() is not None) == (way == "kept" and bool(edges))
+        answers[way] = (engine.rows("path"), {p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert answers["kept"] == answers["held"] == answers["tuples"]
+    assert answers["kept"][0] == reference(WORDS_PROGRAM, {"e": edges})["path"]
 
 
 MIXED_WORDS_PROGRAM = WORDS_PROGRAM.replace("e(a: number, b: number)", "e(a: symbol, b: unsigned)") \
@@ -444,10 +450,7 @@ def test_a_relation_with_an_index_takes_the_kernels_rows_as_tuples_and_keeps_it_
         engine.run()
         assert type(engine.db["p"]).__name__ == "Relation" and engine.db["p"].indexes[(1, 0)] is index
         assert len(engine.db["p"]) == 30 * 31 // 2
-        with columnar(False):
-            twin = Engine.from_source(text)
-            twin.insert("e", edges)
-            twin.run()
+        twin = tuple_path(text, {"e": edges})
         assert engine.rows("p") == twin.rows("p")
         assert sorted(trie_rows(index, 2)) == sorted((b, a) for a, b in twin.rows("p"))
 

@@ -39,27 +39,23 @@ def write_files(engine, directives: list[ast.Directive], out_dir: str | None) ->
                         text_of=lambda name, fmt: _words_text(engine, name, fmt))
 
 
-WORDS_TEXT = 0           # rows from which the kernel writes them (it is loaded once there are words)
-
-
 def _words_text(engine, name: str, fmt) -> bytes | None:
     """A relation's lines written from the sorted int64 words the columnar evaluator left on it
     (``lftj.relation.Relation.keep_words``), in C by the kernel (:func:`lftj.kernel.delimited`):
     the lines :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal
     integers, one delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows
-    otherwise. None (the tuples' way) for any other relation or layout, and below
-    :data:`WORDS_TEXT` rows."""
+    otherwise; or, for symbols the kernel derived and holds unread, by their source
+    (:meth:`datalog.evaluation.words.DecodedRows.lines`). None (the tuples' way) for any other
+    relation or layout."""
     relation = engine.db.get(name)
     if not engine.evaluated or fmt.rfc4180 or relation is None or not relation.arity:
         return None
     held = relation.held()
     if getattr(held, "lines", None) is not None and relation.current_words() is None:
         return held.lines(fmt.delimiter)           # symbols the kernel derived, held unread
-    if len(fmt.delimiter.encode("utf-8")) != 1 or fmt.delimiter in '\n\r"-0123456789':
-        return None                                # (or one a number's text holds: the tuples' way)
     words = relation.current_words()
-    if words is None or len(words) < WORDS_TEXT or words.shape[1] == 0:
-        return None
+    if words is None or len(fmt.delimiter.encode("utf-8")) != 1:
+        return None                                # (the kernel writes a one-byte delimiter)
     from lftj.kernels import kernel              # loaded already: it made the words
     return kernel.delimited(words, fmt.delimiter.encode("ascii"))
 

@@ -125,8 +125,7 @@ def fill(db: dict, loaded: Loaded) -> None:
     (:class:`datalog.sources.numberfile.NumberRows`) into an empty relation stay words."""
     for name, rows in loaded:
         relation = db[name]
-        if isinstance(rows, NumberRows) and type(relation) is Relation and not relation.indexes \
-                and not relation.tuples:
+        if isinstance(rows, NumberRows) and relation.can_hold() and not relation.tuples:
             from datalog.evaluation.words import hold_numbers    # numpy: loaded already
             hold_numbers(relation, rows.words)
         else:

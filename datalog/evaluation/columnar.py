@@ -35,7 +35,6 @@ import numpy as np
 
 from lftj.csr import CsrTrie, distinct_rows
 from lftj.kernels import kernel, which
-from lftj.relation import Relation
 from lftj.runs import Runs
 from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
@@ -191,13 +190,8 @@ class Columns:
                 words = distinct_rows(encode(self.db[name].tuples, self.schema[name].types, self.symbols))
             self.known[name] = Runs(words)
             # the new rows, for a relation that takes them as tuples (else it holds all as words)
-            self.added[name] = None if self.holds(name) else []
+            self.added[name] = None if self.db[name].can_hold() else []
         return self.known[name]
-
-    def holds(self, name: str) -> bool:
-        """Whether the relation can take its rows back as words (plain, no index to keep up)."""
-        relation = self.db[name]
-        return type(relation) is Relation and not relation.indexes
 
     def full(self, name: str) -> np.ndarray:
         return self.runs(name).rows()
@@ -233,7 +227,7 @@ class Columns:
             return
         relation, types = self.db[name], self.schema[name].types
         numbers = all(t == "number" for t in types)
-        if added is None:                         # (self.holds(name))
+        if added is None:                         # (the relation can hold words)
             words = known.rows()                  # every row, sorted
             relation.hold(DecodedRows(words, types, self.symbols))
         else:

@@ -10,7 +10,7 @@ relation read by several strata has the same words in each; decoding gives back 
 string objects that went in.
 
 >>> table = SymbolTable()
->>> table.words(["b", "a", "b"]), table.word("c"), table.word("B"), table.symbol(1)
+>>> table.words(["b", "a", "b"]), table.word("c"), table.word("B"), table.symbols[1]
 ([1, 0, 1], 2, 3, 'b')
 >>> table.ranks().tolist()          # "B" < "a" < "b" < "c"
 [1, 2, 3, 0]
@@ -29,9 +29,6 @@ class SymbolTable:
         self.symbols: list[str] = []          # word -> symbol
         self._ranks = None                    # (see ranks)
 
-    def __len__(self) -> int:
-        return len(self.symbols)
-
     def word(self, symbol: str) -> int:
         """The word of ``symbol``, a new one if the table has not met it."""
         word = self.ids.get(symbol)
@@ -46,9 +43,6 @@ class SymbolTable:
         for symbol in sorted(set(symbols).difference(self.ids)):
             self.word(symbol)
         return list(map(self.ids.__getitem__, symbols))
-
-    def symbol(self, word: int) -> str:
-        return self.symbols[word]
 
     def ranks(self):
         """Per word, its symbol's place among the table's symbols in Python's (code point) order:

@@ -35,7 +35,7 @@ def hold_numbers(relation: Relation, rows: np.ndarray) -> None:
     """An empty relation of numbers holds ``rows`` (2-D int64, any order, duplicates allowed) as
     its sorted words, decoded into tuples only when first read."""
     words = distinct_rows(rows)
-    relation.hold(DecodedRows(words, ("number",) * relation.arity, SymbolTable()))
+    relation.hold(DecodedRows(words, ("number",) * relation.arity))
     relation.keep_words(words)
 
 
@@ -48,17 +48,24 @@ class DecodedRows:
 
     ordered = by_first = True
 
-    def __init__(self, words: np.ndarray, types, symbols: SymbolTable):
-        self.words, self.types, self.symbols = words, types, symbols
+    def __init__(self, words: np.ndarray, types, symbols: SymbolTable | None = None):
+        self.words, self.types, self.symbols = words, types, symbols     # (symbols: for a symbol column)
         self.count = len(words)
+        self.in_order = False                 # words sorted as the values are (in_value_order)
         self.decoded: list | None = None
+
+    def ordered_words(self) -> np.ndarray:
+        """The words in the order of their values, sorted once (for the lines and the rows)."""
+        if not self.in_order:
+            self.words, self.in_order = in_value_order(self.words, self.types, self.symbols), True
+        return self.words
 
     def lines(self, delimiter: str) -> bytes:
         """The rows in ascending order as an output file's lines: each value as ``str`` gives it
         (a symbol raw, a number in decimal), ``delimiter`` between two (as
         :func:`datalog.sources.files.format_rows` writes rows of numbers and symbols), a column at
         a time over numpy arrays of objects, without a tuple per row."""
-        ordered = in_value_order(self.words, self.types, self.symbols)
+        ordered = self.ordered_words()
         if not len(ordered):
             return b""
         strings = np.array(self.symbols.symbols, dtype=object) if "symbol" in self.types else None
@@ -74,8 +81,7 @@ class DecodedRows:
 
     def rows(self) -> list:
         if self.decoded is None:
-            self.decoded = list(decode([in_value_order(self.words, self.types, self.symbols)], self.types,
-                                       self.symbols))
+            self.decoded = list(decode([self.ordered_words()], self.types, self.symbols))
         return self.decoded
 
 
