@@ -64,7 +64,7 @@ class Inject:
         return self._line
 
     def _line(self, frame, event, arg):
-        if event != "line" or self.fired or _leaving_a_with(frame):
+        if event != "line" or self.fired or leaving_a_with(frame):
             return self._line
         self.count += 1
         if self.count == self.at:
@@ -77,7 +77,7 @@ class Inject:
         return self._line
 
 
-def _leaving_a_with(frame) -> bool:
+def leaving_a_with(frame) -> bool:
     """Whether the line event is a ``with`` statement's own exit (``__exit__(None, None, None)``,
     reported as a line event of the ``with`` line, outside the block's exception handler). No
     exception arises there outside a tracer: the instructions up to the call of ``__exit__``

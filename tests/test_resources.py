@@ -16,7 +16,7 @@ import pytest
 
 from datalog import Engine
 from datalog.language.errors import DatalogError
-from interrupts import interrupted_within_a_second, resident_bytes
+from interrupts import interrupted_within_a_second, leaving_a_with, resident_bytes
 from maintenance.budget import resident
 
 LIMIT = 350                     # MB of address space for the out-of-memory tests
@@ -224,5 +224,87 @@ def test_an_interrupt_at_any_line_of_the_budget_watcher_leaves_nothing_behind(ti
         # disarmed before the default disposition comes back: a test that failed part way (a _Hung
         # raised inside the watcher's stop on a loaded machine) must not leave a CPU-time timer
         # whose next expiry, under SIG_DFL, ends the whole test process (an xdist worker died so)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
+class _TwoEvents:
+    """A tracer of the watcher's own lines: at the ``tick``-th line event a real SIGVTALRM (the
+    budget's handler reads the memory there, if it is installed), at the ``interrupt``-th a KeyboardInterrupt."""
+
+    def __init__(self, tick: int, interrupt: int):
+        self.tick, self.interrupt, self.count = tick, interrupt, 0
+
+    def call(self, frame, event, arg):
+        own = frame.f_code.co_filename.endswith("datalog/engine/watcher.py") and frame.f_code.co_name != "_watched"
+        return self.line if own else None         # (_watched is the evaluation's frame)
+
+    def line(self, frame, event, arg):
+        if event == "line" and not leaving_a_with(frame):   # (no exception can arise there)
+            self.count += 1
+            if self.count == self.tick and signal.getsignal(signal.SIGVTALRM) != signal.SIG_DFL:
+                signal.raise_signal(signal.SIGVTALRM)          # (only while armed, as a timer's)
+            if self.count == self.interrupt:
+                raise KeyboardInterrupt
+        return self.line
+
+
+@pytest.mark.parametrize("over_in_evaluation", [False, True])
+def test_the_budget_firing_and_a_ctrl_c_at_any_two_lines_of_the_watcher_leave_nothing_armed(over_in_evaluation):
+    """A watched run over its budget (a real timer signal: in the evaluation, or at any line of
+    the watcher's own start and stop) and a Ctrl-C at any line of the watcher, in either order:
+    nothing is left armed, the Ctrl-C comes out, and the budget's exception comes out only when
+    it came inside the evaluation (never raised into start or stop, where it once cut short the
+    stop that followed an interrupted one and left the handler installed: a CI run found it)."""
+    from datalog.engine.watcher import OverBudget, Watcher
+
+    def evaluate():
+        if over_in_evaluation:
+            signal.raise_signal(signal.SIGVTALRM)
+    previous = signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+    try:
+        interrupted = 0
+        for tick in [0] if over_in_evaluation else range(1, 20):
+            for interrupt in range(1, 30):
+                watcher, events = Watcher(1), _TwoEvents(tick, interrupt)
+                sys.settrace(events.call)
+                try:
+                    fired, caught = watcher.run(evaluate), None
+                except BaseException as exc:      # what the watched run let out
+                    fired, caught = None, exc
+                finally:
+                    sys.settrace(None)
+                where = (tick, interrupt, events.count, caught)
+                assert signal.getsignal(signal.SIGVTALRM) == signal.SIG_DFL, where
+                assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0, where
+                if interrupt <= events.count:
+                    interrupted += 1
+                    assert isinstance(caught, KeyboardInterrupt), where
+                elif over_in_evaluation:
+                    assert isinstance(caught, OverBudget) and watcher.held, where
+                else:
+                    assert caught is None and fired is False and watcher.held is None, where
+        assert interrupted > 15
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
+def test_a_budget_handler_whose_run_is_over_disarms_itself_and_raises_nothing():
+    """A watcher started by a frame that has returned (what two exceptions cutting both of its
+    stops short would leave): its next tick disarms the timer and raises nothing."""
+    from datalog.engine.watcher import Watcher
+    previous = signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+    try:
+        watcher = Watcher(1)
+
+        def started():
+            watcher.start()
+        started()
+        assert signal.getsignal(signal.SIGVTALRM) == watcher._tick
+        signal.raise_signal(signal.SIGVTALRM)
+        assert signal.getsignal(signal.SIGVTALRM) == signal.SIG_DFL
+        assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] == 0 and watcher.held is None
+    finally:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.signal(signal.SIGVTALRM, previous)

@@ -45,12 +45,7 @@ def evaluating(engine, evaluate: Callable[[], None]) -> None:
     budget = engine.memory_budget if engine.memory_budget is not None else MemoryBudget.default().limit
     watcher = Watcher(budget)
     try:
-        try:
-            watcher.start()                       # inside the try: a start stopped part way is undone
-            evaluate()
-        finally:
-            fired = watcher.stop()
-        if fired:
+        if watcher.run(evaluate):
             raise OverBudget                      # over the budget as the evaluation ended
     except OverBudget:
         grown, span = _restore(engine, before, keep=False)

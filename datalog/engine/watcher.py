@@ -12,9 +12,15 @@ for the GIL, then for a core). Elsewhere one watcher thread serves every Watcher
 
 What makes it safe to interrupt:
 
-- :meth:`Watcher.start` is called inside the ``try`` whose ``finally`` calls :meth:`Watcher.stop`,
-  and ``stop`` undoes whatever part of ``start`` was done (it looks at the handler installed and
-  the watcher registered, not at flags ``start`` may not have reached).
+- :meth:`Watcher.run` calls :meth:`Watcher.start` inside the ``try`` whose ``finally`` calls
+  :meth:`Watcher.stop`, and ``stop`` undoes whatever part of ``start`` was done (it looks at the
+  handler installed and the watcher registered, not at flags ``start`` may not have reached). A
+  second ``finally`` stops it again: an exception can come at any line, the ``try`` and
+  ``finally`` lines included, where nothing catches it.
+- The budget's own exception is raised only inside the evaluation, never in ``run``, ``start``
+  or ``stop`` (:meth:`Watcher.where` looks at the interrupted thread's stack), so it cannot cut
+  a stop short; a handler or a watched thread whose run is over (two exceptions cut both stops
+  short) is dropped at its next reading, never raised into.
 - The monitor's lock is a plain lock entered by ``with`` itself (a C ``__enter__``: no bytecode,
   so no signal handler and no asynchronous exception, runs between its acquire and the block);
   a ``threading.Condition``'s Python ``__enter__`` could be interrupted holding it, and every
@@ -30,8 +36,10 @@ from __future__ import annotations
 
 import ctypes
 import signal
+import sys
 import threading
 import time
+from typing import Callable
 
 from maintenance.budget import resident
 
@@ -48,15 +56,30 @@ class _Withdrawn(BaseException):
 
 
 class Watcher:
-    """Between :meth:`start` and :meth:`stop`, stops the starting thread with :class:`OverBudget`
-    once the process holds more than ``limit`` bytes (None: never). ``held``: what it read when it
-    fired."""
+    """In :meth:`run`, stops ``evaluate`` with :class:`OverBudget` once the process holds more
+    than ``limit`` bytes (None: never). ``held``: what it read when it fired."""
 
     def __init__(self, limit: int | None):
-        self.limit, self.held, self.thread = limit, None, 0
+        self.limit, self.held, self.thread, self.frame = limit, None, 0, None
+
+    def run(self, evaluate: Callable[[], None]) -> bool:
+        """``evaluate()`` watched; whether the budget fired as it ended (its exception comes out
+        of ``evaluate`` if it came there). The stop runs twice: one exception (a Ctrl-C) can
+        cut the first short, even at its first line; the budget's own cannot, since it is
+        raised only inside ``evaluate`` (:meth:`_tick`)."""
+        try:
+            try:
+                self.start()
+                _watched(evaluate)
+            finally:
+                fired = self.stop()
+        finally:
+            self.stop()
+        return fired
 
     def start(self) -> None:
-        """Begin watching. Call it inside the ``try`` whose ``finally`` calls :meth:`stop`."""
+        """Begin watching the calling frame's callees (:meth:`run`'s ``evaluate``)."""
+        self.frame = sys._getframe(1)
         if self.limit is None or resident() is None:
             return
         self.thread = threading.get_ident()
@@ -67,30 +90,54 @@ class Watcher:
             _MONITOR.add(self)
 
     def _tick(self, signum, frame) -> None:
-        held = resident()
-        if self.held is None and held is not None and held > self.limit:
-            self.held = held
+        """The CPU-time timer's handler (a handler left by a run that is over disarms itself)."""
+        where = self.where(frame)
+        if where is None and signal.getsignal(signal.SIGVTALRM) == self._tick:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+        elif where and self.over():
             raise OverBudget
 
+    def where(self, frame) -> bool | None:
+        """Whether ``frame`` is in the evaluation: in the watching frame's call of
+        :func:`_watched` (False: in the watching frame itself, in start or stop, or in a signal
+        handler called there; None: the watching frame is not on the stack, the run is over)."""
+        child = None
+        while frame is not None and frame is not self.frame:
+            frame, child = frame.f_back, frame
+        if frame is None:
+            return None
+        return child is not None and child.f_code is _watched.__code__
+
+    def over(self, held: int | None = None) -> bool:
+        """Whether the process is over the limit: it fires once (``held`` set)."""
+        held = resident() if held is None else held
+        if self.held is None and held is not None and held > self.limit:
+            self.held = held
+            return True
+        return False
+
     def stop(self) -> bool:
-        """Stop watching, whatever part of :meth:`start` was done; whether it fired. Its own
-        exception arriving meanwhile is taken here; another one (Ctrl-C) stops it again, then
-        comes out."""
+        """Stop watching, whatever part of :meth:`start` was done; whether it fired. Another
+        exception meanwhile (Ctrl-C) stops it again, then comes out."""
         try:
-            return self._stop()
-        except OverBudget:
-            return self._stop()
+            self._stop()
         except BaseException:
             self._stop()
             raise
+        return self.held is not None
 
-    def _stop(self) -> bool:
+    def _stop(self) -> None:
         if signal.getsignal(signal.SIGVTALRM) == self._tick:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
             signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
         if _MONITOR.remove(self):
             _withdraw()
-        return self.held is not None
+
+
+def _watched(evaluate: Callable[[], None]) -> None:
+    """The evaluation's own frame: the budget's exception is raised only below it."""
+    evaluate()
 
 
 def _timer_free() -> bool:
@@ -139,9 +186,12 @@ class _Monitor:
                     if self.thread is me:
                         self.thread = None
                     return
+                frames = sys._current_frames()
                 for thread, watcher in list(self.watched.items()):
-                    if held is not None and held > watcher.limit:
-                        watcher.held = held
+                    where = watcher.where(frames.get(thread))
+                    if where is None:                 # its run is over (a stop cut short twice)
+                        del self.watched[thread]
+                    elif where and watcher.over(held):
                         del self.watched[thread]
                         _raise_in(thread, OverBudget)
 
