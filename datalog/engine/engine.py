@@ -24,7 +24,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from datalog.engine import answers, outputs, resources, tables
 from datalog.engine.absent import absent_retractions, warn_absent
@@ -47,15 +47,17 @@ from datalog.language.parser import ParseOptions, parse, parse_atom, parse_file
 from datalog.language.rewrites import dnf, is_internal, rewrite
 from datalog.language.types import example
 from datalog.language.variables import bound_variables
-from datalog.provenance import Explainer, Proof, WhyNot, fact_text
 from datalog.provenance.commits import InsertLog
-from datalog.provenance.heights import Heights
 from lftj.relation import Relation
 from maintenance.budget import MemoryBudget
 from maintenance.delta import Delta, diff, pending_changes
 from maintenance.journal import Journal
 from maintenance.maintainer import make_maintainer
 from datalog.language.display import plural
+
+if TYPE_CHECKING:                                 # provenance is imported when it is asked for (start-up)
+    from datalog.provenance import Explainer, Proof, WhyNot
+    from datalog.provenance.heights import Heights
 
 Progress = Callable[[str], None]
 _ANSWER = "?answer"                        # the head of a query's rule: no relation can be named so
@@ -574,6 +576,7 @@ class Engine:
         position and binding over the proofs of its positive body facts, its negated atoms shown
         absent, its comparisons and aggregates; EDB facts at the leaves with their source. Below
         ``depth`` rule levels a proof is cut (a ``cut`` node). ``fact_absent`` if it is missing."""
+        from datalog.provenance import fact_text
         relation, row = self.ground_fact(fact)
         explainer = self.explainer()
         if not explainer.holds(relation, row):
@@ -592,6 +595,7 @@ class Engine:
         """An :class:`~datalog.provenance.Explainer` over the relations as they are now (evaluated
         first if they were not). The heights and rule instances it learns are kept for the next
         question until anything changes (a commit, ``extend``, ``insert``): then a new one starts."""
+        from datalog.provenance import Explainer
         if not self._evaluated:
             self.run()
         state = (self._commits, id(self.checked), id(self.db), sum(len(r) for r in self.db.values()))
@@ -608,6 +612,7 @@ class Engine:
         (:mod:`datalog.provenance.heights`)."""
         if not self.provenance:
             return None
+        from datalog.provenance.heights import Heights
         key = (id(self.checked), id(self.db))
         if self._kept is None or self._kept[0] != key:
             self._kept = (key, Heights(self.checked.clauses, self.compiled, self.db, self._program_facts(),

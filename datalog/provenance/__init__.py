@@ -14,7 +14,19 @@ It sits below the engine, which hands it the program's clauses and its current r
 (:meth:`datalog.engine.engine.Engine.why`).
 """
 
-from datalog.provenance.explain import Explainer, RuleFailure, WhyNot
-from datalog.provenance.proof import Proof, fact_text
+from importlib import import_module
+
+# Where each name is: imported on first use, so that an engine that never explains (every
+# ``datalog run``) does not import the explainer at start-up (PEP 562's module __getattr__).
+_HOMES = {"Explainer": "explain", "RuleFailure": "explain", "WhyNot": "explain",
+          "Proof": "proof", "fact_text": "proof"}
 
 __all__ = ["Explainer", "Proof", "WhyNot", "RuleFailure", "fact_text"]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value

@@ -35,7 +35,7 @@ from datalog.language.errors import (BadFactFile, DatalogError, InputPath, Missi
                                      Span)
 from datalog.language.mixed import MIXED, from_text, is_mixed, written
 from datalog.language.types import AUTO
-from datalog.sources import atomic, jsonio, numberfile, paths, sqlite, textformat
+from datalog.sources import atomic, jsonio, numberfile, paths, textformat
 from datalog.sources.textformat import TextFormat
 
 
@@ -80,6 +80,7 @@ def _file_name(directive: ast.Directive, suffix: str) -> str:
     """``filename=`` (for SQLite also ``dbname=``, a ``file:`` URI's path), else the name and
     the suffix Soufflé gives: ``r.facts``, ``r.csv``, ``r.csv.gz`` when compressed, ``r.sqlite``."""
     if directive.io == "sqlite":
+        from datalog.sources import sqlite       # (imported by the programs that use it: start-up)
         return sqlite.file_name(directive.param("filename") or directive.param("dbname")
                                 or f"{io_name(directive)}.sqlite")
     if directive.io == "jsonfile":
@@ -93,6 +94,7 @@ def read_input(directive: ast.Directive, path: Path, types: list[str], columns: 
     """The rows of an ``.input``'s file (CSV text, SQLite or JSON, as its ``IO`` says; JSON
     objects find values by the ``columns``' names)."""
     if directive.io == "sqlite":
+        from datalog.sources import sqlite
         return sqlite.read_relation(path, io_name(directive), types, sqlite_value, directive)
     if directive.io == "jsonfile":
         return _read_json(path, types, list(columns), directive)
@@ -496,6 +498,7 @@ def _staged(directive: ast.Directive, shown: Path, real: Path, data: bytes, fmt:
 def _stage_databases(targets, rows_of, columns_of, types_of) -> list[atomic.Staged]:
     """Each SQLite database named by ``targets`` copied to a temporary file, every relation
     written into it there (several relations may share one database)."""
+    from datalog.sources import sqlite
     by_file: dict[Path, list] = {}
     for directive, shown, real in targets:
         by_file.setdefault(real, []).append((directive, shown))
