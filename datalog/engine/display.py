@@ -27,7 +27,6 @@ names: 3 rows, the first 2 shown
 
 from __future__ import annotations
 
-from html import escape
 
 from datalog.sources.files import format_value
 
@@ -43,6 +42,7 @@ def caption(title: str, total: int, shown: int) -> str:
 def html(title: str, columns: list[str], rows: list[tuple], total: int, shown: int = SHOWN) -> str:
     """An HTML table of the first ``shown`` of ``rows`` (``total`` in all), numbers right-aligned."""
     rows = rows[:shown]
+    from html import escape                       # (for notebooks only: start-up)
     head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     body = ["<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows]
     return "\n".join(['<table class="datalog">', f"<caption>{escape(caption(title, total, len(rows)))}</caption>",
@@ -50,6 +50,7 @@ def html(title: str, columns: list[str], rows: list[tuple], total: int, shown: i
 
 
 def _cell(value) -> str:
+    from html import escape
     align = ' style="text-align: right"' if _is_number(value) else ""
     return f"<td{align}>{escape(format_value(value))}</td>"
 

@@ -18,7 +18,6 @@ where IEEE's is NaN (``inf`` and ``-inf`` both contribute), at the aggregate.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from datalog.evaluation.evaluate import run_plan
 from datalog.language import numbers
@@ -110,6 +109,7 @@ def exact_sum(rows: list):
         infinities = {r for r in rows if isinstance(r, float) and math.isinf(r)}
         if infinities:                  # an infinity decides the sum (both: NaN), as ExactSum's value()
             return infinities.pop() if len(infinities) == 1 else math.nan
+        from fractions import Fraction            # (rare: start-up)
         exact = sum(map(Fraction, rows))
         try:
             return float(exact)

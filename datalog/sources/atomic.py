@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 from pathlib import Path
 from typing import Iterable
 
@@ -36,7 +35,7 @@ _ATTEMPTS = 16                       # fresh names tried when one exists (chance
 
 def temporary_name(path: Path) -> Path:
     """A new hidden name beside ``path`` for its temporary file."""
-    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    return path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
 
 
 def is_temporary(name: str, of: str | None = None) -> bool:

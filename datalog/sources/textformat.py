@@ -22,7 +22,6 @@ Parameters of ``.input``/``.output`` (Soufflé 2.x, ``src/include/souffle/io/*St
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from dataclasses import dataclass
 from typing import Iterator
@@ -84,6 +83,7 @@ def inflate(data: bytes) -> bytes:
 
 def deflate(data: bytes) -> bytes:
     """gzip of ``data`` with no timestamp, so the same relation gives the same bytes."""
+    import gzip                                   # (for compress=true only: start-up)
     return gzip.compress(data, mtime=0)
 
 
