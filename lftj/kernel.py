@@ -276,6 +276,35 @@ def merged(a, b):
     return SortedRows(out[:_merge(a.rows, b.rows, out, True, True, True)])
 
 
+def merged_into(buffer, a, b):
+    """The union of two disjoint :class:`lftj.kernel_input.SortedRows` written in place into
+    ``buffer``, whose first rows are ``a``'s (``a.rows`` is ``buffer[:len(a)]``): merged from the
+    back, so that no row of ``a`` is overwritten before it is read and no second array of the
+    union is made; as SortedRows of ``buffer[:len(a) + len(b)]``. Every check comes before the
+    first row moves: a refused call changes nothing."""
+    if not isinstance(a, SortedRows) or not isinstance(b, SortedRows):
+        raise ValueError("merged_into() merges two SortedRows")
+    if not isinstance(buffer, np.ndarray) or buffer.ndim != 2 or buffer.dtype != np.int64 or \
+            not buffer.flags.c_contiguous or not buffer.flags.writeable:
+        raise ValueError("the buffer must be a writeable C-contiguous 2-D int64 array")
+    n, arity = len(a.rows), buffer.shape[1]
+    if a.rows.shape[1] != arity or b.rows.shape[1] != arity:
+        raise ValueError(f"merged_into() takes rows of the buffer's {arity} column(s)")
+    if n + len(b.rows) > len(buffer):
+        raise ValueError(f"the buffer holds {len(buffer)} rows, not {n} + {len(b.rows)}")
+    if not a.rows.flags.c_contiguous or (n and a.rows.ctypes.data != buffer.ctypes.data):
+        raise ValueError("the first operand's rows must be the buffer's first rows")
+    if np.may_share_memory(b.rows, buffer):
+        raise ValueError("the second operand's rows must not be in the buffer")
+    keep = np.ones(len(b.rows), np.uint8)
+    if n:
+        _mark_present(b.rows, a.rows, keep)
+    if not keep.all():
+        raise ValueError("merged_into() merges disjoint rows: the operands share a row")
+    _merge_back(buffer, n, b.rows)
+    return SortedRows(buffer[:n + len(b.rows)])
+
+
 def absent(a, runs):
     """The rows of ``a`` (sorted distinct) in none of ``runs`` (:class:`lftj.kernel_input.SortedRows`,
     checked when made: here only their shape, so a call costs nothing in the runs' size)."""
@@ -475,6 +504,25 @@ def _merge(a: cython.longlong[:, ::1], b: cython.longlong[:, ::1], out: cython.l
         i += c <= 0
         j += c >= 0
     return n
+
+
+@cython.cfunc
+def _merge_back(out: cython.longlong[:, ::1], n: cython.Py_ssize_t, b: cython.longlong[:, ::1]) -> cython.int:
+    """``out[:n]`` and ``b`` (sorted, disjoint) merged into ``out[:n + len(b)]`` from the last row
+    down: the row written, ``k``, stays above the next row of ``out`` to read, ``i`` (``k - i`` is
+    the number of rows of ``b`` left, at least one)."""
+    i: cython.Py_ssize_t = n - 1
+    j: cython.Py_ssize_t = b.shape[0] - 1
+    k: cython.Py_ssize_t = n + b.shape[0] - 1
+    while j >= 0:
+        if i >= 0 and _compare(out, i, b, j) > 0:
+            _copy_row(out, i, out, k)
+            i -= 1
+        else:
+            _copy_row(b, j, out, k)
+            j -= 1
+        k -= 1
+    return 0
 
 
 @cython.cfunc

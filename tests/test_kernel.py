@@ -261,6 +261,59 @@ def test_runs_hold_the_rows_added_in_geometric_runs(case):
     assert [tuple(r) for r in known.rows().tolist()] == sorted(expected) and len(known.sizes()) <= 1
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(st.integers(1, 3).flatmap(lambda k: st.tuples(relation(k, 30), relation(k, 30), st.integers(0, 5), st.just(k))))
+def test_merged_into_writes_the_union_of_disjoint_runs_in_place(case):
+    # the rows of a at the buffer's front, b's (those not in a) merged in from the back
+    a_rows, b_rows, room, arity = case
+    b_rows = [r for r in b_rows if r not in set(a_rows)]
+    for k in (COMPILED, TWIN):
+        a, b = rows_of(a_rows, arity), rows_of(b_rows, arity)
+        buffer = np.full((len(a) + len(b) + room, arity), 7, np.int64)
+        buffer[:len(a)] = a
+        union = k.merged_into(buffer, SortedRows(buffer[:len(a)]), SortedRows(b))
+        assert isinstance(union, SortedRows) and (not len(union) or np.shares_memory(union.rows, buffer))
+        assert [tuple(r) for r in union.rows.tolist()] == sorted(set(a_rows) | set(b_rows))
+        assert (buffer[len(union):] == 7).all()                  # nothing written past the union
+
+
+@BOTH
+def test_merged_into_refuses_what_it_cannot_merge_in_place_and_changes_nothing(k):
+    buffer = np.zeros((6, 2), np.int64)
+    buffer[:2] = [[1, 1], [3, 3]]
+    a = SortedRows(buffer[:2])
+    for args, message in [
+            ((buffer, a, SortedRows(np.array([[3, 3]], I64))), "share a row"),
+            ((buffer, a, SortedRows(np.array([[i, i] for i in range(4, 9)], I64))), "holds 6 rows, not 2 [+] 5"),
+            ((buffer, SortedRows(np.array([[1, 1], [3, 3]], I64)), SortedRows(np.array([[2, 2]], I64))), "first rows"),
+            ((buffer, a, SortedRows(buffer[3:4])), "must not be in the buffer"),
+            ((buffer, a, SortedRows(np.array([[2]], I64))), "2 column"),
+            ((buffer.astype(np.int32), a, SortedRows(np.array([[2, 2]], I64))), "int64"),
+            ((buffer, a, np.array([[2, 2]], I64)), "two SortedRows")]:
+        before = buffer.copy()
+        with pytest.raises(ValueError, match=message):
+            k.merged_into(*args)
+        assert (buffer == before).all(), message
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(1, 2).flatmap(lambda k: st.tuples(relation(k, 6), st.lists(st.tuples(relation(k, 40), st.booleans()),
+                                                                             max_size=10), st.just(k))))
+def test_runs_read_whole_between_additions_hold_every_row(case):
+    # rows() between rounds (a trie of the relation) merges into the first run's buffer in place;
+    # what it returns is right when returned, and later rounds go on in the same buffer
+    first, rounds, arity = case
+    known, expected = Runs(rows_of(first, arity)), set(first)
+    for derived, read in rounds:
+        known.add(known.absent(rows_of(derived, arity)))
+        expected |= set(derived)
+        if read:
+            assert [tuple(r) for r in known.rows().tolist()] == sorted(expected)
+    whole = known.rows()
+    assert [tuple(r) for r in whole.tolist()] == sorted(expected)
+    assert known.buffer is None or not len(whole) or np.shares_memory(whole, known.buffer)
+
+
 @BOTH
 @pytest.mark.parametrize("a, runs, message", [
     (np.array([[2], [1]], I64), [], "not sorted and distinct"),

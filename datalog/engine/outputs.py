@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from datalog.language import ast
 from datalog.language.types import AUTO, value_type
 from datalog.sources import files
@@ -26,6 +28,7 @@ def write_outputs(engine, out_dir: str | None = None) -> list[str]:
     return [f"{files.io_name(d)}\t{len(engine.db[d.relation])}" for d in sizes]
 
 
+LINES_CHUNK = 1 << 16           # rows whose lines the kernel writes at a time (1.4 MB a binary chunk)
 FILE_IO = ("file", "stdout", "sqlite", "json", "jsonfile")
 
 
@@ -39,9 +42,11 @@ def write_files(engine, directives: list[ast.Directive], out_dir: str | None) ->
                         text_of=lambda name, fmt: _words_text(engine, name, fmt))
 
 
-def _words_text(engine, name: str, fmt) -> bytes | None:
+def _words_text(engine, name: str, fmt) -> Iterable[bytes] | None:
     """A relation's lines written from the sorted int64 words the columnar evaluator left on it
-    (``lftj.relation.Relation.keep_words``), in C by the kernel (:func:`lftj.kernel.delimited`):
+    (``lftj.relation.Relation.keep_words``), in C by the kernel (:func:`lftj.kernel.delimited`),
+    :data:`LINES_CHUNK` rows at a time as the file is written (the text of all 2.5M rows of
+    transitive closure at once was 50 MB more at the run's peak):
     the lines :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal
     integers, one delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows
     otherwise; or, for symbols the kernel derived and holds unread, by their source
@@ -52,12 +57,14 @@ def _words_text(engine, name: str, fmt) -> bytes | None:
         return None
     held = relation.held()
     if getattr(held, "lines", None) is not None and relation.current_words() is None:
-        return held.lines(fmt.delimiter)           # symbols the kernel derived, held unread
+        return [held.lines(fmt.delimiter)]         # symbols the kernel derived, held unread
     words = relation.current_words()
     if words is None or len(fmt.delimiter.encode("utf-8")) != 1:
         return None                                # (the kernel writes a one-byte delimiter)
     from lftj.kernels import kernel              # loaded already: it made the words
-    return kernel.delimited(words, fmt.delimiter.encode("ascii"))
+    delimiter = fmt.delimiter.encode("ascii")
+    return (kernel.delimited(words[start:start + LINES_CHUNK], delimiter)
+            for start in range(0, len(words), LINES_CHUNK))
 
 
 def check_spark_sinks(engine, out_dir: str | None = None) -> None:

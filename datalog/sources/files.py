@@ -27,7 +27,7 @@ import functools
 import itertools
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from datalog.language import ast, composites, numbers
 from datalog.language.display import FLOAT_DIGITS
@@ -396,10 +396,10 @@ def header(directive: ast.Directive, columns: list[str], fmt: TextFormat) -> str
 def write_outputs(directives: list[ast.Directive], rows_of: Callable[[str], list], out_dir: str | None,
                   allow_paths: bool = False, columns_of: Callable[[str], list[str]] | None = None,
                   types_of: Callable[[str], list[str]] | None = None,
-                  text_of: Callable[[str, TextFormat], bytes | None] | None = None) -> None:
+                  text_of: Callable[[str, TextFormat], Iterable[bytes] | None] | None = None) -> None:
     """Write each directive's relation (``rows_of(relation)``; ``columns_of`` gives the column
     names for headers and SQLite views, ``types_of`` the column types for SQLite; ``text_of``,
-    if it gives one, a delimited file's lines, as :func:`format_rows` would make them): printed when
+    if it gives them, a delimited file's lines in pieces, as :func:`format_rows` would make them): printed when
     ``out_dir`` is ``-`` (Soufflé then prints every output, with its header line) or its IO is
     ``stdout``, else to its file under ``out_dir``, all or none: every path is checked, then
     every file written to a temporary name (a SQLite database is copied there and changed),
@@ -461,24 +461,21 @@ def _output_path(directive: ast.Directive, out_dir: str, allow_paths: bool) -> t
 
 
 def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real: Path,
-           types=None, text: bytes | None = None) -> atomic.Staged:
+           types=None, text: Iterable[bytes] | None = None) -> atomic.Staged:
     """The relation's text (gzip-compressed with ``compress``) in a temporary file beside
-    ``real``, its lines ``text`` when given; ``output_error`` naming ``shown``."""
+    ``real``, its lines the pieces ``text`` when given (written as they come, unless
+    compressed); ``output_error`` naming ``shown``."""
     fmt = TextFormat.of(directive)
     if text is not None:
-        top = (header(directive, columns, fmt) + "\n").encode("utf-8") if fmt.headers else b""
-        return _staged(directive, shown, real, top + text, fmt)
+        top = [(header(directive, columns, fmt) + "\n").encode("utf-8")] if fmt.headers else []
+        pieces = itertools.chain(top, text)
+        return _staged_pieces(directive, shown, real, [textformat.deflate(b"".join(pieces))] if fmt.compress else pieces)
     if directive.io == "jsonfile":
         text = jsonio.format_json(rows, columns, _objects(directive), types)
     elif hasattr(rows, "chunks") and not fmt.compress:     # streamed (the Spark-resident evaluator's)
         top = [(header(directive, columns, fmt) + "\n").encode("utf-8")] if fmt.headers else []
         pieces = (format_rows(chunk, fmt).encode("utf-8") for chunk in rows.chunks())
-        try:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            return atomic.stage(real, itertools.chain(top, pieces))
-        except OSError as exc:
-            raise OutputError(f"cannot write {shown} for relation {directive.relation}: {exc.strerror or exc}",
-                              directive.span) from None
+        return _staged_pieces(directive, shown, real, itertools.chain(top, pieces))
     else:
         text = format_rows(rows, fmt)
         if fmt.headers:
@@ -487,9 +484,13 @@ def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real
 
 
 def _staged(directive: ast.Directive, shown: Path, real: Path, data: bytes, fmt: TextFormat) -> atomic.Staged:
+    return _staged_pieces(directive, shown, real, [textformat.deflate(data) if fmt.compress else data])
+
+
+def _staged_pieces(directive: ast.Directive, shown: Path, real: Path, pieces: Iterable[bytes]) -> atomic.Staged:
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
-        return atomic.stage(real, [textformat.deflate(data) if fmt.compress else data])
+        return atomic.stage(real, pieces)
     except OSError as exc:
         raise OutputError(f"cannot write {shown} for relation {directive.relation}: {exc.strerror or exc}",
                           directive.span) from None
