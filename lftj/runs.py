@@ -12,7 +12,7 @@ at ``O(|rows| log n)`` a run; :meth:`Runs.rows` merges them into one run only wh
 the whole relation as one array (a trie of it, a join driven by all of it). A merge into the
 first run, the largest, is made in place, in a buffer with room after its rows
 (:func:`lftj.kernel.merged_into`): the last merges of transitive closure at 2.5M rows made a
-second copy of the relation, the run's peak (tc n=2k: 149 -> 139 MB).
+second copy of the relation, the run's peak (tc n=2k: 149 -> 138 MB).
 
 >>> import numpy as np
 >>> known = Runs(np.array([[1, 2], [3, 4]]))

@@ -45,8 +45,8 @@ def write_files(engine, directives: list[ast.Directive], out_dir: str | None) ->
 def _words_text(engine, name: str, fmt) -> Iterable[bytes] | None:
     """A relation's lines written from the sorted int64 words the columnar evaluator left on it
     (``lftj.relation.Relation.keep_words``), in C by the kernel (:func:`lftj.kernel.delimited`),
-    :data:`LINES_CHUNK` rows at a time as the file is written (the text of all 2.5M rows of
-    transitive closure at once was 50 MB more at the run's peak):
+    :data:`LINES_CHUNK` rows at a time as the file is written, so the text is never held whole
+    (for the 2.5M rows of transitive closure, a 106 MB buffer of which half was written):
     the lines :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal
     integers, one delimiter between them), 3 s of 4.7 s of transitive closure at 2.5M rows
     otherwise; or, for symbols the kernel derived and holds unread, by their source
