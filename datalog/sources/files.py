@@ -467,20 +467,25 @@ def _stage(directive: ast.Directive, rows, columns: list[str], shown: Path, real
     compressed); ``output_error`` naming ``shown``."""
     fmt = TextFormat.of(directive)
     if text is not None:
-        top = [(header(directive, columns, fmt) + "\n").encode("utf-8")] if fmt.headers else []
-        pieces = itertools.chain(top, text)
-        return _staged_pieces(directive, shown, real, [textformat.deflate(b"".join(pieces))] if fmt.compress else pieces)
+        pieces = itertools.chain(_header_line(directive, columns, fmt), text)
+        if fmt.compress:
+            return _staged(directive, shown, real, b"".join(pieces), fmt)
+        return _staged_pieces(directive, shown, real, pieces)
     if directive.io == "jsonfile":
         text = jsonio.format_json(rows, columns, _objects(directive), types)
     elif hasattr(rows, "chunks") and not fmt.compress:     # streamed (the Spark-resident evaluator's)
-        top = [(header(directive, columns, fmt) + "\n").encode("utf-8")] if fmt.headers else []
         pieces = (format_rows(chunk, fmt).encode("utf-8") for chunk in rows.chunks())
-        return _staged_pieces(directive, shown, real, itertools.chain(top, pieces))
+        return _staged_pieces(directive, shown, real, itertools.chain(_header_line(directive, columns, fmt), pieces))
     else:
         text = format_rows(rows, fmt)
         if fmt.headers:
             text = header(directive, columns, fmt) + "\n" + text
     return _staged(directive, shown, real, text.encode("utf-8"), fmt)
+
+
+def _header_line(directive: ast.Directive, columns: list[str], fmt: TextFormat) -> list[bytes]:
+    """The header line as the first piece of a file, if ``headers=true``."""
+    return [(header(directive, columns, fmt) + "\n").encode("utf-8")] if fmt.headers else []
 
 
 def _staged(directive: ast.Directive, shown: Path, real: Path, data: bytes, fmt: TextFormat) -> atomic.Staged:
