@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from datalog.language.errors import SparkError, SparkUnavailable
+from datalog.spark import class_archive
 
 try:                                            # the optional extra: pip install 'datalog-lftj[spark]'
     import pyarrow as pa
@@ -59,20 +60,65 @@ def session(master: str | None = None, conf: dict[str, str] | None = None) -> "S
     _require_spark()
     settings = _defaults()
     settings.update(conf or {})
-    builder = SparkSession.builder.appName("datalog").master(master or os.environ.get("SPARK_MASTER") or "local[2]")
-    for key, value in settings.items():
-        builder = builder.config(key, value)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)        # workers run this interpreter
     log = Path(settings["spark.sql.warehouse.dir"]).parent / "spark.log"
+    sharing = class_archive.java_options(settings, jvm_pid)
     try:
-        with _stderr_to(log):                   # the JVM's start-up chatter and later log lines
-            _session = builder.getOrCreate()
+        _session = _start(master, settings, sharing, log)
     except Exception as exc:                    # the JVM did not start
-        raise SparkUnavailable(f"Spark did not start: {first_line(exc)} (its log: {log}). Spark needs "
-                               f"Java 17 or 21 (e.g. apt-get install openjdk-17-jre-headless)") from None
+        if sharing:                             # not with the class archive: once more without it
+            class_archive.discard(settings)
+            with contextlib.suppress(Exception):
+                _session = _start(master, settings, "", log)
+        if _session is None:
+            raise SparkUnavailable(f"Spark did not start: {first_line(exc)} (its log: {log}). Spark needs "
+                                   f"Java 17 or 21 (e.g. apt-get install openjdk-17-jre-headless)") from None
     _session.sparkContext.setLogLevel("ERROR")
     return _session
+
+
+def _start(master: str | None, settings: dict[str, str], sharing: str, log: Path) -> "SparkSession":
+    """Start the session; ``sharing``: the class archive's options (:mod:`class_archive`),
+    for the driver's JVM only (executors are not started from here), before the user's own
+    (which win where they set the same, e.g. a log of their own)."""
+    settings = dict(settings)
+    if sharing:
+        settings["spark.driver.extraJavaOptions"] = f"{sharing} {settings.get('spark.driver.extraJavaOptions', '')}"
+    builder = SparkSession.builder.appName("datalog").master(master or os.environ.get("SPARK_MASTER") or "local[2]")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    with _stderr_to(log):                       # the JVM's start-up chatter and later log lines
+        return builder.getOrCreate()
+
+
+def prepare_class_archive(conf: dict[str, str] | None = None) -> bool:
+    """Make the driver JVM's class archive now if it is missing (:func:`class_archive.prepare`)."""
+    _require_spark()
+    return class_archive.prepare(dict(conf or {}))
+
+
+def end_jvm(timeout: float) -> bool:
+    """After :func:`stop`: let the driver's JVM exit as it does when this process ends (its
+    standard input, from this process, closes) and wait up to ``timeout`` seconds for it;
+    whether it has exited."""
+    from pyspark import SparkContext
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
+        return True
+    try:
+        proc.stdin.close()
+        proc.wait(timeout)
+    except Exception:                           # not in time: it ends with this process
+        return False
+    return True
+
+
+def jvm_pid() -> int | None:
+    """The process id of the driver's JVM this process started, or None."""
+    from pyspark import SparkContext
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return None if proc is None else proc.pid
 
 
 @contextlib.contextmanager
@@ -178,4 +224,29 @@ class Observed:
         return guard(lambda: self.source.agg(*self.exprs).first().asDict(), what)
 
 
-__all__ = ["session", "stop", "guard", "first_line", "JAVA_OPTIONS", "Observed", "conf_set"]
+def build_class_archive() -> None:
+    """A session that runs one small job of each kind a refresh runs (Parquet written and read,
+    hashing, aggregation, joins, Arrow both ways), then ends its JVM, which writes the class
+    archive (:func:`class_archive.prepare` runs this in a child)."""
+    import tempfile
+    from pyspark.sql import functions as F
+    spark = session()
+    with tempfile.TemporaryDirectory() as scratch:
+        frame = spark.createDataFrame([(i, i % 7, f"s{i}") for i in range(100)], "a long, b int, c string")
+        frame.write.mode("overwrite").parquet(f"{scratch}/rows")
+        rows = spark.read.parquet(f"{scratch}/rows").withColumn("h", F.xxhash64("a", "b", "c"))
+        grouped = rows.groupBy("b").agg(F.count("*").alias("n"), F.bit_xor("h").alias("x"), F.max_by("a", "h"))
+        rows.join(grouped, "b", "full_outer").join(F.broadcast(grouped.select("b")), "b", "left_semi").toArrow()
+        spark.createDataFrame(rows.toArrow()).union(rows).distinct().count()
+    pid = jvm_pid()
+    stop()
+    if pid is not None:
+        class_archive.install_now(pid, lambda: end_jvm(timeout=300.0))
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--class-archive"]:
+    from datalog.spark import session as this                   # the module, not this copy run as __main__
+    this.build_class_archive()
+
+
+__all__ = ["session", "build_class_archive", "stop", "end_jvm", "jvm_pid", "prepare_class_archive", "guard", "first_line", "JAVA_OPTIONS", "Observed", "conf_set"]
