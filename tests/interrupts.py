@@ -133,6 +133,16 @@ def resident_bytes(pid: int) -> int:
         return int(f.read().split()[1]) * resource.getpagesize()
 
 
+def _signal_state(pid: int) -> str:
+    """The kernel's record of process ``pid``'s blocked, ignored and caught signals (for a
+    failure's message: a Ctrl-C that did nothing)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return " ".join(line.strip() for line in f if line.startswith(("SigBlk", "SigIgn", "SigCgt")))
+    except OSError as exc:
+        return f"unknown ({exc})"
+
+
 def interrupted_within_a_second(child, ready) -> None:
     """SIGINT to the running ``datalog`` ``child`` (a Popen with text pipes) once ``ready()`` (or
     after 60 s); it must exit with ``error[interrupted]`` and status 130, no traceback, in under
@@ -143,11 +153,14 @@ def interrupted_within_a_second(child, ready) -> None:
         while not ready() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert child.poll() is None, "the run ended before it could be interrupted"
+        signals = _signal_state(child.pid)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=60)
         took = time.monotonic() - sent
     finally:
         child.kill()
-    assert child.returncode == 130 and "error[interrupted]" in err and "Traceback" not in err, err
+    assert child.returncode == 130 and "error[interrupted]" in err and "Traceback" not in err, \
+        f"exit {child.returncode} {time.monotonic() - deadline + 60:.1f} s after its start, stderr {err!r}; " \
+        f"the child's signals when sent: {signals}; this process's SIGINT handler: {signal.getsignal(signal.SIGINT)}"
     assert took < 1.0, f"{took:.2f} s from SIGINT to exit"

@@ -93,8 +93,7 @@ class Watcher:
         """The CPU-time timer's handler (a handler left by a run that is over disarms itself)."""
         where = self.where(frame)
         if where is None and signal.getsignal(signal.SIGVTALRM) == self._tick:
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-            signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+            _disarm()
         elif where and self.over():
             raise OverBudget
 
@@ -129,8 +128,7 @@ class Watcher:
 
     def _stop(self) -> None:
         if signal.getsignal(signal.SIGVTALRM) == self._tick:
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-            signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+            _disarm()
         if _MONITOR.remove(self):
             _withdraw()
 
@@ -145,10 +143,16 @@ def _timer_free() -> bool:
     (a handler a stopped Watcher left behind counts as none)."""
     handler = signal.getsignal(signal.SIGVTALRM)
     if isinstance(getattr(handler, "__self__", None), Watcher):
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+        _disarm()
         handler = signal.SIG_DFL
     return handler in (signal.SIG_DFL, None) and not signal.getitimer(signal.ITIMER_VIRTUAL)[0]
+
+
+def _disarm() -> None:
+    """Stop the CPU-time timer, then put the default handler back: in that order, since a tick
+    that found the default handler would end the process (SIGVTALRM's default action)."""
+    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
 
 
 class _Monitor:
