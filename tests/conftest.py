@@ -1,9 +1,16 @@
 """Fixtures shared across test files: one Spark session for the whole run (start-up costs 5-15 s)."""
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# Ctrl-C as in a terminal. A shell without job control (a script's `cmd &`) starts a background
+# job with SIGINT ignored, Python keeps it so, and every child inherits it: the Ctrl-C tests'
+# `datalog` children then ran to the end (exit 0) where they were to stop with status 130.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # C1 only: the JVMs of the tests' short Spark runs (this process's session and the `datalog`
 # children the kill tests start, which inherit the environment) start faster than with C2.
