@@ -17,6 +17,7 @@ SUITES = {
     "workspace": "bench.workspace",
     "spark": "bench.spark",
     "spark-wcoj": "bench.spark_wcoj",
+    "spark-small": "bench.spark_small",
     "soak": "bench.soak",
     "provenance": "bench.why",          # bench/provenance.py is the run's provenance line
 }
