@@ -72,8 +72,9 @@ def java_options(settings: dict[str, str], jvm_pid: Callable[[], int | None], en
         return f"-XX:SharedArchiveFile={archive} {CHECKED}"
     _remove_stale(where)
     dump = where / f"{archive.name}.{os.getpid()}.tmp"
+    if _dumps.get(os.getpid()) != dump:                 # one watcher at exit, however many sessions
+        atexit.register(_install_when_written, jvm_pid, dump)
     _dumps[os.getpid()] = dump
-    atexit.register(_install_when_written, jvm_pid, dump)
     return f"-XX:ArchiveClassesAtExit={dump} {CHECKED}"
 
 
