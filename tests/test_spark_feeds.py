@@ -483,6 +483,45 @@ def test_an_unchanged_local_source_is_refreshed_without_starting_spark(spark, tm
     assert fresh(tmp_path) == [None, [0], True]
 
 
+NO_SPARK_RESIDENT = """
+import json, sys
+from datalog.engine.engine import Engine
+from datalog.spark import resident_workspace as rw, session
+report = rw.refresh(sys.argv[1], lambda text, source: Engine.from_source(text, sys.argv[2], name=source),
+                    out_dir=sys.argv[2])
+print(json.dumps([report.commit, [s.rows_read for s in report.sources], session._session is None]))
+"""
+
+
+def test_an_unchanged_local_source_of_a_resident_workspace_is_refreshed_without_starting_spark(spark, tmp_path):
+    """The same for a Spark-resident workspace: no session when nothing changed; a changed file
+    is read the Spark way, and the next unchanged refresh needs no Spark again."""
+    import json
+    import subprocess
+    import sys
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    edges = {(1, 2), (2, 3), (3, 3)}
+    pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
+                   tmp_path / "edges.parquet")
+    kind = Resident(tmp_path, SINGLE)
+
+    def fresh():
+        done = subprocess.run([sys.executable, "-c", NO_SPARK_RESIDENT, str(kind.ws), str(tmp_path)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert fresh() == [None, [0], True]
+    edges |= {(3, 1)}
+    pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
+                   tmp_path / "edges.parquet")
+    assert kind.refresh().commit is not None                                # read, in this process's session
+    _check(kind, edges)
+    assert fresh() == [None, [0], True]
+    _check(kind, edges)
+
+
 def test_a_damaged_or_edited_files_record_means_read_again(tmp_path):
     from datalog.spark import diff
     files = {"a.parquet": [10, 1_700_000_000_000], "b/c.parquet": [7, 1_700_000_000_001]}

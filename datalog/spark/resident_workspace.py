@@ -55,6 +55,7 @@ from datalog.spark.deltas import Maintainer, count_rules
 from datalog.spark.versions import COUNT, SIGN, Stored, bounds_of, layered, schema, typed
 from datalog.spark.resident import Resident, choices, column_names
 from datalog.spark.session import Observed, guard
+from datalog.spark.unchanged import unchanged_local
 
 try:                                            # the optional extra
     from pyspark.sql import functions as F
@@ -224,6 +225,11 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     body = manifest.read(path)
     engine = engine_of(body["program"], body["source"])
     report = RefreshReport(commit_before=body["seq"])
+    quiet = _unchanged(path, body, engine, out_dir)
+    if quiet is not None:                     # local files, none changed, sinks in sync: no Spark
+        _collect_garbage(path, body)
+        report.sources = quiet
+        return report
     session = engine.spark_session()
     _configure(session)
     started = time.perf_counter()
@@ -282,6 +288,14 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     report.phase("write back", started)
     _collect_garbage(path, body)
     return report
+
+
+def _unchanged(path: Path, body: dict, engine, out_dir) -> list[SourceReport] | None:
+    """A report line per source when no source's files changed since the last refresh read
+    them and the sinks hold the last commit (:func:`datalog.spark.unchanged.unchanged_local`),
+    found without starting Spark; else None."""
+    last = {name: changes.source_dir(path, name, chain.split("+")[-1]) for name, chain in body["sources"].items()}
+    return unchanged_local(engine, last, body["outputs"] == body["seq"], engine.facts_dir, out_dir)
 
 
 def _counts(maintainer: Maintainer, name: str) -> tuple[int, int]:

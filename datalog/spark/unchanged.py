@@ -36,18 +36,27 @@ def unchanged_sources(ws, last: dict[str, Path], facts_dir, out_dir) -> list[Sou
     """A report line per source (0 rows read, nothing changed) when the workspace ``ws`` (open
     for writing; ``last``: each source's last snapshot version) needs no Spark to be refreshed;
     else None. A sink path that leaves ``out_dir`` is ``output_path`` here as on the Spark way."""
-    engine = ws.engine
+    return unchanged_local(ws.engine, last, ws.outputs_synced() == ws.seq, facts_dir, out_dir)
+
+
+def unchanged_local(engine, last: dict[str, Path], sinks_synced: bool, facts_dir,
+                    out_dir) -> list[SourceReport] | None:
+    """:func:`unchanged_sources` of any workspace kind (a Spark-resident one's too): ``engine``
+    its program's, ``last`` each source's last snapshot version, ``sinks_synced`` whether its
+    sinks hold its last commit."""
     default_fs = local_filesystem(engine.spark_options, os.environ)
     if default_fs is None:
         return None
     sinks = engine.spark_directives("output")
-    if sinks and ws.outputs_synced() != ws.seq:
+    if sinks and not sinks_synced:
         return None                                   # a sink to repair: Spark writes it
     spark_io.check_sink_paths(None, sinks, out_dir or ".", engine.allow_paths, default_fs)
     reports = []
     for directive in engine.spark_directives("input"):
         files = _local_files(directive, facts_dir, engine.allow_paths, default_fs)
-        where = last[directive.relation]
+        where = last.get(directive.relation)
+        if where is None:
+            return None
         recorded = spark_diff.recorded_meta(where)
         if files is None or recorded is None or not spark_diff.same_files(where, files):
             return None
