@@ -225,10 +225,12 @@ def _refresh(path: Path, engine_of: EngineOf, out_dir, progress) -> RefreshRepor
     body = manifest.read(path)
     engine = engine_of(body["program"], body["source"])
     report = RefreshReport(commit_before=body["seq"])
+    started = time.perf_counter()
     quiet = _unchanged(path, body, engine, out_dir)
     if quiet is not None:                     # local files, none changed, sinks in sync: no Spark
         _collect_garbage(path, body)
         report.sources = quiet
+        report.phase("unchanged files", started)
         return report
     session = engine.spark_session()
     _configure(session)
