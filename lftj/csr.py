@@ -34,7 +34,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import os
+
 import numpy as np
+
+from lftj import radix
+
+# the compiled radix sort, unless the process runs the uncompiled twins (lftj.kernels)
+RADIX = radix.COMPILED and os.environ.get("DATALOG_KERNEL") != "python"
 
 
 def as_rows(rows, arity: int | None = None) -> np.ndarray:
@@ -53,7 +60,9 @@ def distinct_rows(rows) -> np.ndarray:
     """The distinct rows of a 2-D int64 array, in lexicographic order (column 0 first).
 
     Sorted by one packed int64 key per row when the columns' ranges multiply to less than 2**63
-    (the key's order is the rows' lexicographic order), by ``np.lexsort`` of the columns otherwise."""
+    (the key's order is the rows' lexicographic order; sorted and made distinct by the compiled
+    :func:`lftj.radix.sorted_distinct`, or ``np.sort`` where it is not compiled), by ``np.lexsort``
+    of the columns otherwise."""
     a = as_rows(rows)
     if len(a) == 0 or a.shape[1] == 0:
         return a[:1] if a.shape[1] == 0 else a
@@ -63,10 +72,17 @@ def distinct_rows(rows) -> np.ndarray:
         fresh = np.ones(len(a), dtype=bool)
         fresh[1:] = np.any(a[1:] != a[:-1], axis=1)
         return np.ascontiguousarray(a[fresh])
-    key = np.sort(_packed(a, *packing))          # the keys sorted, then unpacked: no gather of rows
+    return _unpacked(sorted_distinct_keys(_packed(a, *packing)), *packing)   # no gather of rows
+
+
+def sorted_distinct_keys(key: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-D int64 array, ascending; ``key`` is overwritten."""
+    if RADIX:
+        return radix.sorted_distinct(key, overwrite=True)
+    key.sort()                                   # (the radix twin's loops are per key in Python)
     fresh = np.ones(len(key), dtype=bool)
     fresh[1:] = key[1:] != key[:-1]
-    return _unpacked(key[fresh], *packing)
+    return key[fresh]
 
 
 def packed_key(a: np.ndarray) -> np.ndarray | None:

@@ -4,12 +4,13 @@
 plain interpreter, the same file is its twin (needing the ``cython`` package only for its
 annotations). The environment variable ``DATALOG_KERNEL`` picks one for the process: unset or
 ``compiled`` the extension, ``python`` the twin. :data:`kernel` is the one picked,
-:func:`which` says which it is, and :func:`load` gives either (the tests compare the two).
+:func:`which` says which it is, and :func:`load` gives either (the tests compare the two), of the
+kernel or of the other compiled module, :mod:`lftj.radix`.
 
 >>> which() in ("compiled", "python")
 True
->>> load("python").COMPILED
-False
+>>> load("python").COMPILED, load("python", "radix").COMPILED
+(False, False)
 """
 
 from __future__ import annotations
@@ -22,26 +23,28 @@ from pathlib import Path
 from types import ModuleType
 
 CHOICES = ("compiled", "python")
-SOURCE = Path(__file__).with_name("kernel.py")
-TWIN = "lftj.kernel_twin"
+MODULES = ("kernel", "radix")          # the compiled modules of lftj (setup.py)
 
 
-def load(name: str) -> ModuleType:
-    """The compiled kernel (``"compiled"``) or its twin run from the source (``"python"``)."""
+def load(name: str, module: str = "kernel") -> ModuleType:
+    """The compiled ``lftj.<module>`` (``"compiled"``) or its twin run from the source (``"python"``)."""
     if name not in CHOICES:
         raise ValueError(f"DATALOG_KERNEL={name!r} is not a kernel: choose one of {', '.join(CHOICES)}")
+    if module not in MODULES:
+        raise ValueError(f"lftj.{module} is not a compiled module: one of {', '.join(MODULES)}")
     if name == "compiled":
-        module = importlib.import_module("lftj.kernel")
-        if not module.COMPILED:
-            raise ImportError(f"lftj.kernel is not compiled ({module.__file__}): build it with "
+        compiled = importlib.import_module(f"lftj.{module}")
+        if not compiled.COMPILED:
+            raise ImportError(f"lftj.{module} is not compiled ({compiled.__file__}): build it with "
                               "`pip install -e .` (a C compiler is needed), or set DATALOG_KERNEL=python")
-        return module
-    if TWIN not in sys.modules:
-        spec = importlib.util.spec_from_file_location(TWIN, SOURCE)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[TWIN] = module
-    return sys.modules[TWIN]
+        return compiled
+    twin = f"lftj.{module}_twin"
+    if twin not in sys.modules:
+        spec = importlib.util.spec_from_file_location(twin, Path(__file__).with_name(f"{module}.py"))
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        sys.modules[twin] = loaded
+    return sys.modules[twin]
 
 
 kernel = load(os.environ.get("DATALOG_KERNEL") or "compiled")
