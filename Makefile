@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 
 .PHONY: run test test-all test-kernel-checked bench clean
 
-$(VENV)/.installed: pyproject.toml setup.py lftj/kernel.py lftj/radix.py   # both compile in the install
+$(VENV)/.installed: pyproject.toml setup.py lftj/kernel.py lftj/radix.py lftj/text.py   # compiled in the install
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,spark,notebook]'
@@ -32,13 +32,13 @@ test-all: $(VENV)/.installed
 	$(VENV)/bin/lint-imports --no-cache
 	DATALOG_TEST_LONG=1 DATALOG_DOCS_SPARK=1 $(PY) -m pytest $(PYTEST_OPTS) $(TESTS)
 
-# The kernel's and the radix sort's property tests (and the engine's on them) on bounds-checked
-# builds of both (boundscheck, wraparound and initializedcheck on), then the normal builds back in place. --force: the two builds share
+# The compiled modules' property tests (kernel, radix sort, text; and the engine's on them) on
+# bounds-checked builds (boundscheck, wraparound and initializedcheck on), then the normal builds back in place. --force: the two builds share
 # build/lib, and without it the second build of a warm tree found the first one's module up to
 # date and copied it (the normal install was left bounds-checked, or the checked tests ran unchecked).
 test-kernel-checked: $(VENV)/.installed
 	DATALOG_KERNEL_CHECKS=1 $(PY) setup.py -q build_ext --inplace --force
-	DATALOG_KERNEL_CHECKS=1 $(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py tests/test_radix.py tests/test_columnar_eval.py; status=$$?; \
+	DATALOG_KERNEL_CHECKS=1 $(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py tests/test_radix.py tests/test_text.py tests/test_columnar_eval.py; status=$$?; \
 	  $(PY) setup.py -q build_ext --inplace --force && exit $$status
 
 bench: $(VENV)/.installed

@@ -94,24 +94,6 @@ def test_a_join_projected_in_the_kernel_is_the_projection_of_its_bindings(case):
         assert len(got) <= len(naive_join(n_vars, atoms))
 
 
-@settings(max_examples=examples(100), deadline=None)
-@given(st.integers(1, 3).flatmap(lambda k: relation(k, 20)), st.sampled_from([b"\t", b",", b"|", b" "]))
-def test_delimited_rows_are_their_decimal_lines(rows, delimiter):
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else np.zeros((0, 2), np.int64)
-    expected = "".join(delimiter.decode().join(map(str, row)) + "\n" for row in a.tolist()).encode()
-    assert COMPILED.delimited(a, delimiter) == TWIN.delimited(a, delimiter) == expected
-
-
-@BOTH
-@pytest.mark.parametrize("a, delimiter, message", [
-    (np.zeros((1, 2), np.int64), b"", "one ASCII byte"), (np.zeros((1, 2), np.int64), "\t", "one ASCII byte"),
-    (np.zeros((1, 2), np.int64), "é".encode(), "one ASCII byte"), (np.zeros((1, 0), np.int64), b"\t", "no column"),
-    (np.zeros((2,), np.int64), b"\t", "2-D int64"), (np.zeros((1, 2)), b"\t", "2-D int64")])
-def test_delimited_takes_int64_rows_and_one_ascii_byte(k, a, delimiter, message):
-    with pytest.raises(ValueError, match=message):
-        k.delimited(a, delimiter)
-
-
 @BOTH
 def test_an_emitted_depth_out_of_range_is_a_value_error(k):
     with pytest.raises(ValueError, match="outside the 2 variable"):

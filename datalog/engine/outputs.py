@@ -44,7 +44,7 @@ def write_files(engine, directives: list[ast.Directive], out_dir: str | None) ->
 
 def _words_text(engine, name: str, fmt) -> Iterable[bytes] | None:
     """A relation's lines written from the sorted int64 words the columnar evaluator left on it
-    (``lftj.relation.Relation.keep_words``), in C by the kernel (:func:`lftj.kernel.delimited`),
+    (``lftj.relation.Relation.keep_words``), in C (:func:`lftj.text.delimited`),
     :data:`LINES_CHUNK` rows at a time as the file is written, so the text is never held whole
     (for the 2.5M rows of transitive closure, a 106 MB buffer of which half was written):
     the lines :func:`datalog.sources.files.format_rows` makes of its sorted tuples (decimal
@@ -57,13 +57,13 @@ def _words_text(engine, name: str, fmt) -> Iterable[bytes] | None:
         return None
     held = relation.held()
     if getattr(held, "lines", None) is not None and relation.current_words() is None:
-        return [held.lines(fmt.delimiter)]         # symbols the kernel derived, held unread
+        return held.lines(fmt.delimiter, LINES_CHUNK)   # symbols the kernel derived, held unread
     words = relation.current_words()
     if words is None or len(fmt.delimiter.encode("utf-8")) != 1:
         return None                                # (the kernel writes a one-byte delimiter)
-    from lftj.kernels import kernel              # loaded already: it made the words
+    from lftj.kernels import text                # loaded already: the kernel made the words
     delimiter = fmt.delimiter.encode("ascii")
-    return (kernel.delimited(words[start:start + LINES_CHUNK], delimiter)
+    return (text.delimited(words[start:start + LINES_CHUNK], delimiter)
             for start in range(0, len(words), LINES_CHUNK))
 
 

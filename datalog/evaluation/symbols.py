@@ -14,6 +14,8 @@ string objects that went in.
 ([1, 0, 1], 2, 3, 'b')
 >>> table.ranks().tolist()          # "B" < "a" < "b" < "c"
 [1, 2, 3, 0]
+>>> text, starts = table.text(); bytes(text), starts.tolist()
+(b'abcB', [0, 1, 2, 3, 4])
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class SymbolTable:
         self.ids: dict[str, int] = {}
         self.symbols: list[str] = []          # word -> symbol
         self._ranks = None                    # (see ranks)
+        self._text = None                     # (see text)
 
     def word(self, symbol: str) -> int:
         """The word of ``symbol``, a new one if the table has not met it."""
@@ -53,3 +56,15 @@ class SymbolTable:
             self._ranks = np.empty(len(order), np.int64)
             self._ranks[order] = np.arange(len(order), dtype=np.int64)
         return self._ranks
+
+    def text(self):
+        """Every symbol's UTF-8 bytes one after another (a uint8 array) and where each starts (an
+        int64 array, one more than the symbols: word ``w``'s bytes are ``text[starts[w]:starts[w + 1]]``),
+        for writing symbols in C (:func:`lftj.text.delimited`); made again only when the table grew."""
+        import numpy as np                        # (only the columnar evaluator asks)
+        if self._text is None or len(self._text[1]) != len(self.symbols) + 1:
+            encoded = [symbol.encode("utf-8") for symbol in self.symbols]
+            starts = np.zeros(len(encoded) + 1, np.int64)
+            np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=starts[1:])
+            self._text = (np.frombuffer(b"".join(encoded), np.uint8), starts)
+        return self._text

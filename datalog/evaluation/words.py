@@ -16,11 +16,13 @@ without. :func:`hold_numbers` does the same for a fact file of numbers read in C
 >>> words.tolist(), list(decode([words], ["symbol", "number"], table))
 ([[1, 3], [0, 1]], [('b', 3), ('a', 1)])
 >>> held = DecodedRows(words[::-1].copy(), ["symbol", "number"], table)
->>> held.rows(), held.lines(",")
+>>> held.rows(), b"".join(held.lines(","))
 ([('a', 1), ('b', 3)], b'a,1\nb,3\n')
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -60,14 +62,27 @@ class DecodedRows:
             self.words, self.in_order = in_value_order(self.words, self.types, self.symbols), True
         return self.words
 
-    def lines(self, delimiter: str) -> bytes:
-        """The rows in ascending order as an output file's lines: each value as ``str`` gives it
-        (a symbol raw, a number in decimal), ``delimiter`` between two (as
-        :func:`datalog.sources.files.format_rows` writes rows of numbers and symbols), a column at
-        a time over numpy arrays of objects, without a tuple per row."""
+    def lines(self, delimiter: str, chunk: int = 1 << 16) -> Iterable[bytes]:
+        """The rows in ascending order as an output file's lines, in pieces: each value as ``str``
+        gives it (a symbol raw, a number in decimal), ``delimiter`` between two (as
+        :func:`datalog.sources.files.format_rows` writes rows of numbers and symbols). Written in C
+        ``chunk`` rows at a time (:func:`lftj.text.delimited`) for a one-byte ASCII delimiter, so
+        that no Python object is made a value and the text is never held whole; else a column at a
+        time over numpy arrays of objects."""
         ordered = self.ordered_words()
         if not len(ordered):
-            return b""
+            return []
+        byte = delimiter.encode("utf-8")
+        if len(byte) != 1 or byte[0] > 127:
+            return [self._lines_of_objects(ordered, delimiter)]
+        from lftj.kernels import text              # loaded already: the kernel made the words
+        kinds = [text.SYMBOL if t == "symbol" else text.UNSIGNED if t == "unsigned" else text.NUMBER
+                 for t in self.types]
+        symbols, starts = self.symbols.text() if "symbol" in self.types else (None, None)
+        return (text.delimited(ordered[at:at + chunk], byte, kinds, symbols, starts)
+                for at in range(0, len(ordered), chunk))
+
+    def _lines_of_objects(self, ordered: np.ndarray, delimiter: str) -> bytes:
         strings = np.array(self.symbols.symbols, dtype=object) if "symbol" in self.types else None
         line = None
         for c, type_ in enumerate(self.types):

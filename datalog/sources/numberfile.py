@@ -1,7 +1,7 @@
 """A fact file of numbers read in C into int64 words, without a Python tuple per row.
 
-A relation whose columns are all ``number`` is read by the compiled kernel
-(:func:`lftj.kernel.parse_decimal`) when its file is large and plain: ASCII lines of exactly
+A relation whose columns are all ``number`` is read in compiled code
+(:func:`lftj.text.parse_decimal`) when its file is large and plain: ASCII lines of exactly
 one decimal integer per column (``-?[0-9]+``, within int64), one delimiter between two, no
 blank line, ``\\r``, blank or sign but ``-``. Anything else (and a file of fewer than
 :data:`FROM_BYTES` bytes, a kernel that is not compiled, an ``rfc4180`` format, a delimiter of
@@ -50,12 +50,12 @@ def read_numbers(data: bytes, types: list[str], fmt) -> NumberRows | None:
             or not data.isascii():
         return None
     try:
-        from lftj.kernels import kernel, which
+        from lftj.kernels import text, which
     except ImportError:                          # not built: no C compiler at install
         return None
     if which() != "compiled":                    # the twin reads a byte at a time in Python
         return None
     if fmt.headers:                              # Soufflé skips the first line, whatever it holds
         data = data.partition(b"\n")[2]
-    words = kernel.parse_decimal(data, fmt.delimiter.encode("ascii"), len(types))
+    words = text.parse_decimal(data, fmt.delimiter.encode("ascii"), len(types))
     return None if words is None else NumberRows(words)
