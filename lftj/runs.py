@@ -34,7 +34,7 @@ from lftj.kernel_input import SortedRows, sorted_rows
 from lftj.kernels import kernel
 
 GROWTH = 2                  # each run at least this many times the size of the next
-ROOM = 4                    # the first run's buffer, when it grows: this many times its rows
+ROOM = 16                   # the first run's buffer, when it grows: this many times its rows (see _room)
 
 
 class Runs:
@@ -86,22 +86,34 @@ class Runs:
         :attr:`buffer` and the union is written from the back of the room after them
         (:func:`lftj.kernel.merged_into`), so the largest merges (the last ones of transitive
         closure, into one array for the relation's words) make no second copy of the relation.
-        When the room is short, a buffer of :data:`ROOM` times the union takes the rows (one
-        copy a growth)."""
+        When the room is short, a buffer of up to :data:`ROOM` times the union takes the rows (one
+        copy a growth, when the relation is resident twice: so rarely)."""
         first, size = self.runs[0], len(self.runs[0]) + len(last)
         if self.buffer is None or size > len(self.buffer) or \
                 first.rows.ctypes.data != self.buffer.ctypes.data:
-            self.buffer = _room(max(ROOM * size, 16), self.arity)
+            self.buffer = _room(size, self.arity)
             self.buffer[:len(first)] = first.rows
             first = SortedRows(self.buffer[:len(first)])
         return kernel.merged_into(self.buffer, first, last)
 
 
 def _room(rows: int, arity: int) -> np.ndarray:
-    """An int64 array of ``rows`` rows in pages of its own (an anonymous memory map, freed with
-    its last view): the rows never written are never resident. (``np.empty`` of a few MB may
-    reuse the allocator's resident pages, which the room then keeps from every other array:
+    """An int64 array for :data:`ROOM` times ``rows`` rows in pages of its own (an anonymous
+    memory map, freed with its last view): the rows never written are never resident, so a large
+    room costs address space, not memory, and spares the copies of later growths (tc n=2k: the
+    last growth's copy was its peak, 136 MB with a room of 4x, 122 MB with 16x). Where the
+    system will not map so much, less room, down to the rows alone. (``np.empty`` of a few MB
+    may reuse the allocator's resident pages, which the room then keeps from every other array:
     Andersen's peak was 17 MB more so.)"""
     if not arity:
-        return np.empty((rows, 0), np.int64)
+        return np.empty((max(rows, 16), 0), np.int64)
+    for room in (ROOM, 4):
+        try:
+            return _mapped(max(room * rows, 16), arity)
+        except OSError:                          # ENOMEM: more than the system will commit
+            pass
+    return _mapped(max(rows, 16), arity)
+
+
+def _mapped(rows: int, arity: int) -> np.ndarray:
     return np.frombuffer(mmap.mmap(-1, rows * arity * 8), np.int64).reshape(rows, arity)

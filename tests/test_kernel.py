@@ -243,6 +243,30 @@ def test_runs_hold_the_rows_added_in_geometric_runs(case):
     assert [tuple(r) for r in known.rows().tolist()] == sorted(expected) and len(known.sizes()) <= 1
 
 
+ROOM_SCRIPT = """
+import resource, sys, numpy as np
+from lftj import runs
+vm = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+if sys.argv[1] == "limited":             # 400 MB more address space: 16x the union (512 MB) is refused
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (400 << 20), vm + (400 << 20)))
+rows = np.arange(4_000_000, dtype=np.int64).reshape(-1, 2) * 2      # 2M rows, 32 MB
+known = runs.Runs(rows[:1000])
+known.add(rows[1000:])
+known.add(rows[:1000] + 1)
+got = known.rows()
+print(round(len(known.buffer) / len(got)), len(got), bool((got[1:] > got[:-1]).any(axis=1).all()))
+"""
+
+
+@pytest.mark.parametrize("address_space, room", [("unlimited", "16"), ("limited", "4")])
+def test_the_first_runs_room_is_smaller_where_the_address_space_is_limited(address_space, room):
+    # 16x the rows is mapped where the system allows it (the room costs address space only);
+    # under a limit the room is 4x, and the rows are the same
+    done = subprocess.run([sys.executable, "-c", ROOM_SCRIPT, address_space], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.split() == [room, "2001000", "True"], done.stdout + done.stderr
+
+
 @settings(max_examples=examples(60), deadline=None)
 @given(st.integers(1, 3).flatmap(lambda k: st.tuples(relation(k, 30), relation(k, 30), st.integers(0, 5), st.just(k))))
 def test_merged_into_writes_the_union_of_disjoint_runs_in_place(case):
