@@ -64,9 +64,17 @@ UNSIGNED_SUM_OF_NOTHING = program_of("""\
 r2_0(x, (a0 - 1) / 2) :- e0(x), a0 = sum 1u : { e0(l0_0), !e0(l0_0) }.""", {"e0": {(0,), (1,)}})
 
 
+# the empty sum of an unsigned column is 0u (the naive evaluator had it as the number 0)
+UNSIGNED_COLUMN_SUM_OF_NOTHING = program_of("""\
+.decl e0(c0: unsigned, c1: unsigned)
+.decl r2_0(c0: unsigned, c1: unsigned)
+r2_0(x, (a0 - 1) / 2) :- e0(_, x), a0 = sum l0_1 : { e0(x, l0_1) }.""", {"e0": {(0, 0), (0, 1)}})
+
+
 @settings(max_examples=examples(100), deadline=None)
 @given(unsigned_programs())
 @example(generated=UNSIGNED_SUM_OF_NOTHING)
+@example(generated=UNSIGNED_COLUMN_SUM_OF_NOTHING)
 def test_lftj_matches_naive_on_unsigned(generated: GeneratedProgram):
     """The same programs over unsigned columns (issue 18): the engine's marked operations against
     the naive evaluator's Unsigned values, values above 2^63 in the EDB."""

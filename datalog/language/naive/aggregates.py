@@ -49,9 +49,9 @@ def aggregate(rule, agg: Aggregate, subst: Subst):
         return len(values)
     values = [number(v, agg.kind) for v in values]
     if agg.kind == "sum":       # of unsigned values: modulo 2^64 (Soufflé's unsigned sum)
-        # of nothing: 0 of the target's type, which a constant target (sum 1u : {...}) shows
+        # of nothing: 0 of the target's type (sum 1u : {...}; sum y : {e(x, y)}, y an unsigned column)
         unsigned = any(isinstance(v, Unsigned) for v in values) or (
-            not values and isinstance(agg.target, ast.Constant) and isinstance(rule.eval(agg.target, subst), Unsigned))
+            not values and _unsigned(agg.target, agg.body, rule, subst))
         return Unsigned(sum(values) % TWO64) if unsigned else sum(values)
     if not values:
         raise NoValue
@@ -62,6 +62,19 @@ def aggregate(rule, agg: Aggregate, subst: Subst):
     if agg.kind == "mean":
         return sum(values) / len(values)
     raise TypeError(f"unknown aggregate {agg.kind}")
+
+
+def _unsigned(term, body: tuple, rule, subst: Subst) -> bool:
+    """Whether ``term`` is of an unsigned type: an unsigned constant, a variable in an unsigned
+    column of an atom of ``body``, or arithmetic on one (Soufflé's operands share their type)."""
+    if isinstance(term, ast.Constant):
+        return isinstance(rule.eval(term, subst), Unsigned)
+    if isinstance(term, Variable):
+        return any(isinstance(arg, Variable) and arg.name == term.name and i in rule.unsigned.get(node.relation, ())
+                   for node in walk(body) if isinstance(node, Atom) for i, arg in enumerate(node.args))
+    if isinstance(term, ast.BinaryOp):
+        return _unsigned(term.left, body, rule, subst) or _unsigned(term.right, body, rule, subst)
+    return False
 
 
 def _simple(body: tuple) -> bool:

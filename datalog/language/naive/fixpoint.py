@@ -108,7 +108,7 @@ def _start(stratum: set[str], db: Database, constraints: Constraints) -> None:
 def _round(rules: list[Rule], stratum: set[str], db: Database, constraints: Constraints, unsigned: dict) -> bool:
     """Every rule once on the whole database, then what it derived admitted under the stratum's
     constraints; whether the stratum changed."""
-    evaluators = [(rule, RuleEvaluator(db, rule)) for rule in rules]
+    evaluators = [(rule, RuleEvaluator(db, rule, unsigned)) for rule in rules]
     before = {name: frozenset(db[name]) for name in stratum}
     new: dict[str, set[Row]] = {name: set() for name in stratum}
     for rule, ev in evaluators:

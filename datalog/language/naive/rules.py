@@ -40,8 +40,9 @@ def _walk_scope(node):
 class RuleEvaluator:
     """Substitutions satisfying the body of one rule (without disjunctions) over ``db``."""
 
-    def __init__(self, db: Database, rule: Rule):
+    def __init__(self, db: Database, rule: Rule, unsigned: dict | None = None):
         self.db = db
+        self.unsigned = unsigned or {}        # relation -> its unsigned columns (an empty sum's type)
         # aggregate (by id) -> its variables that also occur outside it (Soufflé's "injected"):
         # outside means in its scope (the rule's body, or the enclosing aggregate) but in no
         # other aggregate, and not as the v of `v = <this aggregate>`
