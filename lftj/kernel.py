@@ -13,6 +13,8 @@ compiled one and with a naive join. ``COMPILED`` says which of the two this is.
   atom ``a`` binds, in trie order (increasing in the variable order); ``tries[a]`` is that
   atom's :class:`lftj.csr.CsrTrie`. Constants and variables repeated within an atom are out of
   scope: the planner turns them into pre-filtered tries before the join.
+* :func:`triejoin_batches` -- the same rows in batches of at most a given number: the join stops
+  when a batch is full and goes on from its stack when asked for the next.
 * :func:`union`, :func:`difference`, :func:`intersection` -- of two 2-D int64 arrays of sorted
   distinct rows (semi-naive evaluation's stable, recent and to-add relations), by one merge.
 * :func:`absent` -- the rows of ``a`` in none of some sorted runs (:mod:`lftj.runs`), each looked up
@@ -76,8 +78,11 @@ class Triejoin:
     emit_depths: cython.longlong[::1]     # per result column, the depth it holds
     n_emit: cython.Py_ssize_t
     last: cython.Py_ssize_t               # the deepest depth emitted (-1: none)
+    limit: cython.Py_ssize_t              # rows a batch (0: one batch of all, grown as needed)
+    depth: cython.Py_ssize_t              # where a batch that filled up stopped
+    state: cython.int                     # 0 not started, 1 stopped with a full batch, 2 done
 
-    def __init__(self, j):
+    def __init__(self, j, limit=0):
         if not isinstance(j, JoinInput):
             raise TypeError(f"a Triejoin runs a checked JoinInput (from join_input), not {type(j).__name__}")
         self.emit_depths, self.n_emit = j.emit, len(j.emit)
@@ -89,31 +94,53 @@ class Triejoin:
         self.pos, self.end = np.zeros(levels, np.int64), np.zeros(levels, np.int64)
         self.p, self.binding = np.zeros(self.n_vars, np.int64), np.zeros(self.n_vars, np.int64)
         self.at_end = np.zeros(self.n_vars, np.uint8)
-        self.out_array = np.zeros((16, self.n_emit), np.int64)
-        self.out, self.n_out = self.out_array, 0
+        if not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"a batch's rows must be a count (0: no limit), not {limit!r}")
+        self.limit, self.depth, self.state = limit, 0, 0
+        self.out, self.n_out = np.zeros((0, self.n_emit), np.int64), 0
 
     def run(self):
         """The bindings, one row per result (the array is the caller's)."""
-        self.join()
+        batch = self.batch()
+        return batch if batch is not None else np.zeros((0, self.n_emit), np.int64)
+
+    def batch(self):
+        """The next bindings: at most ``limit`` rows (all that are left when it is 0), in the
+        join's order, in an array of the caller's; None once the join has given them all."""
+        if self.state == 2:
+            return None
+        self.out_array = np.zeros((self.limit or 16, self.n_emit), np.int64)
+        self.out, self.n_out = self.out_array, 0
+        self.state = 1 if self.join() else 2
+        if not self.n_out:
+            return None
+        if self.limit:
+            return self.out_array[:self.n_out] if self.n_out == self.limit else self.out_array[:self.n_out].copy()
         return self.out_array[:self.n_out].copy()
 
     @cython.cfunc
-    def join(self) -> cython.int:
-        depth: cython.Py_ssize_t = 0
-        self.triejoin_open(0)
+    def join(self) -> cython.bint:
+        """Bindings into ``out`` from where the last batch stopped: whether the batch filled up
+        (``limit`` rows) before the join's end."""
+        depth: cython.Py_ssize_t = self.depth
+        if self.state == 0:
+            self.triejoin_open(0)
         while True:
             if self.at_end[depth]:
                 if depth == 0:
-                    return 0
+                    return False
                 depth = self.triejoin_up(depth)
                 self.leapfrog_next(depth)
             elif depth == self.n_vars - 1:
                 self.emit()
                 if self.last < depth:              # the deeper variables are not emitted:
                     if self.last < 0:              # one binding of them was enough
-                        return 0
+                        return False
                     depth = self.last
                 self.leapfrog_next(depth)
+                if self.n_out == self.limit:       # full: the next batch goes on from here
+                    self.depth = depth
+                    return True
             else:
                 depth += 1
                 self.triejoin_open(depth)
@@ -238,6 +265,18 @@ def triejoin(n_vars, atom_vars, tries, emit=None):
     """Every binding of the join, as an int64 array of ``n_vars`` columns, or projected to the
     depths ``emit`` (see the module's docstring)."""
     return Triejoin(join_input(n_vars, atom_vars, tries, emit)).run()
+
+
+def triejoin_batches(n_vars, atom_vars, tries, emit=None, rows=1 << 18):
+    """The rows of :func:`triejoin`, in the same order, as arrays of at most ``rows`` rows each:
+    a join of many bindings is never held whole (and Python runs between two batches)."""
+    if not isinstance(rows, int) or rows < 1:
+        raise ValueError(f"a batch holds at least one row, not {rows!r}")
+    join = Triejoin(join_input(n_vars, atom_vars, tries, emit), rows)
+    batch = join.batch()
+    while batch is not None:
+        yield batch
+        batch = join.batch()
 
 
 def union(a, b):

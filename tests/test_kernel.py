@@ -81,6 +81,38 @@ def test_compiled_equals_twin_equals_naive_join(join):
     assert kernel_join(TWIN, *join) == expected
 
 
+def tries_of(atoms):
+    plan, tries = [], []
+    for columns, rows in atoms:
+        order = tuple(int(c) for c in np.argsort(columns))
+        plan.append(sorted(columns))
+        tries.append(CsrTrie.build(np.array(rows, dtype=np.int64).reshape(len(rows), len(columns)), order))
+    return plan, tries
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(joins().flatmap(lambda j: st.tuples(st.just(j), st.one_of(st.none(), st.lists(st.integers(0, j[0] - 1),
+                                                                                     max_size=3)),
+                                           st.integers(1, 5))))
+def test_a_join_in_batches_gives_its_rows_in_order(case):
+    # batches of at most `rows` rows, every one full but the last, together the whole join's rows
+    (n_vars, atoms), emit, rows = case
+    plan, tries = tries_of(atoms)
+    for k in (COMPILED, TWIN):
+        whole = k.triejoin(n_vars, plan, tries, emit)
+        batches = list(k.triejoin_batches(n_vars, plan, tries, emit, rows))
+        assert all(len(b) == rows for b in batches[:-1]) and all(0 < len(b) <= rows for b in batches)
+        joined = np.concatenate(batches) if batches else np.zeros((0, whole.shape[1]), np.int64)
+        assert joined.shape == whole.shape and joined.tolist() == whole.tolist()
+
+
+@BOTH
+@pytest.mark.parametrize("rows", [0, -1, 2.5, None])
+def test_a_batch_holds_at_least_one_row(k, rows):
+    with pytest.raises(ValueError, match="at least one row"):
+        next(k.triejoin_batches(2, [[0, 1]], [edge_trie()], None, rows))
+
+
 @settings(max_examples=examples(150), deadline=None)
 @given(joins().flatmap(lambda j: st.tuples(st.just(j), st.lists(st.integers(0, j[0] - 1), max_size=4))))
 def test_a_join_projected_in_the_kernel_is_the_projection_of_its_bindings(case):

@@ -18,7 +18,8 @@ runs (:class:`lftj.runs.Runs`): a round looks ``to_add`` up in them by galloping
 
 Ctrl-C and the memory budget (:mod:`datalog.engine.resources`) act between bytecodes, so never
 inside a kernel call: a join reads its driving atom (the ``recent`` one, else the largest) in
-chunks of :data:`CHUNK` rows, one kernel call each, so that Python runs between them.
+chunks of :data:`CHUNK` rows, and the kernel gives a chunk's bindings in batches of at most
+:data:`BATCH` rows, so that Python runs between them.
 
 >>> import os
 >>> from datalog.engine import Engine
@@ -40,6 +41,8 @@ from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
 
 CHUNK = 1 << 16                 # driving rows per kernel call: Python runs between two calls
+BATCH = 1 << 18                 # bindings the kernel gives at a time: a chunk's derivations are
+                                # never held whole (Andersen: up to 972k rows, 41 MB of its peak)
 KEEP_WORDS = 10_000             # rows from which a relation of numbers keeps its sorted words
                                 # (lftj.relation.Relation.keep_words: 16 bytes a binary row)
 
@@ -86,9 +89,9 @@ def seminaive(rules: list, members: set, columns: "Columns", progress=None) -> N
 def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray | None = None) -> list[np.ndarray]:
     """The head rows of the rule's bindings not known yet, as parts of sorted distinct rows, atom
     ``driving`` read from ``rows`` (the others from ``full``); the driving atom, by default the
-    largest, read in chunks. Each chunk's rows are made distinct and the known ones dropped at
-    once: most derivations of a recursive rule are known (Andersen: 12.9M bindings, 0.6M rows),
-    and a round's to-add would otherwise hold them all."""
+    largest, read in chunks. Each batch of a chunk's bindings is made distinct and the known
+    rows dropped at once: most derivations of a recursive rule are known (Andersen: 12.9M
+    bindings, 0.6M rows), and a round's to-add would otherwise hold them all."""
     if driving is None:
         driving = max(range(len(rule.atoms)), key=lambda a: columns.size(rule.atoms[a].relation))
         rows = columns.full(rule.atoms[driving].relation)
@@ -104,11 +107,12 @@ def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray 
     for start in range(0, len(driven), CHUNK):
         tries[driving] = CsrTrie.from_sorted(driven[start:start + CHUNK])
         if rule.compares:                         # the comparisons read the whole binding
-            derived = projected(compared(rule, kernel.triejoin(rule.n_vars, variables, tries)), head)
+            batches = kernel.triejoin_batches(rule.n_vars, variables, tries, None, BATCH)
+            parts = (projected(compared(rule, bindings), head) for bindings in batches)
         else:                                     # projected to the head's columns in the kernel
-            derived = kernel.triejoin(rule.n_vars, variables, tries, head)
-        out.append(known.absent(distinct_rows(derived)))
-    return out
+            parts = kernel.triejoin_batches(rule.n_vars, variables, tries, head, BATCH)
+        out.extend(known.absent(distinct_rows(derived)) for derived in parts)
+    return [part for part in out if len(part)]
 
 
 def united(parts: list, arity: int) -> np.ndarray:
