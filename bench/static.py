@@ -8,6 +8,7 @@ crash, otherwise the run fails (exit 1) after printing the table.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -69,6 +70,10 @@ def add_arguments(p) -> None:
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per engine per workload (default 300, 60 with --quick)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=1, metavar="N",
+                   help="runs per engine and workload, the engines in turn (ours, souffle, ours, ...); "
+                        "the table shows each one's median time and peak (of an even number, the slower "
+                        "middle run; default 1)")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "out",
                    help="directory for inputs, outputs, logs and the report (default bench/out)")
 
@@ -90,6 +95,17 @@ def selected_workloads(args) -> list[W.Workload]:
         if not wls:
             sys.exit(f"--only {only} matched no workload")
     return wls
+
+
+def median(results: list[peers.Result]) -> peers.Result:
+    """One engine's runs as one result: the last, if it was not ok; else the run of the median
+    time (of an even number, the slower of the two middle ones), with the median peak of all."""
+    if results[-1].status != "ok":
+        return results[-1]
+    by_time = sorted(results, key=lambda r: r.seconds)
+    middle = by_time[len(by_time) // 2]
+    peaks = sorted(r.rss_mb for r in results if r.rss_mb is not None)
+    return dataclasses.replace(middle, rss_mb=peaks[len(peaks) // 2] if peaks else None)
 
 
 def ratio(r: peers.Result, ours: peers.Result | None, timeout: float):
@@ -163,13 +179,16 @@ def run(args) -> int:
         t = time.perf_counter()
         d = wl.write(root / wl.name / "input")
         log(f"{wl.describe()}  (generated in {time.perf_counter() - t:.1f}s)")
-        per: dict[str, peers.Result] = {}
-        for eng in engines:
-            r = per[eng.NAME] = peers.run(eng, d, root / wl.name / eng.NAME, wl.output,
-                                          args.timeout)
-            shown = f"{r.seconds:.2f}s" if r.seconds is not None else ""
-            log(f"  {eng.NAME:<10} {r.status:<11} {shown:>9}  rows={r.rows}  {r.note}")
-        results.append((wl, per))
+        runs: dict[str, list[peers.Result]] = {eng.NAME: [] for eng in engines}
+        for _ in range(max(args.repeats, 1)):
+            for eng in engines:
+                if runs[eng.NAME] and runs[eng.NAME][-1].status != "ok":
+                    continue                     # (a timeout or a failure is not run again)
+                r = peers.run(eng, d, root / wl.name / eng.NAME, wl.output, args.timeout)
+                runs[eng.NAME].append(r)
+                shown = f"{r.seconds:.2f}s" if r.seconds is not None else ""
+                log(f"  {eng.NAME:<10} {r.status:<11} {shown:>9}  rows={r.rows}  {r.note}")
+        results.append((wl, {name: median(rs) for name, rs in runs.items()}))
 
     headers = ["workload", "size", "engine", "seconds", "rows", "ratio", "peak MB", "sha"]
     rows, notes, crashes = [], [], []
@@ -191,7 +210,8 @@ def run(args) -> int:
 
     print(table.text(headers, rows, right))
     print(prov)
-    print(f"seed {args.seed}, timeout {args.timeout:g}s, total {time.perf_counter() - started:.0f}s")
+    print(f"seed {args.seed}, timeout {args.timeout:g}s, median of {max(args.repeats, 1)}, "
+          f"total {time.perf_counter() - started:.0f}s")
     for n in notes + [f"CRASH {c}" for c in crashes]:
         print("  note:", n)
     if targets and not args.quick:
@@ -201,7 +221,7 @@ def run(args) -> int:
         print("  note:", notes[-1])
 
     md = [f"# Static benchmarks{' (quick)' if args.quick else ''}", "", prov, "",
-          f"seed {args.seed}, timeout {args.timeout:g}s", "",
+          f"seed {args.seed}, timeout {args.timeout:g}s, median of {max(args.repeats, 1)}", "",
           table.markdown(headers, rows, right), ""]
     md += [f"{i}. {f}" for i, f in enumerate(FOOTNOTES, 1)]
     md += [""] + [f"- {n}" for n in notes + crashes + targets]
