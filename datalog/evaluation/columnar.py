@@ -41,8 +41,9 @@ from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
 
 CHUNK = 1 << 16                 # driving rows per kernel call: Python runs between two calls
-BATCH = 1 << 18                 # bindings the kernel gives at a time: a chunk's derivations are
-                                # never held whole (Andersen: up to 972k rows, 41 MB of its peak)
+BATCH = 1 << 17                 # bindings the kernel gives at a time: a chunk's derivations are
+                                # never held whole (Andersen: a chunk of 972k rows was 41 MB of its
+                                # peak; batches of 256k rows: 94 MB, of 128k: 88-92, of 64k: no less)
 KEEP_WORDS = 10_000             # rows from which a relation of numbers keeps its sorted words
                                 # (lftj.relation.Relation.keep_words: 16 bytes a binary row)
 
