@@ -436,7 +436,7 @@ def test_a_snapshot_source_whose_files_did_not_change_is_not_read(spark, tmp_pat
 
 SINGLE = ('.decl edge(src: number, dst: number)\n.input edge(IO=spark, path="edges.parquet")\n' + RULES +
           '.output two(IO=spark, path="out/two")\n')
-NO_SPARK = """
+NO_SPARK_IN_PROCESS = """
 import json, sys
 from datalog.language.errors import DatalogError
 from datalog.refresh import refresh
@@ -450,12 +450,23 @@ with Workspace.open(sys.argv[1]) as ws:
         answer = [exc.code]
 print(json.dumps(answer + [session._session is None]))
 """
+NO_SPARK_RESIDENT = """
+import json, sys
+from datalog.engine.engine import Engine
+from datalog.spark import resident_workspace as rw, session
+report = rw.refresh(sys.argv[1], lambda text, source: Engine.from_source(text, sys.argv[2], name=source),
+                    out_dir=sys.argv[3])
+print(json.dumps([report.commit, [s.rows_read for s in report.sources], session._session is None]))
+"""
+NO_SPARK = {InProcess: NO_SPARK_IN_PROCESS, Resident: NO_SPARK_RESIDENT}
 
 
-def test_an_unchanged_local_source_is_refreshed_without_starting_spark(spark, tmp_path):
+@pytest.mark.parametrize("Kind", KINDS, ids=["in-process", "resident"])
+def test_an_unchanged_local_source_is_refreshed_without_starting_spark(spark, tmp_path, Kind):
     """A refresh whose local sources' files did not change and whose sinks are in sync starts no
-    Spark session (datalog/spark/unchanged.py), in a process of its own; a changed file is read
-    the Spark way, and after it the next unchanged refresh needs no Spark again."""
+    Spark session (datalog/spark/unchanged.py), in a process of its own, for either kind of
+    workspace; a changed file is read the Spark way, and after it the next unchanged refresh
+    needs no Spark again."""
     import json
     import subprocess
     import sys
@@ -464,10 +475,10 @@ def test_an_unchanged_local_source_is_refreshed_without_starting_spark(spark, tm
     edges = {(1, 2), (2, 3), (3, 3)}
     pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
                    tmp_path / "edges.parquet")
-    kind = InProcess(tmp_path, SINGLE)
+    kind = Kind(tmp_path, SINGLE)
 
     def fresh(out_dir):
-        done = subprocess.run([sys.executable, "-c", NO_SPARK, str(kind.ws), str(tmp_path), str(out_dir)],
+        done = subprocess.run([sys.executable, "-c", NO_SPARK[Kind], str(kind.ws), str(tmp_path), str(out_dir)],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
@@ -481,44 +492,6 @@ def test_an_unchanged_local_source_is_refreshed_without_starting_spark(spark, tm
     assert kind.refresh().commit is not None                                # read, in this process's session
     _check(kind, edges)
     assert fresh(tmp_path) == [None, [0], True]
-
-
-NO_SPARK_RESIDENT = """
-import json, sys
-from datalog.engine.engine import Engine
-from datalog.spark import resident_workspace as rw, session
-report = rw.refresh(sys.argv[1], lambda text, source: Engine.from_source(text, sys.argv[2], name=source),
-                    out_dir=sys.argv[2])
-print(json.dumps([report.commit, [s.rows_read for s in report.sources], session._session is None]))
-"""
-
-
-def test_an_unchanged_local_source_of_a_resident_workspace_is_refreshed_without_starting_spark(spark, tmp_path):
-    """The same for a Spark-resident workspace: no session when nothing changed; a changed file
-    is read the Spark way, and the next unchanged refresh needs no Spark again."""
-    import json
-    import subprocess
-    import sys
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    edges = {(1, 2), (2, 3), (3, 3)}
-    pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
-                   tmp_path / "edges.parquet")
-    kind = Resident(tmp_path, SINGLE)
-
-    def fresh():
-        done = subprocess.run([sys.executable, "-c", NO_SPARK_RESIDENT, str(kind.ws), str(tmp_path)],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    assert fresh() == [None, [0], True]
-    edges |= {(3, 1)}
-    pq.write_table(pa.table({"src": [a for a, _ in sorted(edges)], "dst": [b for _, b in sorted(edges)]}),
-                   tmp_path / "edges.parquet")
-    assert kind.refresh().commit is not None                                # read, in this process's session
-    _check(kind, edges)
-    assert fresh() == [None, [0], True]
     _check(kind, edges)
 
 

@@ -71,13 +71,14 @@ def _engine_of(where: Path):
     return lambda text, source: Engine.from_source(text, where, name=source)
 
 
-def _scratch(edges, blocked) -> dict[str, list]:
-    plain = "\n".join(line for line in PROGRAM.splitlines() if "IO=spark" not in line)
+def _scratch(edges, blocked, program: str = PROGRAM, relations=RELATIONS) -> dict[str, list]:
+    """From-scratch evaluation of ``program`` without its Spark sources and sinks."""
+    plain = "\n".join(line for line in program.splitlines() if "IO=spark" not in line)
     engine = Engine.from_source(plain)
     engine.insert("edge", sorted(edges))
     engine.insert("blocked", [(b,) for b in sorted(blocked)])
     engine.run()
-    return {n: engine.rows(n) for n in RELATIONS}
+    return {n: engine.rows(n) for n in relations}
 
 
 def _stored(ws: Path, name: str, counts: bool = False) -> list:
@@ -356,12 +357,8 @@ def test_cli_refresh_prints_the_sources_sinks_and_methods(spark, tmp_path, capsy
     out = capsys.readouterr().out
     assert "source edge: 2 rows read, +0 -1" in out and "output path: +0 -4 (rewritten)" in out
     assert "committed 1" in out and "by DRed: path" in out and "recomputed in Spark: deg (aggregate" in out
-    plain = "\n".join(line for line in CLI_PROGRAM.splitlines() if "IO=spark" not in line)
-    engine = Engine.from_source(plain)
-    engine.insert("edge", sorted(edges))
-    engine.insert("blocked", [(b,) for b in blocked])
-    engine.run()
-    for name in ("path", "open", "deg", "safe"):
-        assert _stored(tmp_path / "ws", name) == engine.rows(name), name
+    expected = _scratch(edges, blocked, CLI_PROGRAM, ("path", "open", "deg", "safe"))
+    for name, rows in expected.items():
+        assert _stored(tmp_path / "ws", name) == rows, name
     for name, sink in (("path", "paths"), ("open", "open")):
-        assert sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / sink)).collect()) == engine.rows(name)
+        assert sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / sink)).collect()) == expected[name]

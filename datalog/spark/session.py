@@ -102,8 +102,7 @@ def end_jvm(timeout: float) -> bool:
     """After :func:`stop`: let the driver's JVM exit as it does when this process ends (its
     standard input, from this process, closes) and wait up to ``timeout`` seconds for it;
     whether it has exited."""
-    from pyspark import SparkContext
-    proc = getattr(SparkContext._gateway, "proc", None)
+    proc = _jvm_process()
     if proc is None:
         return True
     try:
@@ -116,9 +115,14 @@ def end_jvm(timeout: float) -> bool:
 
 def jvm_pid() -> int | None:
     """The process id of the driver's JVM this process started, or None."""
-    from pyspark import SparkContext
-    proc = getattr(SparkContext._gateway, "proc", None)
+    proc = _jvm_process()
     return None if proc is None else proc.pid
+
+
+def _jvm_process():
+    """The ``subprocess.Popen`` of the driver's JVM that pyspark started here, or None."""
+    from pyspark import SparkContext
+    return getattr(SparkContext._gateway, "proc", None)
 
 
 @contextlib.contextmanager
