@@ -43,8 +43,9 @@ class SymbolTable:
     def words(self, symbols: Iterable[str]) -> list[int]:
         """The words of ``symbols`` in order; the ones not met before get new words, in sorted order."""
         symbols = symbols if isinstance(symbols, (list, tuple)) else list(symbols)
-        for symbol in sorted(set(symbols).difference(self.ids)):
-            self.word(symbol)
+        new = sorted(set(symbols).difference(self.ids))
+        self.ids.update(zip(new, range(len(self.symbols), len(self.symbols) + len(new))))
+        self.symbols.extend(new)
         return list(map(self.ids.__getitem__, symbols))
 
     def ranks(self):

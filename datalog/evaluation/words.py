@@ -31,6 +31,7 @@ from lftj.relation import Relation
 from datalog.evaluation.symbols import SymbolTable
 
 CHUNK = 1 << 16                 # rows decoded at a time
+TOP = np.int64(-2**63)          # an unsigned word's top bit
 
 
 def hold_numbers(relation: Relation, rows: np.ndarray) -> None:
@@ -57,9 +58,13 @@ class DecodedRows:
         self.decoded: list | None = None
 
     def ordered_words(self) -> np.ndarray:
-        """The words in the order of their values, sorted once (for the lines and the rows)."""
+        """The words in the order of their values, sorted once (for the lines and the rows); the
+        words given are this object's to sort in place (no one else reads them)."""
         if not self.in_order:
-            self.words, self.in_order = in_value_order(self.words, self.types, self.symbols), True
+            words = self.words
+            if not words.flags.writeable:
+                words = words.copy()
+            self.words, self.in_order = in_value_order(words, self.types, self.symbols), True
         return self.words
 
     def lines(self, delimiter: str, chunk: int = 1 << 16) -> Iterable[bytes]:
@@ -102,14 +107,30 @@ class DecodedRows:
 
 def in_value_order(words: np.ndarray, types, symbols: SymbolTable) -> np.ndarray:
     """Sorted distinct rows of words in the order of the values they stand for (as Python orders
-    the tuples): the same rows where every column is a number; else sorted again by keys that
-    order as the values do (a symbol's rank among the table's symbols; an unsigned word as unsigned)."""
+    the tuples): the same rows where every column is a number; else the rows as keys that order
+    as the values do (a symbol's rank among the table's symbols; an unsigned word with its top
+    bit flipped, so that it orders as a signed one), sorted (:func:`lftj.csr.distinct_rows`: the
+    radix sort where the keys pack into one word, 5x ``np.lexsort`` on Andersen's 405k rows),
+    and back to words. ``words`` is overwritten with the keys (a relation's output is then made
+    without a third copy of its rows): the caller's own array, which it replaces by the result."""
     if all(t == "number" for t in types) or not len(words):
         return words
     ranks = symbols.ranks() if "symbol" in types else None
-    keys = [ranks[words[:, c]] if t == "symbol" else words[:, c].view(np.uint64) if t == "unsigned"
-            else words[:, c] for c, t in enumerate(types)]
-    return words[np.lexsort(keys[::-1])]          # lexsort's last key is its primary one
+    for c, t in enumerate(types):
+        if t == "symbol":
+            words[:, c] = ranks[words[:, c]]
+        elif t == "unsigned":
+            words[:, c] ^= TOP
+    keys = distinct_rows(words)
+    if "symbol" in types:
+        by_rank = np.empty_like(ranks)
+        by_rank[ranks] = np.arange(len(ranks), dtype=np.int64)
+    for c, t in enumerate(types):
+        if t == "symbol":
+            keys[:, c] = by_rank[keys[:, c]]
+        elif t == "unsigned":
+            keys[:, c] ^= TOP
+    return keys
 
 
 def encode(tuples, types, symbols: SymbolTable | None = None) -> np.ndarray:
