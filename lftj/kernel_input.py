@@ -65,7 +65,10 @@ def join_input(n_vars: int, atom_vars, tries, emit=None) -> JoinInput:
             raise ValueError(f"a result column holds depth {d!r}, outside the {n_vars} variable(s) of the order")
     levels, offsets, level_var, root = [], [], [], []
     for a, (vs, trie) in enumerate(zip(atom_vars, tries)):
-        keys, offs = check_trie(f"atom {a}'s trie", trie, len(vs))
+        if isinstance(trie, CheckedTrie) and len(trie.keys) == len(vs):
+            keys, offs = list(trie.keys), list(trie.offsets)        # checked when made
+        else:
+            keys, offs = check_trie(f"atom {a}'s trie", trie, len(vs))
         levels += keys
         offsets += offs + [None]
         level_var += vs
@@ -114,6 +117,25 @@ def check_trie(name: str, trie, arity: int) -> tuple[list[np.ndarray], list[np.n
     for d, offs in enumerate(offsets):
         _check_offsets(f"{name}'s offsets[{d}]", offs, len(keys[d]), keys[d + 1], f"{name}'s keys[{d + 1}]")
     return keys, offsets
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedTrie:
+    """A CSR trie's levels and offsets, checked once, when made (by :func:`checked_trie`), so that
+    the joins that read it again (a relation's trie, every chunk and round that reads it whole)
+    do not check it again: as :class:`SortedRows` is to rows. Its arrays are the trie's own."""
+
+    keys: tuple
+    offsets: tuple
+
+    def __len__(self) -> int:
+        return len(self.keys[-1])
+
+
+def checked_trie(name: str, trie, arity: int) -> CheckedTrie:
+    """``trie`` (a :class:`lftj.csr.CsrTrie` of ``arity`` levels) checked (:func:`check_trie`)."""
+    keys, offsets = check_trie(name, trie, arity)
+    return CheckedTrie(tuple(keys), tuple(offsets))
 
 
 def check_rows(name: str, rows, arity: int | None = None, ordered: bool = True) -> np.ndarray:

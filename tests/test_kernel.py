@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 from lftj import kernels
 from lftj.csr import CsrTrie, distinct_rows
-from lftj.kernel_input import SortedRows, check_trie, sorted_rows
+from lftj.kernel_input import SortedRows, check_trie, checked_trie, sorted_rows
 from lftj.runs import Runs
 from tiers import examples  # make test: a quarter of the examples (tests/tiers.py)
 
@@ -199,6 +199,29 @@ MALFORMED_TRIES = {
 def test_a_malformed_trie_is_a_value_error(k, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         k.triejoin(2, [[0, 1]], [MALFORMED_TRIES[message]])
+
+
+@pytest.mark.parametrize("message", MALFORMED_TRIES)
+def test_a_malformed_trie_is_refused_when_it_is_checked_once_for_many_joins(message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        checked_trie("the trie", MALFORMED_TRIES[message], 2)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(joins())
+def test_a_join_over_tries_checked_once_is_the_same_join(join):
+    # CheckedTrie: checked when made (the columnar evaluator's tries), not again per join
+    n_vars, atoms = join
+    plan, tries = tries_of(atoms)
+    checked = [checked_trie("a trie", t, len(vs)) for t, vs in zip(tries, plan)]
+    for k in (COMPILED, TWIN):
+        assert k.triejoin(n_vars, plan, checked).tolist() == k.triejoin(n_vars, plan, tries).tolist()
+
+
+@BOTH
+def test_a_checked_trie_of_other_levels_than_the_atom_is_still_refused(k):
+    with pytest.raises(ValueError, match="has 2 level"):
+        k.triejoin(1, [[0]], [checked_trie("the trie", edge_trie(), 2)])
 
 
 MALFORMED_PLANS = [

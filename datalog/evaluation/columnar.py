@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from lftj.csr import CsrTrie, distinct_rows
+from lftj.kernel_input import CheckedTrie, checked_trie
 from lftj.kernels import kernel, which
 from lftj.runs import Runs
 from datalog.evaluation.symbols import SymbolTable
@@ -178,8 +179,9 @@ class Columns:
     """The relations of one stratum's evaluation as arrays. ``full(name)``: every row known, sorted
     distinct int64 words, one array; ``add(name, arrays)``: the new ones among them added (to the
     relation's sorted runs, :class:`lftj.runs.Runs`: no round rewrites or reads the whole
-    relation), returned; tries made once per version of their relation, and only when a rule
-    reads it whole (not as its driving atom); ``write_back(name)``: the rows added, into ``db``."""
+    relation), returned; tries made (and checked for the kernel) once per version of their
+    relation, and only when a rule reads it whole (not as its driving atom); ``write_back(name)``:
+    the rows added, into ``db``."""
 
     def __init__(self, db, schema, symbols: SymbolTable):
         self.db, self.schema, self.symbols = db, schema, symbols
@@ -216,11 +218,13 @@ class Columns:
                 self.added[name].append(new)
         return new
 
-    def trie(self, atom) -> CsrTrie:
+    def trie(self, atom) -> CheckedTrie:
+        """The atom's trie of its relation's current rows, checked for the kernel once a version."""
         version = self.runs(atom.relation).version
         cached = self.tries.get(atom.key)
         if cached is None or cached[0] != version:
-            cached = self.tries[atom.key] = (version, CsrTrie.from_sorted(atom_rows(atom, self.full(atom.relation))))
+            trie = CsrTrie.from_sorted(atom_rows(atom, self.full(atom.relation)))
+            cached = self.tries[atom.key] = (version, checked_trie(f"{atom.relation}'s trie", trie, len(trie.keys)))
         return cached[1]
 
     def write_back(self, name: str) -> None:
