@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 
 .PHONY: run test test-all test-kernel-checked bench clean
 
-$(VENV)/.installed: pyproject.toml setup.py lftj/kernel.py lftj/radix.py lftj/text.py   # compiled in the install
+$(VENV)/.installed: pyproject.toml setup.py lftj/kernel.py lftj/rowsets.py lftj/radix.py lftj/text.py   # compiled in the install
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,spark,notebook]'
@@ -38,7 +38,7 @@ test-all: $(VENV)/.installed
 # date and copied it (the normal install was left bounds-checked, or the checked tests ran unchecked).
 test-kernel-checked: $(VENV)/.installed
 	DATALOG_KERNEL_CHECKS=1 $(PY) setup.py -q build_ext --inplace --force
-	DATALOG_KERNEL_CHECKS=1 $(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py tests/test_radix.py tests/test_text.py tests/test_columnar_eval.py; status=$$?; \
+	DATALOG_KERNEL_CHECKS=1 $(PY) -m pytest -x -q -p no:cacheprovider tests/test_kernel.py tests/test_rowsets.py tests/test_radix.py tests/test_text.py tests/test_columnar_eval.py; status=$$?; \
 	  $(PY) setup.py -q build_ext --inplace --force && exit $$status
 
 bench: $(VENV)/.installed

@@ -6,6 +6,6 @@ Python imports in their place: their doctests run from their tests (``tests/test
 
 import importlib.util
 
-collect_ignore = ["lftj/kernel.py", "lftj/radix.py", "lftj/text.py"]
+collect_ignore = ["lftj/kernel.py", "lftj/rowsets.py", "lftj/radix.py", "lftj/text.py"]
 if not importlib.util.find_spec("IPython"):
     collect_ignore.append("datalog/notebook.py")

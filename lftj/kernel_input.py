@@ -154,7 +154,7 @@ def check_rows(name: str, rows, arity: int | None = None, ordered: bool = True) 
 @dataclass(frozen=True, eq=False)
 class SortedRows:
     """A 2-D int64 array of rows checked sorted and distinct once, when made (by :func:`sorted_rows`,
-    or by :func:`lftj.kernel.merged` from two of them), so that lookups in it need not check again."""
+    or by :func:`lftj.rowsets.merged` from two of them), so that lookups in it need not check again."""
 
     rows: np.ndarray
 

@@ -5,7 +5,7 @@ plain interpreter, the same file is its twin (needing the ``cython`` package onl
 annotations). The environment variable ``DATALOG_KERNEL`` picks one for the process: unset or
 ``compiled`` the extension, ``python`` the twin. :data:`kernel` is the one picked,
 :func:`which` says which it is, and :func:`load` gives either (the tests compare the two), of the
-kernel or of the other compiled modules, :mod:`lftj.radix` and :mod:`lftj.text`.
+kernel or of the other compiled modules, :mod:`lftj.rowsets`, :mod:`lftj.radix` and :mod:`lftj.text`.
 
 >>> which() in ("compiled", "python")
 True
@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 CHOICES = ("compiled", "python")
-MODULES = ("kernel", "radix", "text")          # the compiled modules of lftj (setup.py)
+MODULES = ("kernel", "rowsets", "radix", "text")          # the compiled modules of lftj (setup.py)
 
 
 def load(name: str, module: str = "kernel") -> ModuleType:
@@ -48,6 +48,7 @@ def load(name: str, module: str = "kernel") -> ModuleType:
 
 
 kernel = load(os.environ.get("DATALOG_KERNEL") or "compiled")
+rowsets = load(os.environ.get("DATALOG_KERNEL") or "compiled", "rowsets")  # union, difference, lookups
 text = load(os.environ.get("DATALOG_KERNEL") or "compiled", "text")       # decimal text in and out
 
 

@@ -7,11 +7,11 @@ transitive closure that was most of the run. :class:`Runs` keeps the rows as sor
 disjoint runs instead, each at least twice the size of the next (so at most ``log2(n) + 1`` of
 them): new rows join as a run of their own, and the last two runs merge while the one before is
 less than twice the last, so a row is merged ``O(log n)`` times over the whole evaluation
-(amortised). :meth:`Runs.absent` looks rows up in every run by galloping (:func:`lftj.kernel.absent`),
+(amortised). :meth:`Runs.absent` looks rows up in every run by galloping (:func:`lftj.rowsets.absent`),
 at ``O(|rows| log n)`` a run; :meth:`Runs.rows` merges them into one run only when a caller needs
 the whole relation as one array (a trie of it, a join driven by all of it). A merge into the
 first run, the largest, is made in place, in a buffer with room after its rows
-(:func:`lftj.kernel.merged_into`): the last merges of transitive closure at 2.5M rows made a
+(:func:`lftj.rowsets.merged_into`): the last merges of transitive closure at 2.5M rows made a
 second copy of the relation, the run's peak (tc n=2k: 149 -> 138 MB).
 
 >>> import numpy as np
@@ -31,7 +31,7 @@ import mmap
 import numpy as np
 
 from lftj.kernel_input import SortedRows, sorted_rows
-from lftj.kernels import kernel
+from lftj.kernels import rowsets
 
 GROWTH = 2                  # each run at least this many times the size of the next
 ROOM = 16                   # the first run's buffer, when it grows: this many times its rows (see _room)
@@ -55,7 +55,7 @@ class Runs:
 
     def absent(self, rows: np.ndarray) -> np.ndarray:
         """The rows (sorted distinct) that no run holds."""
-        return kernel.absent(rows, self.runs) if self.runs and len(rows) else rows
+        return rowsets.absent(rows, self.runs) if self.runs and len(rows) else rows
 
     def add(self, new: np.ndarray) -> None:
         """Add rows (sorted distinct, none known yet) as a run, then merge while the runs are
@@ -79,12 +79,12 @@ class Runs:
         if len(self.runs) == 1:
             self.runs[0] = self._into_first(last)
         else:
-            self.runs[-1] = kernel.merged(self.runs[-1], last)
+            self.runs[-1] = rowsets.merged(self.runs[-1], last)
 
     def _into_first(self, last):
         """The first (largest) run with ``last`` merged in, in place: its rows are the front of
         :attr:`buffer` and the union is written from the back of the room after them
-        (:func:`lftj.kernel.merged_into`), so the largest merges (the last ones of transitive
+        (:func:`lftj.rowsets.merged_into`), so the largest merges (the last ones of transitive
         closure, into one array for the relation's words) make no second copy of the relation.
         When the room is short, a buffer of up to :data:`ROOM` times the union takes the rows (one
         copy a growth, when the relation is resident twice: so rarely)."""
@@ -94,7 +94,7 @@ class Runs:
             self.buffer = _room(size, self.arity)
             self.buffer[:len(first)] = first.rows
             first = SortedRows(self.buffer[:len(first)])
-        return kernel.merged_into(self.buffer, first, last)
+        return rowsets.merged_into(self.buffer, first, last)
 
 
 def _room(rows: int, arity: int) -> np.ndarray:

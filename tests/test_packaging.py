@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("datalog", "lftj", "maintenance")
 SHIPPED = (".py", ".lark")            # the modules and the data files the code reads
-EXTENSIONS = ("lftj/kernel", "lftj/radix", "lftj/text")   # compiled at build time from their .py (setup.py)
+EXTENSIONS = ("lftj/kernel", "lftj/rowsets", "lftj/radix", "lftj/text")   # compiled at build time from their .py (setup.py)
 
 PROGRAM = """
 .decl edge(x: symbol, y: symbol)

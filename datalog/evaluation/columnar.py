@@ -36,7 +36,7 @@ import numpy as np
 
 from lftj.csr import CsrTrie, distinct_rows
 from lftj.kernel_input import CheckedTrie, checked_trie
-from lftj.kernels import kernel, which
+from lftj.kernels import kernel, rowsets, which
 from lftj.runs import Runs
 from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
@@ -122,7 +122,7 @@ def united(parts: list, arity: int) -> np.ndarray:
     if not parts:
         return np.zeros((0, arity), np.int64)
     while len(parts) > 1:
-        parts = [kernel.union(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+        parts = [rowsets.union(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     return parts[0]
 
 
