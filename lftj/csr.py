@@ -32,15 +32,15 @@ True
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from lftj import radix
+from lftj.choice import chosen
 
-# the compiled radix sort, unless the process runs the uncompiled twins (lftj.kernels)
-RADIX = radix.COMPILED and os.environ.get("DATALOG_KERNEL") != "python"
+# the compiled radix sort, unless the process runs the uncompiled twins (lftj.choice)
+RADIX = radix.COMPILED and chosen() != "python"
 
 
 def as_rows(rows, arity: int | None = None) -> np.ndarray:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
-CHOICES = ("compiled", "python")
+from lftj.choice import CHOICES, chosen
+
 MODULES = ("kernel", "rowsets", "radix", "text")          # the compiled modules of lftj (setup.py)
 
 
@@ -47,9 +47,9 @@ def load(name: str, module: str = "kernel") -> ModuleType:
     return sys.modules[twin]
 
 
-kernel = load(os.environ.get("DATALOG_KERNEL") or "compiled")
-rowsets = load(os.environ.get("DATALOG_KERNEL") or "compiled", "rowsets")  # union, difference, lookups
-text = load(os.environ.get("DATALOG_KERNEL") or "compiled", "text")       # decimal text in and out
+kernel = load(chosen())
+rowsets = load(chosen(), "rowsets")  # union, difference, lookups
+text = load(chosen(), "text")       # decimal text in and out
 
 
 def which() -> str:
