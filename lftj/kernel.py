@@ -9,10 +9,14 @@ compiled one and with a naive join. ``COMPILED`` says which of the two this is.
 * :func:`triejoin` -- every binding of a join of atoms over a variable order, one row per
   result, columns in variable order; or, given ``emit`` (depths), each binding projected to
   those depths: then once the deepest of them is bound, one binding of the deeper variables
-  is enough (the others project to the same row), and the join leaps back to that depth. ``atom_vars[a]`` lists the variable that each trie level of
-  atom ``a`` binds, in trie order (increasing in the variable order); ``tries[a]`` is that
+  is enough (the others project to the same row), and the join leaps back to that depth.
+  ``atom_vars[a]`` lists the variable that each trie level of atom ``a`` binds, in trie order (increasing in the variable order); ``tries[a]`` is that
   atom's :class:`lftj.csr.CsrTrie`. Constants and variables repeated within an atom are out of
-  scope: the planner turns them into pre-filtered tries before the join.
+  scope: the planner turns them into pre-filtered tries before the join. ``compares``
+  (``x != y``, ``x < 3``: :mod:`lftj.kernel_input`) are tested at the depth that binds the
+  later of their variables, as soon as its leapfrog finds a key: a key that fails one is
+  passed over, so no binding below it is made (``x < y, y < z`` over ``n`` rows: the bindings
+  that pass, not ``n**3`` to filter afterwards).
 * :func:`triejoin_batches` -- the same rows in batches of at most a given number: the join stops
   when a batch is full and goes on from its stack when asked for the next.
 
@@ -40,14 +44,18 @@ for running the property tests against a bounds-checked build.
 >>> # from(x) :- edge(x, y).   x alone: one y is enough
 >>> triejoin(2, [[0, 1]], [by_xy], emit=[0]).tolist()
 [[1], [2], [3]]
+>>> # up(x, y) :- edge(x, y), x < y.
+>>> triejoin(2, [[0, 1]], [by_xy], compares=[("<", 0, 1, False)]).tolist()
+[[1, 2], [2, 3], [2, 4]]
 """
 
 import cython
 import numpy as np
 
-from lftj.kernel_input import JoinInput, join_input
+from lftj.kernel_input import JoinInput, join_input, packed_compares
 
 COMPILED = cython.compiled
+STEPS = 1 << 24                 # a batch's steps at most (16M: some 0.05-0.2 s of the compiled join)
 
 
 @cython.final
@@ -77,9 +85,17 @@ class Triejoin:
     last: cython.Py_ssize_t               # the deepest depth emitted (-1: none)
     limit: cython.Py_ssize_t              # rows a batch (0: one batch of all, grown as needed)
     depth: cython.Py_ssize_t              # where a batch that filled up stopped
-    state: cython.int                     # 0 not started, 1 stopped with a full batch, 2 done
+    state: cython.int                     # 0 not started, 1 stopped (a full batch, or its steps), 2 done
+    steps: cython.longlong                # a batch's steps at most, with a limit (0: no bound)
+    cmp_start: cython.longlong[::1]       # per depth, its comparisons (kernel_input.Compares)
+    cmp_op: cython.longlong[::1]
+    cmp_left: cython.longlong[::1]
+    cmp_right: cython.longlong[::1]
+    cmp_left_word: cython.longlong[::1]
+    cmp_right_word: cython.longlong[::1]
+    cmp_flip: cython.longlong[::1]
 
-    def __init__(self, j, limit=0):
+    def __init__(self, j, limit=0, steps=STEPS):
         if not isinstance(j, JoinInput):
             raise TypeError(f"a Triejoin runs a checked JoinInput (from join_input), not {type(j).__name__}")
         self.emit_depths, self.n_emit = j.emit, len(j.emit)
@@ -91,9 +107,14 @@ class Triejoin:
         self.pos, self.end = np.zeros(levels, np.int64), np.zeros(levels, np.int64)
         self.p, self.binding = np.zeros(self.n_vars, np.int64), np.zeros(self.n_vars, np.int64)
         self.at_end = np.zeros(self.n_vars, np.uint8)
+        c = j.compares if j.compares is not None else packed_compares(self.n_vars, ())
+        self.cmp_start, self.cmp_op, self.cmp_flip = c.start, c.op, c.flip
+        self.cmp_left, self.cmp_right, self.cmp_left_word, self.cmp_right_word = c.left, c.right, c.left_word, c.right_word
         if not isinstance(limit, int) or limit < 0:
             raise ValueError(f"a batch's rows must be a count (0: no limit), not {limit!r}")
-        self.limit, self.depth, self.state = limit, 0, 0
+        if not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"a batch's steps must be a count (0: no bound), not {steps!r}")
+        self.limit, self.depth, self.state, self.steps = limit, 0, 0, steps if limit else 0
         self.out, self.n_out = np.zeros((0, self.n_emit), np.int64), 0
 
     def run(self):
@@ -103,13 +124,16 @@ class Triejoin:
 
     def batch(self):
         """The next bindings: at most ``limit`` rows (all that are left when it is 0), in the
-        join's order, in an array of the caller's; None once the join has given them all."""
+        join's order, in an array of the caller's; None once the join has given them all. With a
+        limit, a batch also ends after ``steps`` steps of the join (keys its leapfrogs found or
+        passed over), so that a join whose comparisons fail for most bindings still returns to
+        Python often (for Ctrl-C, the memory budget): such a batch may be short, or empty."""
         if self.state == 2:
             return None
         self.out_array = np.zeros((self.limit or 16, self.n_emit), np.int64)
         self.out, self.n_out = self.out_array, 0
         self.state = 1 if self.join() else 2
-        if not self.n_out:
+        if not self.n_out and self.state == 2:
             return None
         if self.limit:
             return self.out_array[:self.n_out] if self.n_out == self.limit else self.out_array[:self.n_out].copy()
@@ -118,15 +142,22 @@ class Triejoin:
     @cython.cfunc
     def join(self) -> cython.bint:
         """Bindings into ``out`` from where the last batch stopped: whether the batch filled up
-        (``limit`` rows) before the join's end."""
+        (``limit`` rows) or ran its ``steps`` before the join's end."""
         depth: cython.Py_ssize_t = self.depth
+        spent: cython.longlong = 0
         if self.state == 0:
             self.triejoin_open(0)
         while True:
+            if spent == self.steps and self.steps:  # the batch's steps: the next goes on from here
+                self.depth = depth
+                return True
+            spent += 1
             if self.at_end[depth]:
                 if depth == 0:
                     return False
                 depth = self.triejoin_up(depth)
+                self.leapfrog_next(depth)
+            elif not self.passes(depth):           # x != y, tested where y is bound: the next key
                 self.leapfrog_next(depth)
             elif depth == self.n_vars - 1:
                 self.emit()
@@ -240,6 +271,22 @@ class Triejoin:
         return 0
 
     @cython.cfunc
+    def passes(self, depth: cython.Py_ssize_t) -> cython.bint:
+        """Whether the binding up to ``depth`` passes the comparisons tested at ``depth``."""
+        i: cython.Py_ssize_t
+        left: cython.longlong
+        right: cython.longlong
+        op: cython.longlong
+        for i in range(self.cmp_start[depth], self.cmp_start[depth + 1]):
+            left = self.binding[self.cmp_left[i]] if self.cmp_left[i] >= 0 else self.cmp_left_word[i]
+            right = self.binding[self.cmp_right[i]] if self.cmp_right[i] >= 0 else self.cmp_right_word[i]
+            left, right, op = left ^ self.cmp_flip[i], right ^ self.cmp_flip[i], self.cmp_op[i]
+            if not (left == right if op == 0 else left != right if op == 1 else left < right if op == 2
+                    else left <= right if op == 3 else left > right if op == 4 else left >= right):
+                return False
+        return True
+
+    @cython.cfunc
     def emit(self) -> cython.int:
         v: cython.Py_ssize_t
         if self.n_out == self.out.shape[0]:
@@ -258,18 +305,19 @@ class Triejoin:
         return 0
 
 
-def triejoin(n_vars, atom_vars, tries, emit=None):
-    """Every binding of the join, as an int64 array of ``n_vars`` columns, or projected to the
-    depths ``emit`` (see the module's docstring)."""
-    return Triejoin(join_input(n_vars, atom_vars, tries, emit)).run()
+def triejoin(n_vars, atom_vars, tries, emit=None, compares=()):
+    """Every binding of the join that passes ``compares``, as an int64 array of ``n_vars`` columns,
+    or projected to the depths ``emit`` (see the module's docstring)."""
+    return Triejoin(join_input(n_vars, atom_vars, tries, emit, compares)).run()
 
 
-def triejoin_batches(n_vars, atom_vars, tries, emit=None, rows=1 << 18):
-    """The rows of :func:`triejoin`, in the same order, as arrays of at most ``rows`` rows each:
-    a join of many bindings is never held whole (and Python runs between two batches)."""
+def triejoin_batches(n_vars, atom_vars, tries, emit=None, rows=1 << 18, compares=(), steps=STEPS):
+    """The rows of :func:`triejoin`, in the same order, as arrays of at most ``rows`` rows each,
+    each made in at most ``steps`` steps of the join (:meth:`Triejoin.batch`; some may be empty):
+    a join of many bindings is never held whole, and Python runs between two batches."""
     if not isinstance(rows, int) or rows < 1:
         raise ValueError(f"a batch holds at least one row, not {rows!r}")
-    join = Triejoin(join_input(n_vars, atom_vars, tries, emit), rows)
+    join = Triejoin(join_input(n_vars, atom_vars, tries, emit, compares), rows, steps)
     batch = join.batch()
     while batch is not None:
         yield batch

@@ -17,6 +17,11 @@ an atom's levels consecutive and in trie order. The packed arrays (:class:`JoinI
   * ``participants``: the levels grouped by the variable they bind, ``participants[depth_start[v]:
     depth_start[v + 1]]`` the levels that bind variable ``v`` (the leapfrog's iterators at depth ``v``).
 
+A join's comparisons (``x != y``, ``x < 3``) are given as ``(op, left, right, unsigned)``, a side
+a depth (an int) or a constant's word (``("word", w)``), and packed by the depth where the later
+of their variables is bound (:class:`Compares`): the kernel tests them there, so a binding that
+fails one is not extended further.
+
 >>> from lftj.csr import CsrTrie
 >>> edge = CsrTrie.build([(1, 2), (2, 3)], (0, 1))
 >>> j = join_input(3, [[0, 1], [1, 2]], [edge, edge])
@@ -52,11 +57,33 @@ class JoinInput:
     root: np.ndarray
     participants: np.ndarray
     depth_start: np.ndarray
+    compares: "Compares | None" = None
 
 
-def join_input(n_vars: int, atom_vars, tries, emit=None) -> JoinInput:
+OPS = ("=", "!=", "<", "<=", ">", ">=")     # a comparison's code is its place here
+SIGN = -2**63                               # xor-ed into both sides, it orders unsigned words as signed
+
+
+@dataclass(frozen=True)
+class Compares:
+    """A join's comparisons, checked, ``start[d]:start[d + 1]`` those tested at depth ``d``: each
+    ``op`` (its code in :data:`OPS`) between ``left``/``right`` (a depth, or -1 for the constant
+    ``left_word``/``right_word``), both sides xor-ed with ``flip`` (:data:`SIGN` to compare words
+    as unsigned, else 0)."""
+
+    start: np.ndarray
+    op: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    left_word: np.ndarray
+    right_word: np.ndarray
+    flip: np.ndarray
+
+
+def join_input(n_vars: int, atom_vars, tries, emit=None, compares=()) -> JoinInput:
     """Check a join plan and its tries, and pack them (see the module's docstring); ``emit``:
-    the depths a result row holds (every depth in order by default; a depth may repeat)."""
+    the depths a result row holds (every depth in order by default; a depth may repeat);
+    ``compares``: the comparisons every binding passes (see the module's docstring)."""
     atom_vars = [list(vs) for vs in atom_vars]
     check_plan(n_vars, atom_vars, len(tries))
     emit = list(range(n_vars)) if emit is None else list(emit)
@@ -79,7 +106,39 @@ def join_input(n_vars: int, atom_vars, tries, emit=None) -> JoinInput:
     order = np.argsort(np.asarray(level_var, dtype=I64), kind="stable")
     depth_start = np.searchsorted(np.asarray(level_var, dtype=I64)[order], np.arange(n_vars + 1)).astype(I64)
     return JoinInput(int(n_vars), np.asarray(emit, dtype=I64), _concat(levels), key_start, flat_offsets, child,
-                     np.asarray(root, dtype=np.uint8), order.astype(I64), depth_start)
+                     np.asarray(root, dtype=np.uint8), order.astype(I64), depth_start,
+                     packed_compares(n_vars, compares))
+
+
+def packed_compares(n_vars: int, compares) -> Compares:
+    """The comparisons checked and packed by the depth that tests them (:class:`Compares`)."""
+    rows = []
+    for c in compares:
+        if not isinstance(c, tuple) or len(c) != 4 or c[0] not in OPS:
+            raise ValueError(f"a comparison is (op, left, right, unsigned) with op one of {' '.join(OPS)}, "
+                             f"not {c!r:.80}")
+        sides = [_side(n_vars, side) for side in c[1:3]]
+        depth = max(d for d, _ in sides)
+        if depth < 0:
+            raise ValueError(f"the comparison {c!r:.80} has no variable: the caller decides it")
+        (left, left_word), (right, right_word) = sides
+        rows.append((depth, OPS.index(c[0]), left, right, left_word, right_word, SIGN if c[3] else 0))
+    rows.sort(key=lambda r: r[0])
+    table = np.array(rows, dtype=I64).reshape(len(rows), 7)
+    start = np.searchsorted(table[:, 0], np.arange(n_vars + 1)).astype(I64)
+    return Compares(start, *(np.ascontiguousarray(table[:, i]) for i in range(1, 7)))
+
+
+def _side(n_vars: int, side) -> tuple[int, int]:
+    """A comparison's side as (depth, word): (d, 0) for a variable, (-1, w) for a constant."""
+    if isinstance(side, (int, np.integer)) and not isinstance(side, bool):
+        if not 0 <= side < n_vars:
+            raise ValueError(f"a comparison reads depth {side}, outside the {n_vars} variable(s) of the order")
+        return int(side), 0
+    if isinstance(side, tuple) and len(side) == 2 and side[0] == "word" and isinstance(side[1], (int, np.integer)) \
+            and -2**63 <= side[1] < 2**63:
+        return -1, int(side[1])
+    raise ValueError(f"a comparison's side is a depth or (\"word\", an int64), not {side!r:.60}")
 
 
 def check_plan(n_vars, atom_vars: list[list[int]], n_tries: int) -> None:

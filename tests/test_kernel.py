@@ -101,6 +101,73 @@ def test_a_join_in_batches_gives_its_rows_in_order(case):
         assert joined.shape == whole.shape and joined.tolist() == whole.tolist()
 
 
+OPS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@st.composite
+def compared_joins(draw):
+    """-> (n_vars, atoms, compares): a join of :func:`joins` and up to three comparisons, each
+    between two depths or a depth and a constant (on either side), signed or unsigned."""
+    n_vars, atoms = draw(joins())
+    depth = st.integers(0, n_vars - 1)
+    compares = []
+    for _ in range(draw(st.integers(0, 3))):
+        sides = [draw(depth), draw(st.one_of(depth, values.map(lambda w: ("word", w))))]
+        if draw(st.booleans()):
+            sides.reverse()
+        compares.append((draw(st.sampled_from(OPS)), *sides, draw(st.booleans())))
+    return n_vars, atoms, compares
+
+
+def passes(binding: tuple, compares) -> bool:
+    """Whether a binding passes every comparison, decided in Python ints."""
+    for op, left, right, unsigned in compares:
+        a, b = (binding[s] if isinstance(s, int) else s[1] for s in (left, right))
+        if unsigned:
+            a, b = a % 2**64, b % 2**64
+        if not {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]:
+            return False
+    return True
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(compared_joins(), st.integers(1, 5), st.integers(1, 9))
+def test_comparisons_in_the_kernel_equal_the_naive_join_filtered(join, rows, steps):
+    # x != y, x < 3, tested at the depth that binds them: the bindings that pass, in order; in
+    # batches of at most `rows` rows made in at most `steps` steps, some of them empty, the same
+    n_vars, atoms, compares = join
+    expected = [b for b in naive_join(n_vars, atoms) if passes(b, compares)]
+    plan, tries = tries_of(atoms)
+    for k in (COMPILED, TWIN):
+        assert [tuple(r) for r in k.triejoin(n_vars, plan, tries, None, compares).tolist()] == expected
+        batches = list(k.triejoin_batches(n_vars, plan, tries, None, rows, compares, steps))
+        assert all(len(b) <= rows for b in batches)
+        assert [tuple(r) for b in batches for r in b.tolist()] == expected
+
+
+@BOTH
+@pytest.mark.parametrize("compare, message", [
+    (("~", 0, 1, False), "op one of"),
+    (("<", 0), "op, left, right, unsigned"),
+    (("<", 0, 2, False), "depth 2, outside the 2 variable"),
+    (("<", -1, 1, False), "depth -1, outside"),
+    (("<", ("word", 1), ("word", 2), False), "has no variable"),
+    (("<", 0, ("word", 2**63), False), "a depth or"),
+    (("<", 0, 1.5, False), "a depth or"),
+    (("<", True, 1, False), "a depth or"),
+])
+def test_a_malformed_comparison_is_a_value_error(k, compare, message):
+    with pytest.raises(ValueError, match=message):
+        k.triejoin(2, [[0, 1]], [edge_trie()], None, [compare])
+
+
+@BOTH
+@pytest.mark.parametrize("steps", [-1, 2.5, None])
+def test_a_batch_s_steps_are_a_count(k, steps):
+    with pytest.raises(ValueError, match="steps must be a count"):
+        next(k.triejoin_batches(2, [[0, 1]], [edge_trie()], None, 4, (), steps))
+
+
 @BOTH
 @pytest.mark.parametrize("rows", [0, -1, 2.5, None])
 def test_a_batch_holds_at_least_one_row(k, rows):

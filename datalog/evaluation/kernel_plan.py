@@ -3,8 +3,8 @@
 :func:`kernel_rules` is the one test of eligibility. A stratum runs on the kernel
 (:mod:`datalog.evaluation.columnar`) when it has no choice-domain, subsumption or ``.limitsize``,
 and every rule of it is a join of positive atoms whose arguments are variables, constants or
-wildcards, with comparisons (``=``, ``!=``, ``<``, ...) of their variables with constants,
-and a head of variables of the body, over relations whose columns are all ``number``,
+wildcards, with comparisons (``=``, ``!=``, ``<``, ...) of their variables with each other and
+with constants, and a head of variables of the body, over relations whose columns are all ``number``,
 ``unsigned`` (64-bit words as they are) or ``symbol`` (their words in the evaluation's
 :class:`~datalog.evaluation.symbols.SymbolTable`; ``=`` and ``!=`` only, as words are not
 ordered as symbols are). Anything else -- negation, functors and arithmetic, aggregates,
@@ -14,7 +14,9 @@ A rule's :class:`KernelRule` keeps the planner's variable order (depth ``d`` is 
 variable ``d``). Constants and variables repeated within an atom are filters of the atom's rows,
 applied before its trie is built (the kernel joins variables only); wildcards are projected away.
 An atom with no variable (``e(1, _)``, a Lookup of the plan) is a guard: the rule derives nothing
-unless some row of it matches. Comparisons filter the kernel's bindings (numpy, after the join).
+unless some row of it matches. Comparisons are tested by the kernel at the depth that binds the later
+of their variables (:mod:`lftj.kernel`): a key that fails is passed over before the deeper variables are
+bound, as the tuple path filters.
 
 >>> from datalog.engine import Engine
 >>> e = Engine.from_source('.decl e(a: number, b: number)  .decl p(a: number, b: number)  p(x, z) :- e(x, y), e(y, z), e(1, x).')
@@ -112,12 +114,6 @@ def comparison(compare, slots, typed: dict, symbols=None) -> KernelCompare | Non
     if compare.op not in COMPARISONS:
         return None
     depths = [slots.get(t.name) if isinstance(t, ast.Variable) else None for t in (compare.left, compare.right)]
-    if None not in depths:
-        # between two variables it filters the join's bindings, which can be far more than the
-        # result (``?- n(a), n(b), n(c), a < b, b < c.`` over 2,000 rows: 8e9 bindings, in one
-        # kernel call that neither Ctrl-C nor the memory budget can stop): the tuple path,
-        # which filters at the depth where both are bound
-        return None
     types = {typed.get(d) for d in depths if d is not None}
     if len(types) != 1 or None in types:
         return None
