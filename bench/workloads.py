@@ -23,15 +23,19 @@ Rule = tuple  # (head_atom, [body_atoms])
 @dataclass
 class Workload:
     name: str
-    kind: str                               # "triangles" | "tc" | "andersen"
+    kind: str                               # "triangles" | "tc" | "andersen" | "same_generation" | "shortest_path"
     decls: dict[str, list[str]]             # relation -> column types (number/symbol)
     rules: list[Rule]
     output: str
     size: str                               # e.g. "n=10k m=100k", for the table
     inputs: dict[str, list[tuple]] = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+    text: str | None = None                 # the program as Soufflé source, where no structured form has it
+    engines: tuple[str, ...] | None = None  # the engines that can run it (None: every one)
 
     def souffle(self) -> str:
+        if self.text is not None:
+            return self.text
         lines = []
         for rel, types in self.decls.items():
             cols = ", ".join(f"c{i}:{t}" for i, t in enumerate(types))
@@ -184,3 +188,44 @@ def andersen(statements: int, seed: int, method_size: int = 12,
 
 def _k(x: int) -> str:
     return f"{x // 1000}k" if x >= 1000 and x % 1000 == 0 else str(x)
+
+
+# --------------------------------------- the example programs, their inputs scaled
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+SOUFFLE_ONLY = ("ours", "souffle", "souffle-compiled")      # engines that read the program's own text
+
+
+def same_generation(scale: int, seed: int) -> Workload:
+    """programs/same_generation/prog.dl (sg with `x != y`, a count per person) over its family tree
+    of five generations, each ``scale`` times as large (4, 8, 14, 20, 24 people at x1), every person
+    outside the oldest one with one parent (35%) or two of the generation before."""
+    name = f"same_generation-x{scale}"
+    rng = rng_for(name, seed)
+    generations = [[f"g{g}p{i}" for i in range(size * scale)] for g, size in enumerate((4, 8, 14, 20, 24))]
+    parents = [(child, parent) for older, younger in zip(generations, generations[1:]) for child in younger
+               for parent in rng.sample(older, 1 if rng.random() < 0.35 else 2)]
+    return Workload(name=name, kind="same_generation",
+                    decls={"parent": ["symbol"] * 2, "sg": ["symbol"] * 2}, rules=[], output="sg",
+                    size=f"x{scale}", inputs={"parent": parents}, params={"scale": scale},
+                    text=(PROGRAMS / "same_generation" / "prog.dl").read_text(), engines=SOUFFLE_ONLY)
+
+
+def shortest_path(towns: int, seed: int) -> Workload:
+    """programs/shortest_path_min/prog.dl (walks up to 24 km and 5 hops, their min per pair, pairs
+    out of range, each town's max) over ``towns`` towns with 30/14 one-way roads a town of 1-9 km, as
+    its own 14 towns have; the last town has roads in only, the first roads out only."""
+    name = f"shortest_path-{towns}"
+    rng = rng_for(name, seed)
+    names = [f"t{i}" for i in range(towns)]
+    roads: dict[tuple[str, str], int] = {}
+    while len(roads) < round(towns * 30 / 14):
+        x, y = rng.sample(names, 2)
+        if x != names[-1] and y != names[0]:
+            roads.setdefault((x, y), rng.randint(1, 9))
+    return Workload(name=name, kind="shortest_path",
+                    decls={"road": ["symbol", "symbol", "number"], "shortest": ["symbol", "symbol", "number"]},
+                    rules=[], output="shortest", size=f"{towns} towns",
+                    inputs={"road": [(x, y, w) for (x, y), w in roads.items()]}, params={"towns": towns},
+                    text=(PROGRAMS / "shortest_path_min" / "prog.dl").read_text(), engines=SOUFFLE_ONLY)
+
