@@ -9,6 +9,8 @@ interpreter it is the uncompiled twin, ``DATALOG_KERNEL=python``, :mod:`lftj.ker
   into a new array or in place into a buffer that holds the first.
 * :func:`absent` -- the rows of ``a`` in none of some sorted runs (:mod:`lftj.runs`), each looked up
   by galloping from the last row's place: ``O(|a| log(|run| / |a|))`` a run, not ``O(|run|)``.
+* :func:`find` -- for rows in any order, the place of each in one sorted run (or -1), by bisection:
+  a group's aggregate value read for each binding of a join.
 
 Every operand is checked (shape, order, or that it is SortedRows) before a loop indexes with it.
 
@@ -17,6 +19,8 @@ Every operand is checked (shape, order, or that it is SortedRows) before a loop 
 [[1, 2], [2, 0], [3, 4]]
 >>> difference(np.array([[1, 2], [3, 4]]), np.array([[3, 4]])).tolist()
 [[1, 2]]
+>>> find(np.array([[3, 4], [2, 2], [1, 2]]), SortedRows(np.array([[1, 2], [3, 4]]))).tolist()
+[1, -1, 0]
 """
 
 import cython
@@ -102,6 +106,38 @@ def absent(a, runs):
             raise ValueError(f"a run must be SortedRows of {a.shape[1]} column(s), not {run!r:.60}")
         _mark_present(a, run.rows, keep)
     return a[keep.view(bool)]
+
+
+def find(a, run):
+    """The place in ``run`` (:class:`lftj.kernel_input.SortedRows`) of each row of ``a`` (a 2-D int64
+    array of as many columns, in any order, repeats allowed), -1 for a row not in it."""
+    a = check_rows("the rows", a, ordered=False)
+    if not isinstance(run, SortedRows) or run.rows.shape[1] != a.shape[1]:
+        raise ValueError(f"find() looks rows up in SortedRows of {a.shape[1]} column(s), not {run!r:.60}")
+    places = np.full(len(a), -1, np.int64)
+    if len(run.rows):
+        _find(a, np.ascontiguousarray(run.rows), places)
+    return places
+
+
+@cython.cfunc
+def _find(a: cython.longlong[:, ::1], b: cython.longlong[:, ::1], places: cython.longlong[::1]) -> cython.int:
+    """``places[i]``: the row of ``b`` (sorted, distinct, not empty) equal to ``a[i]``, by bisection."""
+    i: cython.Py_ssize_t
+    lo: cython.Py_ssize_t
+    hi: cython.Py_ssize_t
+    mid: cython.Py_ssize_t
+    for i in range(a.shape[0]):
+        lo, hi = 0, b.shape[0]
+        while lo < hi:                                 # the least row of b >= a[i]
+            mid = lo + (hi - lo) // 2
+            if _compare(b, mid, a, i) < 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < b.shape[0] and _compare(b, lo, a, i) == 0:
+            places[i] = lo
+    return 0
 
 
 @cython.cfunc

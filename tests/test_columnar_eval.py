@@ -301,6 +301,49 @@ def test_a_derived_relation_holds_the_kernels_words_until_its_rows_are_read(type
         assert engine.rows("p") == twin.rows("p") and type(held).__name__ == "Relation"
 
 
+@pytest.mark.parametrize("type_, edges", [("number", [(1, 2), (2, 3), (3, 1)]),
+                                           ("symbol", [("b", "c"), ("c", "a"), ("a", "b")]),
+                                           ("unsigned", [(2**64 - 1, 0), (0, 2**63), (1, 0)])])
+def test_the_next_stratum_on_the_kernel_reads_a_held_relation_as_its_words(type_, edges):
+    # q's stratum reads p's words as the kernel left them, not tuples decoded and encoded again
+    text = TC.replace("number", type_) + f".decl q(a: {type_}, n: number)\nq(x, n) :- e(x, _), n = count : {{ p(x, _) }}.\n"
+    with columnar(True):
+        engine = Engine.from_source(text)
+        engine.insert("e", edges)
+        engine.run()
+        twin = tuple_path(text, {"e": edges})
+        assert type(engine.db["p"]).__name__ == "LazyRelation"        # not decoded by q's stratum
+        assert engine.rows("q") == twin.rows("q") and engine.rows("p") == twin.rows("p")
+        assert len(engine.rows("q")) == len({x for x, _ in edges})
+
+
+@pytest.mark.parametrize("types", [("symbol", "number"), ("unsigned", "number"), ("number", "number")])
+def test_held_words_sorted_for_the_output_are_read_sorted_as_words(types):
+    # a relation's words sorted in value order (for its output) are sorted as words again when a
+    # stratum reads them; words read as they are become read-only, so the output's sort copies them
+    from types import SimpleNamespace
+    from datalog.evaluation.columnar import Columns
+    from datalog.evaluation.symbols import SymbolTable
+    from datalog.evaluation.words import DecodedRows, encode
+    from lftj.csr import distinct_rows
+    from lftj.relation import Relation
+    table = SymbolTable()
+    values = {"symbol": ["b", "a", "c"], "unsigned": [2**64 - 1, 0, 5], "number": [3, -1, 2]}
+    rows = list(zip(values[types[0]], [7, 8, 9]))
+    words = distinct_rows(encode(rows, types, table))
+    for sort_first in (False, True):
+        relation = Relation("p", 2)
+        held = DecodedRows(words.copy(), types, table)
+        relation.hold(held)
+        if sort_first:
+            held.ordered_words()
+        got = Columns({"p": relation}, {"p": SimpleNamespace(types=list(types))}, table).held_words("p")
+        assert got.tolist() == words.tolist()
+        if not held.in_order or types == ("number", "number"):
+            assert not got.flags.writeable
+        assert relation.sorted_rows() == sorted(rows)
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(st.sets(st.tuples(SYMBOLS, st.sampled_from([0, 1, 2**63 - 1, 2**63, 2**64 - 1]), VALUES), max_size=30))
 def test_rows_of_symbols_unsigned_and_numbers_come_in_the_order_of_their_values(rows):

@@ -43,7 +43,7 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
             progress(f"stratum {number + 1}/{len(strata)}: {', '.join(stratum.relations)}")
         rules = kernel_rules(stratum, [plans[c.index] for c in clauses], schema, symbols)
         if rules is not None and columnar_on(read_rows(rules, db)) and \
-                all(db[n].stored for r in rules for n in (r.head, *(a.relation for a in r.atoms + r.guards))):
+                all(db[n].stored for r in rules for n in (r.head, *r.relations())):
             from datalog.evaluation import columnar       # numpy and the kernel: only when used
             columnar.evaluate_stratum(stratum, rules, db, schema, progress, symbols)
         elif stratum.recursive or stratum.constrained:
@@ -81,7 +81,7 @@ def columnar_on(rows: int) -> bool:
 
 def read_rows(rules, db) -> int:
     """How many rows the rules' atoms read (each relation once)."""
-    return sum(len(db[n]) for n in {a.relation for r in rules for a in r.atoms + r.guards})
+    return sum(len(db[n]) for n in {name for r in rules for name in r.relations()})
 
 
 def fixpoint(stratum, plans: list, db, intersect: str = "hash", progress: Progress | None = None,
