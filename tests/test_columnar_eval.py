@@ -216,10 +216,10 @@ def test_unsigned_words_beyond_int64_come_back_as_they_went_in():
 
 
 @pytest.mark.parametrize("rule", [
-    "q(x) :- p(x, y), !e(y, x).",            # negation
-    "q(x) :- p(x, y), x < y + 1.",           # arithmetic in a comparison
+    "q(x) :- p(x, y), x < y / 2.",           # division
     "q(x + 1) :- p(x, _).",                  # arithmetic in the head
-    "q(c) :- c = count : { p(_, _) }.",      # an aggregate
+    "q(c) :- c = count : { p(_, _) }.",      # an aggregate with no atom beside it
+    'q(x) :- p(x, y), cat(to_string(y), "") != "1".',     # a functor
 ])
 def test_an_ineligible_stratum_falls_back_to_the_tuple_path(rule):
     text = TC + ".decl q(a: number)\n" + rule + "\n"
@@ -320,7 +320,7 @@ def test_the_next_stratum_on_the_kernel_reads_a_held_relation_as_its_words(type_
 @pytest.mark.parametrize("types", [("symbol", "number"), ("unsigned", "number"), ("number", "number")])
 def test_held_words_sorted_for_the_output_are_read_sorted_as_words(types):
     # a relation's words sorted in value order (for its output) are sorted as words again when a
-    # stratum reads them; words read as they are become read-only, so the output's sort copies them
+    # stratum reads them; words read as they are are shared, so the output's sort copies them
     from types import SimpleNamespace
     from datalog.evaluation.columnar import Columns
     from datalog.evaluation.symbols import SymbolTable
@@ -339,9 +339,8 @@ def test_held_words_sorted_for_the_output_are_read_sorted_as_words(types):
             held.ordered_words()
         got = Columns({"p": relation}, {"p": SimpleNamespace(types=list(types))}, table).held_words("p")
         assert got.tolist() == words.tolist()
-        if not held.in_order or types == ("number", "number"):
-            assert not got.flags.writeable
         assert relation.sorted_rows() == sorted(rows)
+        assert got.tolist() == words.tolist()              # not sorted in place for the output
 
 
 @settings(max_examples=examples(40), deadline=None)

@@ -1,9 +1,9 @@
 """An aggregate's value per group, from its body's bindings as int64 words (the columnar evaluator).
 
 The columnar twin of :mod:`datalog.evaluation.aggregates` for what
-:func:`datalog.evaluation.kernel_plan.kernel_aggregate` accepts: ``count``, ``sum``, ``min`` and
+:func:`datalog.evaluation.kernel_steps.kernel_aggregate` accepts: ``count``, ``sum``, ``min`` and
 ``max`` over number or unsigned words, one alternative. The kernel joins the body with its group
-variables first in the variable order (:class:`~datalog.evaluation.kernel_plan.KernelAggregate`),
+variables first in the variable order (:class:`~datalog.evaluation.kernel_steps.KernelAggregate`),
 so its bindings come out sorted by group; here each run of one group is reduced at once (numpy's
 ``reduceat``), not group by group in Python:
 
@@ -15,9 +15,10 @@ so its bindings come out sorted by group; here each run of one group is reduced 
   * ``min``, ``max``: of the target, unsigned words compared as unsigned.
 
 A group with no binding has no row here: the rule reads a count or sum of 0 for it, and a min or
-max fails (:func:`datalog.evaluation.columnar.valued`).
+max fails (:func:`datalog.evaluation.column_steps.finished`).
 
->>> from datalog.evaluation.kernel_plan import KernelAggregate, KernelRule
+>>> from datalog.evaluation.kernel_plan import KernelRule
+>>> from datalog.evaluation.kernel_steps import KernelAggregate
 >>> body = KernelRule("", 2, (), (0, 1))          # groups: depth 0; target: depth 1
 >>> rows = np.array([[1, 5], [1, 7], [2, 3]])
 >>> sums = table(KernelAggregate("sum", body, (0,), 1, "number"), rows)

@@ -35,10 +35,11 @@ from __future__ import annotations
 import numpy as np
 
 from lftj.csr import CsrTrie, distinct_rows
-from lftj.kernel_input import CheckedTrie, checked_trie
+from lftj.kernel_input import CheckedTrie, SortedRows, checked_trie
 from lftj.kernels import kernel, rowsets, which
 from lftj.runs import Runs
 from datalog.evaluation import column_aggregates as aggregates
+from datalog.evaluation.column_steps import finished
 from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
 
@@ -101,9 +102,9 @@ def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray 
     head = list(rule.head_depths)
     if not all(len(atom_rows(g, columns.full(g.relation))) for g in rule.guards):
         return []
-    if rule.aggregates:                           # the depths of the head and of the groups
-        emit = sorted({d for d in head if d < rule.n_vars} | {d for a in rule.aggregates for d in a.groups})
-        tables = [columns.aggregate(a) for a in rule.aggregates]
+    if rule.steps:                                # the depths the head and the steps read
+        emit = read_depths(rule)
+        tables = {step: columns.table(step) for step in rule.steps if step.aggregate or step.relation}
     driven = atom_rows(rule.atoms[driving], rows)
     tries = [None if a == driving else columns.trie(atom) for a, atom in enumerate(rule.atoms)]
     variables = [list(atom.variables) for atom in rule.atoms]
@@ -114,9 +115,9 @@ def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray 
     compares = [(c.op, c.left, c.right, c.unsigned) for c in rule.compares]
     for start in range(0, len(driven), CHUNK):
         tries[driving] = CsrTrie.from_sorted(driven[start:start + CHUNK])
-        if rule.aggregates:
+        if rule.steps:
             batches = kernel.triejoin_batches(rule.n_vars, variables, tries, emit, BATCH, compares)
-            parts = (valued(rule, emit, batch, tables) for batch in batches)
+            parts = (finished(rule, emit, batch, tables) for batch in batches)
         else:
             parts = kernel.triejoin_batches(rule.n_vars, variables, tries, head, BATCH, compares)
         out.extend(known.absent(distinct_rows(derived)) for derived in parts)
@@ -147,27 +148,25 @@ def united(parts: list, arity: int) -> np.ndarray:
     return parts[0]
 
 
-def valued(rule, emit: list, batch: np.ndarray, tables: list) -> np.ndarray:
-    """The head rows of a batch of bindings (the depths ``emit``) of a rule with aggregates: each
-    aggregate's value read from its ``tables`` entry by the binding's group; a group with no
-    contribution has the count and the sum 0, and no min or max (the binding fails)."""
-    column = {d: c for c, d in enumerate(emit)}
-    values, keep = [], None
-    for agg, table in zip(rule.aggregates, tables):
-        keys = np.ascontiguousarray(batch[:, [column[d] for d in agg.groups]])
-        places = rowsets.find(keys, table.groups)
-        table.check(places, agg)                  # a sum past the range, read: its coded error
-        found, value = places >= 0, table.values
-        picked = value[np.where(found, places, 0)] if len(value) else np.zeros(len(batch), np.int64)
-        if agg.kind in ("count", "sum"):
-            picked[~found] = 0
-        else:
-            keep = _and(keep, found)
-        values.append(picked)
-    out = np.empty((len(batch), len(rule.head_depths)), np.int64)
-    for c, d in enumerate(rule.head_depths):
-        out[:, c] = batch[:, column[d]] if d < rule.n_vars else values[d - rule.n_vars]
-    return out if keep is None else out[keep]
+def read_depths(rule) -> list[int]:
+    """The depths of the join that the rule's head and steps read, ascending."""
+    read = {d for d in rule.head_depths if d < rule.n_vars}
+    for step in rule.steps:
+        if step.aggregate is not None:
+            read.update(step.aggregate.groups)
+        for term in (step.term, step.right, *step.keys):
+            read.update(slot for slot in _slots(term) if slot < rule.n_vars)
+    return sorted(read)
+
+
+def _slots(term):
+    if term is None or term[0] == "word":
+        return
+    if term[0] == "slot":
+        yield term[1]
+        return
+    for part in term[1:-1]:
+        yield from _slots(part)
 
 
 def atom_rows(atom, rows: np.ndarray) -> np.ndarray:
@@ -222,7 +221,7 @@ class Columns:
     def held_words(self, name: str) -> np.ndarray | None:
         """The words a relation holds unread (:class:`DecodedRows`, from a lower stratum on the
         kernel, in this evaluation's symbol table), sorted as words: not decoded into tuples to be
-        encoded again (same generation x50: 0.5 s of 1.5). They are made read-only, so that
+        encoded again (same generation x50: 0.5 s of 1.5). They are marked shared, so that
         sorting them for the output (:meth:`DecodedRows.ordered_words`) copies them first."""
         held = self.db[name].held()
         types = tuple(self.schema[name].types)
@@ -231,7 +230,7 @@ class Columns:
             return None
         if held.in_order and any(t != "number" for t in types):      # sorted as values, not as words
             return distinct_rows(held.words.copy())
-        held.words.flags.writeable = False
+        held.shared = True
         return held.words
 
     def full(self, name: str) -> np.ndarray:
@@ -261,12 +260,19 @@ class Columns:
             cached = self.tries[atom.key] = (version, checked_trie(f"{atom.relation}'s trie", trie, len(trie.keys)))
         return cached[1]
 
-    def aggregate(self, agg) -> tuple:
-        """The aggregate's groups and each one's value (a :class:`column_aggregates.Table`), made
-        once a stratum: its body reads lower strata only."""
-        if agg not in self.tables:
-            self.tables[agg] = aggregates.table(agg, bindings(agg.body, self))
-        return self.tables[agg]
+    def table(self, step):
+        """What a step looks its bindings up in, made once a stratum (it reads lower strata only):
+        an aggregate's groups and values (a :class:`column_aggregates.Table`), or a negated
+        relation's rows at its bound columns (SortedRows)."""
+        if step not in self.tables:
+            if step.aggregate is not None:
+                self.tables[step] = aggregates.table(step.aggregate, bindings(step.aggregate.body, self))
+            else:
+                rows = self.full(step.relation)
+                keys = rows if step.columns == tuple(range(rows.shape[1])) else \
+                    distinct_rows(np.ascontiguousarray(rows[:, list(step.columns)]))
+                self.tables[step] = SortedRows(keys)
+        return self.tables[step]
 
     def write_back(self, name: str) -> None:
         """The rows added to ``name`` into its relation: held as words, decoded when first read

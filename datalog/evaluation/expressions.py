@@ -225,8 +225,13 @@ def _settler(op: str, rule: str, span):
             if value == value:
                 return value
             raise InvalidArithmetic(f"{_show(a, op, b)} is not a number (NaN) in a rule for {rule}", span)
-        raise NumberOutOfRange(f"{_show(a, op, b)} is beyond {numbers.RANGE} in a rule for {rule}", span)
+        raise range_error(a, op, b, rule, span)
     return settle
+
+
+def range_error(a, op: str, b, rule: str, span) -> NumberOutOfRange:
+    """The coded error of ``a op b`` beyond the integer range (``a`` None: ``-b``)."""
+    return NumberOutOfRange(f"{_show(a, op, b)} is beyond {numbers.RANGE} in a rule for {rule}", span)
 
 
 def _show(a, op: str, b) -> str:

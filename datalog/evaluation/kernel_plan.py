@@ -7,8 +7,11 @@ wildcards, with comparisons (``=``, ``!=``, ``<``, ...) of their variables with 
 with constants, and a head of variables of the body, over relations whose columns are all ``number``,
 ``unsigned`` (64-bit words as they are) or ``symbol`` (their words in the evaluation's
 :class:`~datalog.evaluation.symbols.SymbolTable`; ``=`` and ``!=`` only, as words are not
-ordered as symbols are). Anything else -- negation, functors and arithmetic, aggregates,
-records, floats, mixed columns, autoinc() -- takes the tuple path, unchanged.
+ordered as symbols are). After the join, on its batches, the rule may assign integer
+arithmetic (``d = d1 + w``), aggregates (``m = min d : { dist(x, y, d) }``) and compare them
+(:mod:`datalog.evaluation.kernel_steps`). Anything else -- negation, other functors and
+operators, an expression in the head, records, floats, mixed columns, autoinc() -- takes the
+tuple path, unchanged.
 
 A rule's :class:`KernelRule` keeps the planner's variable order (depth ``d`` is the kernel's
 variable ``d``). Constants and variables repeated within an atom are filters of the atom's rows,
@@ -31,13 +34,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datalog.language import ast, numbers
-from datalog.planning.plan import AggregatePlan, Assign, Compare, Lookup
+from datalog.language import ast
+from datalog.planning.plan import Compare, Lookup
 
 WORDS = ("number", "unsigned", "symbol")  # column types the kernel joins as 64-bit words
 EQUALITIES = ("=", "!=")                  # the comparisons of symbols' words
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-AGGREGATES = ("count", "sum", "min", "max")   # over a variable of number or unsigned words (count: any)
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ class KernelAtom:
 @dataclass(frozen=True)
 class KernelRule:
     """A rule as the kernel joins it: ``atoms`` over ``n_vars`` variables, the head relation
-    ``head`` and the depth of each head column (``head_depths``)."""
+    ``head`` and the slot of each head column (``head_depths``: a depth of the join, or from
+    ``n_vars`` on a value that a step binds, an aggregate's or an expression's)."""
 
     head: str
     n_vars: int
@@ -70,31 +73,17 @@ class KernelRule:
     head_depths: tuple[int, ...]
     guards: tuple[KernelAtom, ...] = ()   # atoms with no variable (``e(1, _)``): some row must match
     compares: tuple["KernelCompare", ...] = ()   # filters of the bindings, tested in the join
-    aggregates: tuple["KernelAggregate", ...] = ()   # head column n_vars + i: aggregate i's value
+    steps: tuple = ()                     # what runs on the join's batches (kernel_steps.KernelStep)
+
+    @property
+    def aggregates(self) -> list:
+        return [s.aggregate for s in self.steps if s.aggregate is not None]
 
     def relations(self) -> set[str]:
         """Every relation the rule reads: its atoms', its guards' and its aggregates' bodies'."""
         return {a.relation for a in self.atoms + self.guards} | \
-            {name for agg in self.aggregates for name in agg.body.relations()}
-
-
-@dataclass(frozen=True)
-class KernelAggregate:
-    """``v = kind target : { body }`` as the kernel reads it. ``body`` joins the aggregate's body
-    with its group variables free (not parameters), first in its variable order, so that its
-    bindings come out grouped; its ``head_depths`` are the depths each contribution is read from
-    (every depth for count and sum, which count each distinct assignment; the group's and the
-    target's for min and max). ``groups`` are the group variables' depths in the rule, ``target``
-    the target's depth in the body (None: count), ``type_`` the value's column type; ``aggregate``
-    (the ast.Aggregate) and ``rule`` name it in a coded error (a sum beyond the 64-bit range)."""
-
-    kind: str
-    body: KernelRule
-    groups: tuple[int, ...]
-    target: int | None
-    type_: str
-    aggregate: object = None
-    rule: str = "?"
+            {name for agg in self.aggregates for name in agg.body.relations()} | \
+            {s.relation for s in self.steps if s.relation is not None}
 
 
 @dataclass(frozen=True)
@@ -119,38 +108,30 @@ def kernel_rules(stratum, plans: list, schema, symbols=None) -> list[KernelRule]
 
 
 def kernel_rule(plan, schema, symbols=None) -> KernelRule | None:
-    """One rule's kernel plan, or None when the kernel cannot evaluate it."""
-    if plan.head_slots is None or not plan.head_slots or plan.clause is None:
+    """One rule's kernel plan, or None when the kernel cannot evaluate it: its join, and what
+    runs after it on the join's batches (:mod:`datalog.evaluation.kernel_steps`)."""
+    from datalog.evaluation.kernel_steps import head_constants, split       # (they plan with this module)
+    if plan.clause is None or not plan.clause.head.args:
         return None
     head_types = _words(schema, plan.clause.head.relation)
-    assigns = [f.filter for f in plan.filters if isinstance(f.filter, Assign)]
-    parts = _join(plan, schema, symbols, [f for f in plan.filters if not isinstance(f.filter, Assign)])
-    if head_types is None or parts is None:
+    made = None if head_types is None else split(plan, schema, symbols)
+    head = None if made is None else head_constants(plan, head_types, symbols)
+    if head is None:
         return None
-    values = {}                                    # the slot an aggregate binds -> its head column
-    aggregates = []
-    for assign in assigns:
-        made = kernel_aggregate(assign, plan, schema, symbols)
-        if made is None or plan.slots[assign.target] in values:
-            return None
-        values[plan.slots[assign.target]] = plan.depth + len(aggregates)
-        aggregates.append(made)
-    head = []
-    for column, slot in enumerate(plan.head_slots):
-        if slot < plan.depth:
-            head.append(slot)
-        elif slot in values and aggregates[values[slot] - plan.depth].type_ == head_types[column]:
-            head.append(values[slot])
-        else:
-            return None
+    (in_join, steps, types), (head_slots, constants) = made, head
+    for step in constants:
+        types[step.slot] = step.type_
+    parts = join_parts(plan, schema, symbols, in_join)
+    if parts is None or any(slot >= plan.depth and types.get(slot) != t for slot, t in zip(head_slots, head_types)):
+        return None
     atoms, guards, compares = parts
-    return KernelRule(plan.clause.head.relation, plan.depth, atoms, tuple(head), guards, compares,
-                      tuple(aggregates))
+    return KernelRule(plan.clause.head.relation, plan.depth, atoms, tuple(head_slots), guards, compares,
+                      steps + tuple(constants))
 
 
-def _join(plan, schema, symbols, filters) -> tuple | None:
-    """A plan's atoms, guards and comparisons as the kernel reads them (``filters``: the plan's,
-    but for its aggregates' assignments), or None."""
+def join_parts(plan, schema, symbols, filters) -> tuple | None:
+    """A plan's atoms, guards and comparisons as the kernel reads them (``filters``: those the
+    join tests, :func:`datalog.evaluation.kernel_steps.split`), or None."""
     if plan.generators or plan.plan.params or not plan.atoms:
         return None
     atoms = [kernel_atom(atom, schema, symbols) for atom in plan.atoms]
@@ -162,46 +143,6 @@ def _join(plan, schema, symbols, filters) -> tuple | None:
     if any(g is None for g in guards + compares):
         return None
     return tuple(atoms), tuple(guards), tuple(compares)
-
-
-def kernel_aggregate(assign, plan, schema, symbols=None) -> KernelAggregate | None:
-    """``v = kind target : { body }`` (an Assign of the rule's plan) as the kernel evaluates it, or
-    None: more than one alternative, a kind other than count, sum, min and max, a target that is
-    not a variable of number or unsigned words, a group variable the body's atoms do not bind, a
-    body the kernel cannot join, or 32-bit numbers (whose sums wrap)."""
-    from datalog.evaluation.compile import compile_plan      # (only for a rule with an aggregate)
-    from datalog.planning.planner import plan_body
-    agg = assign.value
-    if type(assign) is not Assign or not isinstance(agg, AggregatePlan) or agg.distinct or \
-            agg.aggregate.kind not in AGGREGATES or numbers.WIDTH[0] != 64:
-        return None
-    kind, target, (body,) = agg.aggregate.kind, agg.aggregate.target, agg.bodies
-    if (kind == "count") != (target is None) or (target is not None and not isinstance(target, ast.Variable)):
-        return None
-    if body.generators or any(g not in plan.slots or plan.slots[g] >= plan.depth for g in agg.outer):
-        return None
-    literals = tuple(a.atom for a in body.atoms) + tuple(f.literal for f in body.filters)
-    bound = {v.name for lit in literals if isinstance(lit, ast.Atom) for v in lit.args if isinstance(v, ast.Variable)}
-    if not bound.issuperset(agg.outer):          # a group variable only compared in the body
-        return None
-    order = plan_body(literals, schema, [], None, plan.clause).variable_order
-    # the group's variables first: the body's bindings come out sorted by group
-    free = compile_plan(plan_body(literals, schema, [], [*agg.outer, *(v for v in order if v not in agg.outer)],
-                                  plan.clause))
-    parts = _join(free, schema, symbols, free.filters)
-    if parts is None:
-        return None
-    atoms, guards, compares = parts
-    typed = {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
-    at = None if target is None else free.slots.get(target.name)
-    type_ = "number" if kind == "count" else typed.get(at)
-    if type_ not in ("number", "unsigned"):
-        return None
-    n = len(agg.outer)
-    read = tuple(range(free.depth)) if kind in ("count", "sum") else (*range(n), at)
-    joined = KernelRule("", free.depth, atoms, read, guards, compares)
-    return KernelAggregate(kind, joined, tuple(plan.slots[g] for g in agg.outer), at, type_, agg.aggregate,
-                           plan.clause.head.relation)
 
 
 def comparison(compare, slots, typed: dict, symbols=None) -> KernelCompare | None:

@@ -56,13 +56,15 @@ class DecodedRows:
         self.count = len(words)
         self.in_order = False                 # words sorted as the values are (in_value_order)
         self.decoded: list | None = None
+        self.shared = False                   # words another reader holds: sorted in a copy
 
     def ordered_words(self) -> np.ndarray:
         """The words in the order of their values, sorted once (for the lines and the rows); the
-        words given are this object's to sort in place (no one else reads them)."""
+        words given are this object's to sort in place, unless another reader holds them
+        (``shared``: a stratum on the kernel read them as they are)."""
         if not self.in_order:
             words = self.words
-            if not words.flags.writeable:
+            if not words.flags.writeable or self.shared:
                 words = words.copy()
             self.words, self.in_order = in_value_order(words, self.types, self.symbols), True
         return self.words
