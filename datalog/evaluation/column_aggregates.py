@@ -17,7 +17,7 @@ so its bindings come out sorted by group; here each run of one group is reduced 
 A group with no binding has no row here: the rule reads a count or sum of 0 for it, and a min or
 max fails (:func:`datalog.evaluation.column_steps.finished`).
 
->>> from datalog.evaluation.kernel_plan import KernelRule
+>>> from datalog.evaluation.kernel_join import KernelRule
 >>> from datalog.evaluation.kernel_steps import KernelAggregate
 >>> body = KernelRule("", 2, (), (0, 1))          # groups: depth 0; target: depth 1
 >>> rows = np.array([[1, 5], [1, 7], [2, 3]])

@@ -14,7 +14,7 @@ int64 words: unsigned ones computed and compared as uint64, symbols compared as 
   ``d <= 24``      the bindings that pass;
   ``!r(x, y)``     the bindings whose key the relation's rows do not hold.
 
->>> from datalog.evaluation.kernel_plan import KernelRule
+>>> from datalog.evaluation.kernel_join import KernelRule
 >>> from datalog.evaluation.kernel_steps import KernelStep
 >>> # p(x, d) :- e(x, y), d = y * 2, d < 9.   (depths x 0, y 1; d is slot 2)
 >>> rule = KernelRule("p", 2, (), (0, 2), steps=(KernelStep(2, ("*", ("slot", 1), ("word", 2), None)),

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from datalog.language import ast, numbers
 from datalog.planning.plan import AggregatePlan, Assign, Compare, Lookup
-from datalog.evaluation.kernel_plan import COMPARISONS, EQUALITIES, KernelRule, comparison, encode_constant, join_parts
+from datalog.evaluation.kernel_join import COMPARISONS, EQUALITIES, KernelRule, comparison, encode_constant, join_parts
 
 AGGREGATES = ("count", "sum", "min", "max")   # over a variable of number or unsigned words (count: any)
 ARITHMETIC = ("+", "-", "*")
