@@ -204,7 +204,7 @@ class Columns:
         self.added: dict[str, list | None] = {}
         self.grew: set[str] = set()
         self.tries: dict[tuple, tuple[int, CsrTrie]] = {}
-        self.tables: dict = {}                    # an aggregate's groups and values (aggregate())
+        self.tables: dict = {}                    # by step, what it looks bindings up in (table())
 
     def runs(self, name: str) -> Runs:
         if name not in self.known:

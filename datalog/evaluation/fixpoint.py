@@ -17,7 +17,6 @@ from datalog.planning.planner import counts
 from datalog.evaluation.evaluate import Derivation, derive
 from datalog.evaluation.seminaive import Variable, rounds
 from datalog.evaluation import worklist
-from datalog.evaluation.kernel_plan import kernel_rules
 from datalog.evaluation.symbols import SymbolTable
 from datalog.planning.plan import Lookup
 from datalog.language.display import plural
@@ -32,6 +31,7 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
     ``tuple_at_a_time``: a stratum of linear rules runs from a worklist (:mod:`worklist`).
     Given the ``schema`` (the column types), a stratum the kernel can evaluate runs on it
     (:mod:`datalog.evaluation.columnar`) unless ``DATALOG_COLUMNAR=0`` (:func:`columnar_on`)."""
+    from datalog.evaluation.kernel_plan import kernel_rules    # (5 ms of imports: not for `datalog --help`)
     if only is None:
         reset_autoinc()                           # a run from scratch counts autoinc() from 0
     symbols = SymbolTable()                       # the words of symbols on the kernel, for every stratum
