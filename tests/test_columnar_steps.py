@@ -92,3 +92,24 @@ shortest(x, y, m) :- dist(x, y, _), m = min d : {{ dist(x, y, d) }}.
 far(x, y, 0) :- node(x), node(y), !dist(x, y, _).
 """
     agree(text, {"road": roads})
+
+
+def test_a_recursion_of_thin_rounds_goes_on_on_the_tuple_path():
+    # a counter adds one row a round: after THIN_ROUNDS such rounds the tuple path takes the rest
+    # (a round costs the kernel some 0.3 ms whatever its size), from the rows derived so far
+    text = ".decl c(x: number)\nc(0).\nc(y) :- c(x), y = x + 1, x < 500.\n" \
+           ".decl s(x: number, y: number)\ns(x, y) :- c(x), y = x * 2, x > 490.\n"
+    on, told = outcome(text, {}, True)
+    assert on == outcome(text, {}, False)[0] and on["c"] == [(x,) for x in range(501)]
+    assert on["s"] == [(x, 2 * x) for x in range(491, 501)]
+    assert "  its rounds grew thin: the tuple path goes on" in told
+    assert sum("on the compiled kernel" in line for line in told) == 2, told      # s on the kernel again
+
+
+def test_the_thin_last_rounds_of_a_large_recursion_stay_on_the_kernel():
+    # transitive closure of a chain of 150 edges: its last rounds add few rows each, but the
+    # tuple path would start again from all 11,325 paths, so the kernel finishes
+    text = ".decl e(x: number, y: number)\n.decl p(x: number, y: number)\np(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n"
+    edges = {(i, i + 1) for i in range(150)}
+    on, told = outcome(text, {"e": edges}, True)
+    assert len(on["p"]) == 150 * 151 // 2 and not any("thin" in line for line in told)

@@ -45,8 +45,9 @@ def evaluate(strata, plans: dict, db, intersect: str = "hash", progress: Progres
         if rules is not None and columnar_on(read_rows(rules, db)) and \
                 all(db[n].stored for r in rules for n in (r.head, *r.relations())):
             from datalog.evaluation import columnar       # numpy and the kernel: only when used
-            columnar.evaluate_stratum(stratum, rules, db, schema, progress, symbols)
-        elif stratum.recursive or stratum.constrained:
+            if columnar.evaluate_stratum(stratum, rules, db, schema, progress, symbols):
+                continue                          # (else its rounds grew thin: the tuple path goes on)
+        if stratum.recursive or stratum.constrained:
             fixpoint(stratum, [plans[c.index] for c in clauses], db, intersect, progress, tuple_at_a_time)
         else:
             for clause in clauses:
