@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from datalog.evaluation.expressions import range_error
+from datalog.language.errors import DivisionByZero
 from lftj.kernels import rowsets
 
 COMPARE = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
@@ -42,31 +43,47 @@ def finished(rule, emit: list, batch: np.ndarray, tables: list) -> np.ndarray:
     values = {d: batch[:, c] for c, d in enumerate(emit)}
     n = len(batch)
     for step in rule.steps:
-        if step.aggregate is not None:
-            picked, found = _aggregate(step.aggregate, tables[step], values, n)
-            values[step.slot] = picked
-            if found is not None:
-                values, n = _kept(values, found)
-        elif step.relation is not None:           # !r(x, y): the bindings whose key r does not hold
-            keys = np.empty((n, len(step.keys)), np.int64)
-            for c, term in enumerate(step.keys):
-                keys[:, c] = _computed(term, values, n, step)
-            values, n = _kept(values, rowsets.find(keys, tables[step]) < 0)
-        elif step.slot is not None:
-            values[step.slot] = _computed(step.term, values, n, step)
-        else:
-            left, right = (_computed(t, values, n, step) for t in (step.term, step.right))
-            if step.type_ == "unsigned":
-                left, right = left.view(np.uint64), right.view(np.uint64)
-            values, n = _kept(values, COMPARE[step.op](left, right))
+        values, n = _run(step, values, n, tables)
     out = np.empty((n, len(rule.head_depths)), np.int64)
     for c, slot in enumerate(rule.head_depths):
         out[:, c] = values[slot]
     return out
 
 
+def leading(rule, tables: dict) -> bool:
+    """Run the rule's steps placed before any depth (``d = 1 + 2``, ``1 < 2``, an aggregate with no
+    group) once, before the join, as the tuple path does: their coded errors then, whatever the
+    join gives; False if one of them fails (the rule derives nothing)."""
+    values, n = {}, 1
+    for step in rule.steps:
+        if not step.first:
+            break
+        values, n = _run(step, values, n, tables)
+    return n > 0
+
+
 def _kept(values: dict, keep: np.ndarray) -> tuple[dict, int]:
     return {slot: column[keep] for slot, column in values.items()}, int(np.count_nonzero(keep))
+
+
+def _run(step, values: dict, n: int, tables: dict) -> tuple[dict, int]:
+    """One step over the ``n`` bindings of ``values`` (slot -> its words): the bindings after it."""
+    if step.aggregate is not None:
+        picked, found = _aggregate(step.aggregate, tables[step], values, n)
+        values[step.slot] = picked
+        return (values, n) if found is None else _kept(values, found)
+    if step.relation is not None:                 # !r(x, y): the bindings whose key r does not hold
+        keys = np.empty((n, len(step.keys)), np.int64)
+        for c, term in enumerate(step.keys):
+            keys[:, c] = _computed(term, values, n, step)
+        return _kept(values, rowsets.find(keys, tables[step]) < 0)
+    if step.slot is not None:
+        values[step.slot] = _computed(step.term, values, n, step)
+        return values, n
+    left, right = (_computed(t, values, n, step) for t in (step.term, step.right))
+    if step.type_ == "unsigned":
+        left, right = left.view(np.uint64), right.view(np.uint64)
+    return _kept(values, COMPARE[step.op](left, right))
 
 
 def _aggregate(agg, table, values: dict, n: int):
@@ -99,6 +116,8 @@ def _computed(term, values: dict, n: int, step) -> np.ndarray:
         return -operand
     op, span = term[0], term[3]
     a, b = _computed(term[1], values, n, step), _computed(term[2], values, n, step)
+    if op in ("/", "%"):
+        return _divided(op, a, b, step, span)
     if step.type_ == "unsigned":                  # modulo 2^64: uint64's own arithmetic
         a, b = a.view(np.uint64), b.view(np.uint64)
         return (a + b if op == "+" else a - b if op == "-" else a * b).view(np.int64)
@@ -118,3 +137,30 @@ def _computed(term, values: dict, n: int, step) -> np.ndarray:
         i = wrong[0]
         raise range_error(int(a[i]), op, int(b[i]), step.rule, span)
     return out
+
+
+def _divided(op: str, a: np.ndarray, b: np.ndarray, step, span) -> np.ndarray:
+    """``a / b`` or ``a % b`` as C's (the quotient truncated toward zero, the remainder of the
+    dividend's sign), unsigned ones as unsigned; the first binding that divides by zero, or whose
+    quotient leaves the range (``-2^63 / -1``), is the tuple path's coded error."""
+    unsigned = step.type_ == "unsigned"
+    zero = b == 0
+    beyond = np.zeros(len(a), bool) if unsigned or op == "%" else (a == INT_MIN) & (b == -1)
+    wrong = np.flatnonzero(zero | beyond)
+    if len(wrong):
+        i = wrong[0]
+        x, y = (int(a[i:i + 1].view(np.uint64)[0]), int(b[i:i + 1].view(np.uint64)[0])) if unsigned else \
+            (int(a[i]), int(b[i]))
+        if zero[i]:
+            kind = "division" if op == "/" else "modulo"
+            shown = f"{x}u {op} {y}u" if unsigned else f"{x} {op} {y}"
+            raise DivisionByZero(f"{kind} by zero in a rule for {step.rule} ({shown})", span)
+        raise range_error(x, op, y, step.rule, span)
+    if unsigned:
+        x, y = a.view(np.uint64), b.view(np.uint64)
+        return (x // y if op == "/" else x % y).view(np.int64)
+    with np.errstate(all="ignore"):               # (0 - -2^63 wraps to its own magnitude as uint64)
+        magnitude = [np.where(x < 0, 0 - x, x).view(np.uint64) for x in (a, b)]
+        quotient = (magnitude[0] // magnitude[1]).view(np.int64)
+        quotient = np.where((a < 0) != (b < 0), 0 - quotient, quotient)
+        return quotient if op == "/" else a - b * quotient

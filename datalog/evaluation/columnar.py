@@ -39,7 +39,7 @@ from lftj.kernel_input import CheckedTrie, SortedRows, checked_trie
 from lftj.kernels import kernel, rowsets, which
 from lftj.runs import Runs
 from datalog.evaluation import column_aggregates as aggregates
-from datalog.evaluation.column_steps import finished
+from datalog.evaluation.column_steps import finished, leading
 from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
 
@@ -126,6 +126,8 @@ def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray 
     tries = [None if a == driving else columns.trie(atom) for a, atom in enumerate(rule.atoms)]
     variables = [list(atom.variables) for atom in rule.atoms]
     if not len(driven) or any(t is not None and not len(t) for t in tries):
+        return []                                 # (an empty atom: as the tuple path, no step runs)
+    if rule.steps and not leading(rule, tables):  # d = 1 + 2, 1 > 2: once, before the join
         return []
     out, known = [], columns.runs(rule.head)
     # x != y, x < 3: tested in the kernel at the depth that binds them; the rows projected there

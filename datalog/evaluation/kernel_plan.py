@@ -33,7 +33,7 @@ True
 from __future__ import annotations
 
 from datalog.evaluation.kernel_join import KernelRule, join_parts, words_of
-from datalog.evaluation.kernel_steps import head_constants, split
+from datalog.evaluation.kernel_steps import head_terms, split
 
 
 def kernel_rules(stratum, plans: list, schema, symbols=None) -> list[KernelRule] | None:
@@ -53,15 +53,15 @@ def kernel_rule(plan, schema, symbols=None) -> KernelRule | None:
         return None
     head_types = words_of(schema, plan.clause.head.relation)
     made = None if head_types is None else split(plan, schema, symbols)
-    head = None if made is None else head_constants(plan, head_types, symbols)
+    head = None if made is None else head_terms(plan, head_types, made[2], symbols)
     if head is None:
         return None
-    (in_join, steps, types), (head_slots, constants) = made, head
-    for step in constants:
+    (in_join, steps, types), (head_slots, computed) = made, head
+    for step in computed:
         types[step.slot] = step.type_
     parts = join_parts(plan, schema, symbols, in_join)
     if parts is None or any(slot >= plan.depth and types.get(slot) != t for slot, t in zip(head_slots, head_types)):
         return None
     atoms, guards, compares = parts
     return KernelRule(plan.clause.head.relation, plan.depth, atoms, tuple(head_slots), guards, compares,
-                      steps + tuple(constants))
+                      steps + tuple(computed))

@@ -5,15 +5,16 @@ The kernel joins positive atoms and tests comparisons of their variables
 join's bindings (:mod:`datalog.evaluation.column_steps`), in the order the tuple path runs them
 (by depth, then as the plan lists them), each on the bindings that passed the ones before:
 
-  * ``d = d1 + w``: an assignment of integer arithmetic (``+``, ``-``, ``*``, unary ``-``) over
-    number or unsigned words, variables and constants; a number result beyond the 64-bit range
-    is the tuple path's ``number_out_of_range``, an unsigned one wraps modulo 2^64;
+  * ``d = d1 + w``: an assignment of integer arithmetic (``+``, ``-``, ``*``, ``/`` and ``%`` as
+    C's, unary ``-``) over number or unsigned words, variables and constants; a number result
+    beyond the 64-bit range is the tuple path's ``number_out_of_range``, an unsigned one wraps
+    modulo 2^64, a division by zero is ``division_by_zero``;
   * ``m = min d : { dist(x, y, d) }``: an aggregate (:class:`KernelAggregate`, one table per
     stratum, :mod:`datalog.evaluation.column_aggregates`);
   * ``d <= 24``: a comparison that reads an assigned variable or an expression;
   * ``!reach(x, y)``: a negation, each binding's key looked up in the relation's rows (a lower
     stratum's, fixed while this one runs);
-  * ``hops(x, y, 1)``: a constant in the head, a column of its word.
+  * ``hops(x, y, 1)``, ``b(x + 1)``: a constant or an expression in the head, a column of its words.
 
 The filters before the first assignment are the join's (:func:`split`). Anything else after it
 (a negation, a functor, division, floats, records) keeps the rule, and its stratum, on the tuple
@@ -28,14 +29,14 @@ path, as do 32-bit numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from datalog.language import ast, numbers
 from datalog.planning.plan import AggregatePlan, Assign, Compare, Lookup
 from datalog.evaluation.kernel_join import COMPARISONS, EQUALITIES, KernelRule, comparison, encode_constant, join_parts
 
 AGGREGATES = ("count", "sum", "min", "max")   # over a variable of number or unsigned words (count: any)
-ARITHMETIC = ("+", "-", "*")
+ARITHMETIC = ("+", "-", "*", "/", "%")
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class KernelStep:
     relation: str | None = None           # a negation: the rows of ``relation``'s ``columns``
     columns: tuple[int, ...] = ()         # hold none of the keys ``keys`` (terms) give
     keys: tuple = ()
+    first: bool = False                   # placed before any depth (``d = 1 + 2``): run before the join
 
 
 def split(plan, schema, symbols=None) -> tuple[list, tuple, dict] | None:
@@ -97,6 +99,8 @@ def split(plan, schema, symbols=None) -> tuple[list, tuple, dict] | None:
         step = _step(f.filter, plan, schema, symbols, types, rule)
         if step is None:
             return None
+        if f.filter.depth < 0:
+            step = replace(step, first=True)
         if step.slot is not None:
             types[step.slot] = step.type_
         steps.append(step)
@@ -155,19 +159,27 @@ def _negation(lookup, plan, schema, symbols, types: dict, rule: str) -> KernelSt
                       columns=tuple(columns), keys=tuple(keys))
 
 
-def head_constants(plan, head_types, symbols=None) -> tuple[list, list] | None:
-    """``hops(x, y, 1)``: the head's slots, each constant given a slot of its own past the plan's,
-    and the steps that bind those to the constants' words; None for any other term."""
+def head_terms(plan, head_types, types: dict, symbols=None) -> tuple[list, list] | None:
+    """``hops(x, y, 1)``, ``b(x + 1)``: the head's slots, each constant or expression given a slot
+    of its own past the plan's, and the steps that bind those to its words (last: the tuple path
+    makes the head of a binding that passed every filter); None for a term of another type or
+    one the steps do not compute."""
     slots, steps, free = [], [], max(plan.slots.values(), default=-1) + 1
+    rule = plan.clause.head.relation
     for term, type_ in zip(plan.clause.head.args, head_types):
         if isinstance(term, ast.Variable):
             slots.append(plan.slots[term.name])
             continue
-        word = encode_constant(term.value, type_, symbols) if isinstance(term, ast.Constant) else None
-        if word is None:
+        if isinstance(term, ast.Constant):
+            word = encode_constant(term.value, type_, symbols)
+            computed = None if word is None else ("word", word)
+        else:
+            made = term_type(term, plan.slots, types)
+            computed = _term(term, plan.slots, type_, symbols) if made in (type_, "int") else None
+        if computed is None:
             return None
         slots.append(free)
-        steps.append(KernelStep(free, ("word", word), type_=type_))
+        steps.append(KernelStep(free, computed, type_=type_, rule=rule))
         free += 1
     return slots, steps
 
