@@ -89,3 +89,19 @@ pick(x, y) :- e(x, y).
     assert set(delta["pick"].inserted) == {(1, 3)} and set(delta["pick"].retracted) == {(1, 2)}
     assert [s["strategy"] for s in engine.stats().values()] == ["recompute stratum (choice-domain / subsumption)"]
     assert "recomputed on change" in engine.explain()
+
+
+def test_an_aggregate_in_an_atom_s_arguments_is_read_first_and_one_in_a_negation_is_lifted():
+    # q(count : { s(_) }) reads s: its stratum comes first; !q(count : { s(_) }) is
+    # !q(_e0), _e0 = count : { s(_) }: Soufflé's answers (p holds, n does not); a relation
+    # undeclared inside the negated atom's aggregate is undefined_relation, not a crash
+    import pytest
+    from datalog.language.errors import DatalogError
+    text = (".decl r(x: number)\nr(1). r(2).\n.decl s(x: number)\ns(x) :- r(x).\n.decl q(x: number)\nq(2).\n"
+            ".decl p()\np() :- q(count : { s(_) }).\n.decl n()\nn() :- !q(count : { s(_) }).\n"
+            ".decl m()\nm() :- !q(count : { s(x), x > 1 }).\n")
+    engine = _engine(text)
+    assert engine.rows("p") == [()] and engine.rows("n") == [] and engine.rows("m") == [()]
+    with pytest.raises(DatalogError) as raised:
+        Engine.from_source(".decl q(x: number)\n.decl p()\np() :- !q(count : r()).\n")
+    assert raised.value.code == "undefined_relation"

@@ -365,6 +365,7 @@ def _body_atoms(body):
             yield from _aggregate_atoms(literal.args)
         elif isinstance(literal, ast.Negation):
             yield literal.atom
+            yield from _aggregate_atoms(literal.atom.args)      # !q(count : { r() })
         elif isinstance(literal, ast.Disjunction):
             for alt in literal.alternatives:
                 yield from _body_atoms(alt)

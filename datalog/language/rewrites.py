@@ -345,7 +345,8 @@ _ATOM_ARGS = (ast.Variable, ast.Constant, ast.Wildcard)
 
 def lift_atom_expressions(body: tuple) -> tuple:
     """``r(x + 1, y)`` becomes ``r(_e0, y), _e0 = x + 1``; ``n = count : {..} + 1`` becomes
-    ``n = _e0 + 1, _e0 = count : {..}`` (an aggregate alone on its side stays)."""
+    ``n = _e0 + 1, _e0 = count : {..}`` (an aggregate alone on its side stays); ``!q(count : {..})``
+    becomes ``!q(_e0), _e0 = count : {..}``."""
     extra, counter = [], iter(range(10**9))
 
     def fresh(term) -> ast.Variable:
@@ -363,6 +364,12 @@ def lift_atom_expressions(body: tuple) -> tuple:
             literal = ast.Atom(literal.relation, args, literal.span)
         elif isinstance(literal, ast.Comparison):
             literal = ast.Comparison(literal.op, side(literal.left), side(literal.right), literal.span)
+        elif isinstance(literal, ast.Negation) and any(isinstance(node, ast.Aggregate) for a in literal.atom.args
+                                                       for node in ast.subterms(a)):
+            # !q(count : { r() }) becomes !q(_e0), _e0 = count : { r() }
+            atom = literal.atom
+            literal = ast.Negation(ast.Atom(atom.relation, tuple(_lift_aggregates(a, fresh) for a in atom.args),
+                                            atom.span), literal.span)
         out.append(literal)
     return tuple(out + extra)
 

@@ -54,8 +54,12 @@ def dependencies(clause: Clause):
 def _literal_dependencies(node, sign):
     if isinstance(node, ast.Atom):
         yield node.relation, sign, node
+        for arg in node.args:                     # q(count : { s(_) }): s before q's rule
+            yield from _literal_dependencies(arg, sign)
     elif isinstance(node, ast.Negation):
         yield node.atom.relation, "-", node
+        for arg in node.atom.args:                # !q(count : { s(_) })
+            yield from _literal_dependencies(arg, "-")
     elif isinstance(node, ast.Aggregate):
         for literal in node.body:
             for rel, _, _ in _literal_dependencies(literal, "-"):
