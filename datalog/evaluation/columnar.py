@@ -275,6 +275,7 @@ class Columns:
         version = self.runs(atom.relation).version
         cached = self.tries.get(atom.key)
         if cached is None or cached[0] != version:
+            self.tries.pop(atom.key, None)        # the last version's trie goes before the next is made
             trie = CsrTrie.from_sorted(atom_rows(atom, self.full(atom.relation)))
             cached = self.tries[atom.key] = (version, checked_trie(f"{atom.relation}'s trie", trie, len(trie.keys)))
         return cached[1]
