@@ -10,9 +10,10 @@ compiled one and with a naive join. ``COMPILED`` says which of the two this is.
   result, columns in variable order; or, given ``emit`` (depths), each binding projected to
   those depths: then once the deepest of them is bound, one binding of the deeper variables
   is enough (the others project to the same row), and the join leaps back to that depth.
-  ``atom_vars[a]`` lists the variable that each trie level of atom ``a`` binds, in trie order (increasing in the variable order); ``tries[a]`` is that
-  atom's :class:`lftj.csr.CsrTrie`. Constants and variables repeated within an atom are out of
-  scope: the planner turns them into pre-filtered tries before the join. ``compares``
+  ``atom_vars[a]`` lists the variable that each trie level of atom ``a`` binds, in trie order
+  (increasing in the variable order); ``tries[a]`` is that atom's :class:`lftj.csr.CsrTrie`.
+  Constants and variables repeated within an atom are out of scope: the planner turns them
+  into pre-filtered tries before the join. ``compares``
   (``x != y``, ``x < 3``: :mod:`lftj.kernel_input`) are tested at the depth that binds the
   later of their variables, as soon as its leapfrog finds a key: a key that fails one is
   passed over, so no binding below it is made (``x < y, y < z`` over ``n`` rows: the bindings
