@@ -36,7 +36,7 @@ COMPARE = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
 INT_MIN = np.int64(-2**63)
 
 
-def finished(rule, emit: list, batch: np.ndarray, tables: list) -> np.ndarray:
+def finished(rule, emit: list, batch: np.ndarray, tables: dict) -> np.ndarray:
     """The head rows of a batch of the rule's bindings (its columns: the depths ``emit``), after
     its steps; ``tables``: by step, an aggregate's (:class:`column_aggregates.Table`) or a negated
     relation's rows (SortedRows)."""

@@ -40,6 +40,7 @@ from lftj.kernels import kernel, rowsets, which
 from lftj.runs import Runs
 from datalog.evaluation import column_aggregates as aggregates
 from datalog.evaluation.column_steps import finished, leading
+from datalog.evaluation.kernel_steps import read_depths
 from datalog.evaluation.symbols import SymbolTable
 from datalog.evaluation.words import DecodedRows, decode, encode
 
@@ -119,19 +120,18 @@ def join(rule, columns: "Columns", driving: int | None = None, rows: np.ndarray 
     head = list(rule.head_depths)
     if not all(len(atom_rows(g, columns.full(g.relation))) for g in rule.guards):
         return []
-    if rule.steps:                                # the depths the head and the steps read
-        emit = read_depths(rule)
-        tables = {step: columns.table(step) for step in rule.steps if step.aggregate or step.relation}
     driven = atom_rows(rule.atoms[driving], rows)
     tries = [None if a == driving else columns.trie(atom) for a, atom in enumerate(rule.atoms)]
     variables = [list(atom.variables) for atom in rule.atoms]
     if not len(driven) or any(t is not None and not len(t) for t in tries):
         return []                                 # (an empty atom: as the tuple path, no step runs)
-    if rule.steps and not leading(rule, tables):  # d = 1 + 2, 1 > 2: once, before the join
-        return []
+    if rule.steps:                                # the depths the head and the steps read
+        emit = read_depths(rule)
+        tables = {step: columns.table(step) for step in rule.steps if step.aggregate or step.relation}
+        if not leading(rule, tables):             # d = 1 + 2, 1 > 2: once, before the join
+            return []
     out, known = [], columns.runs(rule.head)
-    # x != y, x < 3: tested in the kernel at the depth that binds them; the rows projected there
-    compares = [(c.op, c.left, c.right, c.unsigned) for c in rule.compares]
+    compares = kernel_compares(rule)
     for start in range(0, len(driven), CHUNK):
         tries[driving] = CsrTrie.from_sorted(driven[start:start + CHUNK])
         if rule.steps:
@@ -152,10 +152,14 @@ def bindings(rule, columns: "Columns") -> np.ndarray:
     tries = [columns.trie(atom) for atom in rule.atoms]
     if any(not len(t) for t in tries):
         return np.zeros((0, width), np.int64)
-    compares = [(c.op, c.left, c.right, c.unsigned) for c in rule.compares]
     batches = list(kernel.triejoin_batches(rule.n_vars, [list(a.variables) for a in rule.atoms], tries,
-                                           list(rule.head_depths), BATCH, compares))
+                                           list(rule.head_depths), BATCH, kernel_compares(rule)))
     return np.concatenate(batches) if batches else np.zeros((0, width), np.int64)
+
+
+def kernel_compares(rule) -> list[tuple]:
+    """``x != y``, ``x < 3`` as the kernel takes them: tested at the depth that binds them."""
+    return [(c.op, c.left, c.right, c.unsigned) for c in rule.compares]
 
 
 def united(parts: list, arity: int) -> np.ndarray:
@@ -165,27 +169,6 @@ def united(parts: list, arity: int) -> np.ndarray:
     while len(parts) > 1:
         parts = [rowsets.union(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     return parts[0]
-
-
-def read_depths(rule) -> list[int]:
-    """The depths of the join that the rule's head and steps read, ascending."""
-    read = {d for d in rule.head_depths if d < rule.n_vars}
-    for step in rule.steps:
-        if step.aggregate is not None:
-            read.update(step.aggregate.groups)
-        for term in (step.term, step.right, *step.keys):
-            read.update(slot for slot in _slots(term) if slot < rule.n_vars)
-    return sorted(read)
-
-
-def _slots(term):
-    if term is None or term[0] == "word":
-        return
-    if term[0] == "slot":
-        yield term[1]
-        return
-    for part in term[1:-1]:
-        yield from _slots(part)
 
 
 def atom_rows(atom, rows: np.ndarray) -> np.ndarray:
@@ -200,9 +183,14 @@ def atom_rows(atom, rows: np.ndarray) -> np.ndarray:
         rows = rows[keep]
     if not atom.columns:                          # a guard: whether any row matched
         return rows[:1, :0]
-    if atom.columns == tuple(range(rows.shape[1])):
+    return projected_rows(rows, atom.columns)
+
+
+def projected_rows(rows: np.ndarray, columns: tuple[int, ...]) -> np.ndarray:
+    """The sorted distinct rows of ``rows`` (sorted distinct) projected to ``columns``."""
+    if columns == tuple(range(rows.shape[1])):
         return rows                               # every column in order: sorted distinct already
-    return distinct_rows(np.ascontiguousarray(rows[:, list(atom.columns)]))
+    return distinct_rows(np.ascontiguousarray(rows[:, list(columns)]))
 
 
 def _and(keep, test):
@@ -288,10 +276,7 @@ class Columns:
             if step.aggregate is not None:
                 self.tables[step] = aggregates.table(step.aggregate, bindings(step.aggregate.body, self))
             else:
-                rows = self.full(step.relation)
-                keys = rows if step.columns == tuple(range(rows.shape[1])) else \
-                    distinct_rows(np.ascontiguousarray(rows[:, list(step.columns)]))
-                self.tables[step] = SortedRows(keys)
+                self.tables[step] = SortedRows(projected_rows(self.full(step.relation), step.columns))
         return self.tables[step]
 
     def write_back(self, name: str) -> None:

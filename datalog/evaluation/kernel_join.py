@@ -83,12 +83,17 @@ def join_parts(plan, schema, symbols, filters) -> tuple | None:
     atoms = [kernel_atom(atom, schema, symbols) for atom in plan.atoms]
     if any(a is None for a in atoms):
         return None
-    typed = {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
+    typed = column_types(atoms, schema)
     guards = [guard(f.filter, schema, symbols) for f in filters if not isinstance(f.filter, Compare)]
     compares = [comparison(f.filter, plan.slots, typed, symbols) for f in filters if isinstance(f.filter, Compare)]
     if any(g is None for g in guards + compares):
         return None
     return tuple(atoms), tuple(guards), tuple(compares)
+
+
+def column_types(atoms, schema) -> dict[int, str]:
+    """The column type of each depth the kernel atoms bind."""
+    return {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
 
 
 def comparison(compare, slots, typed: dict, symbols=None) -> KernelCompare | None:

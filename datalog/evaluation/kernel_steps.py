@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 
 from datalog.language import ast, numbers
 from datalog.planning.plan import AggregatePlan, Assign, Compare, Lookup
-from datalog.evaluation.kernel_join import COMPARISONS, EQUALITIES, KernelRule, comparison, encode_constant, join_parts
+from datalog.evaluation.kernel_join import (COMPARISONS, EQUALITIES, KernelRule, column_types, comparison,
+                                            encode_constant, join_parts)
 
 AGGREGATES = ("count", "sum", "min", "max")   # over a variable of number or unsigned words (count: any)
 ARITHMETIC = ("+", "-", "*", "/", "%")
@@ -184,6 +185,27 @@ def head_terms(plan, head_types, types: dict, symbols=None) -> tuple[list, list]
     return slots, steps
 
 
+def read_depths(rule) -> list[int]:
+    """The depths of the join that the rule's head and steps read, ascending."""
+    read = {d for d in rule.head_depths if d < rule.n_vars}
+    for step in rule.steps:
+        if step.aggregate is not None:
+            read.update(step.aggregate.groups)
+        for term in (step.term, step.right, *step.keys):
+            read.update(slot for slot in _slots(term) if slot < rule.n_vars)
+    return sorted(read)
+
+
+def _slots(term):
+    if term is None or term[0] == "word":
+        return
+    if term[0] == "slot":
+        yield term[1]
+        return
+    for part in term[1:-1]:
+        yield from _slots(part)
+
+
 def term_type(term, slots, types: dict) -> str | None:
     """``number``, ``unsigned`` or ``symbol`` (a variable's, or arithmetic's), ``int`` or ``string``
     (a constant, either type), or None (a term the steps do not compute)."""
@@ -242,7 +264,7 @@ def kernel_aggregate(assign, plan, schema, symbols=None) -> KernelAggregate | No
     if parts is None:
         return None
     atoms, guards, compares = parts
-    typed = {d: schema[a.relation].types[c] for a in atoms for c, d in zip(a.columns, a.variables)}
+    typed = column_types(atoms, schema)
     at = None if target is None else free.slots.get(target.name)
     type_ = "number" if kind == "count" else typed.get(at)
     if type_ not in ("number", "unsigned"):
