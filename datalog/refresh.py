@@ -29,6 +29,12 @@ and keeps the changes of presence in the relation.
 
 No difference: no transaction, no engine work, nothing written (a staged copy is dropped).
 
+**Without Spark.** When every source and sink is a local Parquet file or directory and every
+source is small (:mod:`datalog.spark.local_refresh`), steps 1 and 3 run in this process with
+pyarrow and no Spark session is started: the sources and their snapshots are read whole and
+diffed here, and the new snapshot is a full version. The rest -- one transaction, the
+write-back's rules, the kill points -- is the same.
+
 **Killed or failed at any point** the next refresh converges: before step 2 commits, the
 workspace and its snapshots are as before and the new version, which no chain names yet, is
 rewritten next time; after it,
@@ -38,11 +44,13 @@ commit, are rewritten in full from the workspace's relations.
 
 from __future__ import annotations
 
+import shutil
 import time
 from typing import Callable
 
 from datalog.spark.report import (CHAIN, CHAIN_SHARE, RefreshReport, SourceReport, checkpoint,  # noqa: F401
                                   describe)                                                      # (no pyspark)
+from datalog.spark import places
 from datalog.workspace.workspace import Workspace, source_snapshot
 from maintenance.surgery import prepare
 
@@ -53,7 +61,7 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
     local ``path=`` of a source is held to ``facts_dir`` (``-F``), of a sink to ``out_dir``
     (``-D``), unless the workspace was opened with ``allow_paths`` (the user's command line,
     never the stored program: :mod:`datalog.spark.tables`)."""
-    from datalog.spark import diff as spark_diff, feeds, tables as spark_io
+    from datalog.spark import local_refresh
     from datalog.spark.unchanged import unchanged_sources
     report, engine = RefreshReport(commit_before=ws.seq), ws.engine
     if not engine.spark_directives("input") and not engine.spark_directives("output"):
@@ -67,13 +75,95 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
         report.phase("unchanged files", started)
         _drop_old_snapshots(ws)
         return report
+    version = f"v{ws.seq + 1}"
+    here = local_refresh.plan(engine, last, facts_dir, out_dir)
+    found = _local_changes(ws, here, version, report, out_dir) if here is not None else None
+    if found is None:
+        found = _spark_changes(ws, version, report, facts_dir, out_dir, progress)
+    changes, chains, write = found
+    if not any(ins or dels for ins, dels in changes.values()):
+        _drop_old_snapshots(ws)        # the staged copies, and any a killed refresh left
+        return report
+    started = time.perf_counter()
+    for name in changes:
+        prepare(engine.db[name])       # read from the workspace now, so that maintain follows the delta
+    _presence_only(engine, changes, report)
+    started = report.phase("load", started)
+    if not any(ins or dels for ins, dels in changes.values()):
+        _drop_old_snapshots(ws)        # what a change-carrying source said changed was there already
+        return report
+    delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
+                              chains, before_log=lambda: checkpoint("transaction"))
+    report.commit = ws.seq
+    started = report.phase("maintain", started)
+    _write_back(ws, delta, report, write)
+    report.phase("write back", started)
+    _drop_old_snapshots(ws)
+    return report
+
+
+def _local_changes(ws: Workspace, here, version: str, report: RefreshReport, out_dir: str):
+    """The sources read and diffed by this process (:mod:`datalog.spark.local_refresh`): (each
+    source's (inserted, retracted), its new chain, the sinks' writer); None when a source is
+    declined before anything is written, and the Spark way takes over."""
+    from datalog.spark import local_refresh
+    started, engine = time.perf_counter(), ws.engine
+    read = {}
+    for source in here.sources:
+        name = source.directive.relation
+        if places.same_files(source_snapshot(ws.path, name, ws.sources.get(name, "v0").split("+")[-1]),
+                             source.files):
+            continue                          # not a file changed: not read
+        read[name] = local_refresh.read(source, here.limit)
+        if read[name] is None:
+            return None
+    def write(directive, change=None):
+        local_refresh.write_output(engine, directive, here.default_fs, change, out_dir)
+    if engine.spark_directives("output") and ws.outputs_synced() != ws.seq:
+        report.repaired = [d.relation for d in engine.spark_directives("output")]
+        for directive in engine.spark_directives("output"):
+            write(directive)
+        ws.mark_outputs_synced()
+        started = report.phase("repair", started)
+    changes, chains = {}, {}
+    for source in here.sources:
+        name = source.directive.relation
+        chain = ws.sources.get(name, "v0").split("+")
+        if name not in read:
+            changes[name], chains[name] = ([], []), "+".join(chain)
+            report.sources.append(SourceReport(name, places.recorded_meta(source_snapshot(ws.path, name, chain[-1]))[0],
+                                               0, 0, read=0))
+            continue
+        before = local_refresh.snapshot_rows([source_snapshot(ws.path, name, v) for v in chain], source.names)
+        if before is None:
+            return None
+        now = set(local_refresh.rows_of(read[name]))
+        inserted, retracted = list(now - before), list(before - now)
+        if inserted or retracted:
+            local_refresh.write_version(source_snapshot(ws.path, name, version), read[name], source.files)
+            chains[name] = version
+        else:
+            places.record_files(source_snapshot(ws.path, name, chain[-1]), source.files)
+            chains[name] = "+".join(chain)
+        changes[name] = inserted, retracted
+        report.sources.append(SourceReport(name, read[name].num_rows, len(inserted), len(retracted)))
+        started = report.phase("diff without Spark", started)
+        checkpoint("diff")                    # the new version written, nothing committed
+    return changes, chains, write
+
+
+def _spark_changes(ws: Workspace, version: str, report: RefreshReport, facts_dir: str, out_dir: str, progress):
+    """The sources diffed inside Spark (:mod:`datalog.spark.diff`) or read by what they say
+    changed (:mod:`datalog.spark.feeds`): (each source's (inserted, retracted), its new chain,
+    the sinks' writer)."""
+    from datalog.spark import diff as spark_diff, feeds, tables as spark_io
+    engine = ws.engine
     spark = engine.spark_session()
     started = time.perf_counter()
     if engine.spark_directives("output"):
         engine.check_spark_sinks(out_dir)     # a sink refused (output_path) before anything is read or committed
     _repair_outputs(ws, report, out_dir)
     started = report.phase("repair", started)
-    version = f"v{ws.seq + 1}"
     changes, chains = {}, {}
     for directive in engine.spark_directives("input"):
         name = directive.relation
@@ -108,24 +198,10 @@ def refresh(ws: Workspace, progress: Progress | None = None, facts_dir: str = ".
         report.sources.append(SourceReport(name, rows, len(inserted), len(retracted)))
         started = report.phase("diff+transfer", started)
         checkpoint("diff")                    # the new version written, nothing committed
-    if not any(ins or dels for ins, dels in changes.values()):
-        _drop_old_snapshots(ws)        # the staged copies, and any a killed refresh left
-        return report
-    for name in changes:
-        prepare(engine.db[name])       # read from the workspace now, so that maintain follows the delta
-    _presence_only(engine, changes, report)
-    started = report.phase("load", started)
-    if not any(ins or dels for ins, dels in changes.values()):
-        _drop_old_snapshots(ws)        # what a change-carrying source said changed was there already
-        return report
-    delta = ws.commit_sources({n: c[0] for n, c in changes.items()}, {n: c[1] for n, c in changes.items()},
-                              chains, before_log=lambda: checkpoint("transaction"))
-    report.commit = ws.seq
-    started = report.phase("maintain", started)
-    _write_back(ws, delta, report, out_dir)
-    report.phase("write back", started)
-    _drop_old_snapshots(ws)
-    return report
+
+    def write(directive, change=None):
+        engine.write_spark_output(directive, change, out_dir)
+    return changes, chains, write
 
 
 def _read_changes(ws: Workspace, spark, directive, version: str, report: RefreshReport, facts_dir,
@@ -166,7 +242,7 @@ def _repair_outputs(ws: Workspace, report: RefreshReport, out_dir: str) -> None:
         ws.write_spark_outputs(out_dir)
 
 
-def _write_back(ws: Workspace, delta, report: RefreshReport, out_dir: str) -> None:
+def _write_back(ws: Workspace, delta, report: RefreshReport, write) -> None:
     from maintenance.delta import Change
     for directive in ws.engine.spark_directives("output"):
         change = delta.get(directive.relation) or Change(set(), set())
@@ -174,7 +250,7 @@ def _write_back(ws: Workspace, delta, report: RefreshReport, out_dir: str) -> No
         if merge and not change:
             report.outputs[directive.relation] = (0, 0, "unchanged")
             continue
-        ws.engine.write_spark_output(directive, change if merge else None, out_dir)
+        write(directive, change if merge else None)
         how = "appended" if merge and not change.retracted else "rewritten"
         report.outputs[directive.relation] = (len(change.inserted), len(change.retracted), how)
         checkpoint("write back")
@@ -183,13 +259,12 @@ def _write_back(ws: Workspace, delta, report: RefreshReport, out_dir: str) -> No
 
 def _drop_old_snapshots(ws: Workspace) -> None:
     """Every snapshot directory but the chains the last commit names."""
-    from datalog.spark import diff as spark_diff
     root = ws.path / "spark"
     for relation_dir in (p for p in root.iterdir() if p.is_dir()) if root.exists() else ():
         keep = set(ws.sources.get(relation_dir.name, "").split("+"))
         for version in relation_dir.iterdir():
             if version.name not in keep:
-                spark_diff.remove(version)
+                shutil.rmtree(version, ignore_errors=True)
 
 
 __all__ = ["refresh", "describe", "RefreshReport"]

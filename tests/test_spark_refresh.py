@@ -160,9 +160,10 @@ def _paths(tmp_path):
     return text, outputs
 
 
-def _killed_refresh(where, phase, tmp_path):
-    """``datalog refresh`` in a child process, SIGKILLed once it reaches ``phase``."""
-    env = {**os.environ, "DATALOG_REFRESH_PAUSE": phase}
+def _killed_refresh(where, phase, tmp_path, here):
+    """``datalog refresh`` in a child process, SIGKILLed once it reaches ``phase``; ``here``:
+    without Spark (datalog.spark.local_refresh), else the Spark way."""
+    env = {**os.environ, "DATALOG_REFRESH_PAUSE": phase, "DATALOG_LOCAL_REFRESH_ROWS": "1000000" if here else "0"}
     child = subprocess.Popen([sys.executable, "-m", "datalog", "refresh", str(where), "-F", str(tmp_path),
                               "-D", str(tmp_path)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -175,8 +176,9 @@ def _killed_refresh(where, phase, tmp_path):
     assert time.time() <= deadline, f"the refresh never reached {phase}"
 
 
+@pytest.mark.parametrize("here", [True, False], ids=["here", "spark"])
 @pytest.mark.parametrize("phase", ["diff", "transaction", "write back"])
-def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
+def test_refresh_killed_in_any_phase_converges(spark, tmp_path, monkeypatch, phase, here):
     text, outputs = _paths(tmp_path)
     edges, blocked = {(1, 2), (2, 3), (5, 6)}, {6}
     _write(spark, edges, "src int, dst int", path=tmp_path / "edges")
@@ -187,15 +189,16 @@ def test_refresh_killed_in_any_phase_converges(spark, tmp_path, phase):
     edges = (edges - {(1, 2)}) | {(3, 4), (6, 7)}
     _write(spark, edges, "src int, dst int", path=tmp_path / "edges")
     new = _scratch(text, edges, blocked)
-    _killed_refresh(where, phase, tmp_path)
+    _killed_refresh(where, phase, tmp_path, here)
+    monkeypatch.setenv("DATALOG_LOCAL_REFRESH_ROWS", "1000000" if here else "0")
     with Workspace.open(where, readonly=True) as ws:             # the previous or the new state, whole
         state = {n: ws.engine.rows(n) for n in old}
         assert state == (new if phase == "write back" else old)
     with Workspace.open(where) as ws:                            # the next refresh converges
         refresh(ws, facts_dir=tmp_path, out_dir=tmp_path)
         _check(ws, spark, text, edges, blocked, outputs)
-        chain = ws.sources["edge"].split("+")           # the full version, then this refresh's
-        assert chain == ["v0", f"v{ws.seq}"]
+        chain = ws.sources["edge"].split("+")           # the full version, then this refresh's; here a full one
+        assert chain == ([f"v{ws.seq}"] if here else ["v0", f"v{ws.seq}"])
         assert sorted(p.name for p in (where / "spark" / "edge").iterdir()) == chain
     with Workspace.open(where) as ws:                            # and is then a no-op
         assert refresh(ws, facts_dir=tmp_path, out_dir=tmp_path).commit is None

@@ -4,7 +4,8 @@ A source's snapshot is a chain of version directories, oldest first: a *full* ve
 every row the source had, duplicates kept) and then *delta* versions (``events``: the rows the
 refresh found inserted, ``__present`` 1, or retracted, 0). A row is in the snapshot if its last
 event in the chain says so (the full version counts as one event "present" per row). Every
-version also holds ``digest``, the digest of the whole snapshot, and ``meta.json`` with its
+version also holds ``digest``, the digest of the whole snapshot (except a full version written
+without Spark, :mod:`datalog.spark.local_refresh`: it is computed from its rows when needed), and ``meta.json`` with its
 row count and its chain's event count (for reports and for when to start a new full version),
 and ``files.json`` the listing of the source's files it was read from (names, sizes,
 modification times; :func:`same_files`): a refresh that lists the same files skips the source.
@@ -13,14 +14,11 @@ modification times; :func:`same_files`): a refresh that lists the same files ski
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import shutil
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from datalog.language.errors import MissingInput, Unsupported
-from datalog.sources import atomic, sealed
+from datalog.spark import places
 from datalog.spark.session import conf_set, guard
 from datalog.spark.tables import Progress, files_root, listing, quote, rows_of, uri
 
@@ -78,6 +76,10 @@ def _hash(rows: "DataFrame"):
 
 
 def _read_digest(spark, where: Path) -> "DataFrame":
+    """The digest of the snapshot whose last version is ``where``. A full version written
+    without Spark (:mod:`datalog.spark.local_refresh`) has none: it is computed from its rows."""
+    if not (Path(where) / "digest").exists() and (Path(where) / "rows").exists():
+        return _digest(snapshot(spark, where))
     return spark.read.parquet(uri(where / "digest"))
 
 
@@ -205,10 +207,6 @@ def _split(changes: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     return [r[:-1] for r in changes if r[-1]], [r[:-1] for r in changes if not r[-1]]
 
 
-def _write_meta(where: Path, rows: int, events: int) -> None:
-    atomic.write(Path(where) / "meta.json", [json.dumps({"rows": rows, "events": events}).encode()])
-
-
 def snapshot_meta(where: Path, spark) -> tuple[int, int]:
     """(rows, events) of the snapshot whose last version is ``where``. A version without a
     readable ``meta.json`` (older workspaces) is counted from its digest and taken to have
@@ -220,27 +218,12 @@ def snapshot_meta(where: Path, spark) -> tuple[int, int]:
     return rows, 1 << 62
 
 
-def recorded_meta(where: Path) -> tuple[int, int] | None:
-    """(rows, events) as the snapshot version ``where`` records them in ``meta.json``; None if
-    it records none readable."""
-    try:
-        meta = json.loads((Path(where) / "meta.json").read_text())
-        if isinstance(meta.get("rows"), int) and isinstance(meta.get("events"), int):
-            return meta["rows"], meta["events"]
-    except (OSError, ValueError, AttributeError):
-        pass
-    return None
-
-
 def remove(where: Path) -> None:
     """Delete a snapshot directory (Spark writes it through Hadoop; a local path here)."""
     shutil.rmtree(where, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- unchanged files
-
-FILES = "files.json"
-
 
 def files_of(spark, directive, facts_dir, allow_paths: bool) -> dict | None:
     """A snapshot source's data files, name -> (size, modification time in ms), from the
@@ -258,57 +241,14 @@ def files_of(spark, directive, facts_dir, allow_paths: bool) -> dict | None:
 def files_at(spark, root: str, fmt: str) -> dict | None:
     """:func:`files_of` of the files at ``root`` (as Spark names it; ``spark`` may be None for a
     local ``file:`` root, which this process lists)."""
-    single = _local_file(root)
-    if single is not None:
-        return {single.name: file_identity(single, fmt)}
-    found = listing(spark, root)
-    return {name: list(meta) for name, meta in found.items()} or None
+    if root.lower().startswith("file:"):
+        return places.local_files(root, fmt)
+    return {name: list(meta) for name, meta in listing(spark, root).items()} or None
 
 
-def _local_file(root: str) -> Path | None:
-    """``root`` as a local path when it names one file (``path="data/edges.parquet"``), else None."""
-    if not root.lower().startswith("file:"):
-        return None
-    where = Path(unquote(urlsplit(root).path))
-    return where if where.is_file() else None
-
-
-def file_identity(where: Path, fmt: str) -> list:
-    """A single-file source's identity: [size, modification time in ns, SHA-256 of its Parquet
-    footer (its schema, row groups, their statistics and offsets: read from the file's last
-    bytes) or, for another format, of its whole content]. A file rewritten with other rows but
-    the same size and time differs in its footer or content."""
-    info = where.stat()
-    digest = hashlib.sha256()
-    with open(where, "rb") as f:
-        if fmt == "parquet" and info.st_size >= 12:
-            f.seek(info.st_size - 8)
-            length = int.from_bytes(f.read(4), "little")
-            f.seek(max(info.st_size - 8 - length, 0))
-            digest.update(f.read())
-        else:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    return [info.st_size, info.st_mtime_ns, digest.hexdigest()]
-
-
-def same_files(where: Path, files: dict | None) -> bool:
-    """Whether the snapshot whose last version is ``where`` was taken of exactly ``files`` (the
-    same names, sizes and modification times): then the source has not changed since and need
-    not be read. A missing, damaged (checksum) or foreign record is no."""
-    if files is None:
-        return False
-    try:
-        return sealed.read(Path(where) / FILES) == files
-    except (OSError, ValueError):
-        return False
-
-
-def record_files(where: Path, files: dict | None) -> None:
-    """Say that the snapshot whose last version is ``where`` holds the rows of ``files``
-    (listed before they were read), with a SHA-256 of the record."""
-    if files is not None:
-        sealed.write(Path(where) / FILES, files)
+same_files, record_files, recorded_meta, file_identity = (places.same_files, places.record_files,
+                                                       places.recorded_meta, places.file_identity)
+_write_meta, FILES = places.write_meta, places.FILES
 
 
 __all__ = ["file_identity", "files_of", "files_at", "recorded_meta", "same_files", "record_files", "stage", "snapshot", "difference", "difference_frame", "delta_version", "delta_events", "snapshot_meta", "remove"]

@@ -37,11 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datalog.language import ast
-from datalog.language.checks import flag
 from datalog.language.errors import InternalError, SourceNotAppendOnly, SourceReplaced, WorkspaceCorrupt
 from datalog.language.types import AUTO
 from datalog.sources import sealed
-from datalog.spark import tables
+from datalog.spark import places, tables
 from datalog.spark.session import Observed, guard
 
 try:                                            # without them session() is spark_unavailable first
@@ -55,13 +54,7 @@ WATERMARK = "watermark.json"
 PRESENT, PART = "__present", "__part"
 
 
-def kind(directive: ast.Directive) -> str | None:
-    """``append``, ``partitioned``, ``cdf``, or None for a snapshot source."""
-    if directive.io == "delta":
-        return "cdf" if flag(directive, "cdf") else None
-    if flag(directive, "append_only"):
-        return "append"
-    return "partitioned" if flag(directive, "partitioned") else None
+kind = places.feed_kind
 
 
 @dataclass

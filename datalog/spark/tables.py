@@ -26,9 +26,6 @@ of scale 0 (at most 20 digits) whose values must lie in 0 .. 2^64-1 (else ``bad_
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import shutil
 import uuid
 from pathlib import Path
 from typing import Callable, Iterable
@@ -36,10 +33,10 @@ from urllib.parse import unquote, urlsplit
 
 from datalog.language import ast
 from datalog.language.checks import SPARK_FORMATS, check_spark_directive
-from datalog.language.errors import (BadCommand, BadFactFile, DriverTooLarge, InputPath, MissingInput, OutputPath,
+from datalog.language.errors import (BadCommand, BadFactFile, DriverTooLarge, MissingInput,
                                      SparkError, TypeMismatch, Unsupported)
 from datalog.language.types import AUTO
-from datalog.sources import paths
+from datalog.spark import places
 from datalog.spark.session import conf_set, first_line, guard
 
 try:                                            # without them session() is spark_unavailable first
@@ -205,7 +202,7 @@ def listing(spark, root: str) -> dict[str, tuple[int, int]]:
     filesystem's metadata only. A local directory is listed by this process (through Hadoop
     each file's three facts cost a round trip to the JVM: 1.6 s for 200 files)."""
     if root.lower().startswith("file:"):
-        return _local_listing(Path(unquote(urlsplit(root).path)))
+        return places.local_listing(Path(unquote(urlsplit(root).path)))
     jvm = spark._jvm
     base = jvm.org.apache.hadoop.fs.Path(root)
     fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
@@ -224,44 +221,13 @@ def listing(spark, root: str) -> dict[str, tuple[int, int]]:
     return found
 
 
-def _local_listing(base: Path) -> dict[str, tuple[int, int]]:
-    found = {}
-    for directory, folders, names in os.walk(base):
-        folders[:] = [f for f in folders if not f.startswith(("_", "."))]
-        for name in names:
-            if not name.startswith(("_", ".")):
-                where = Path(directory) / name
-                info = where.stat()
-                found[where.relative_to(base).as_posix()] = (info.st_size, info.st_mtime_ns // 1_000_000)
-    return found
-
-
 # ---------------------------------------------------------------- where a path= is
-
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
-
 
 def located(spark, directive: ast.Directive, base: str | Path, allow_paths: bool,
             default_fs: str | None = None) -> tuple[str, Path | None]:
-    """Where a directive's ``path=`` is, as Spark names it, and as a local path (None on a
-    cluster's filesystem: taken as named). A local one is relative to ``base`` (``-F`` for a
-    source, ``-D`` for a sink) and must not lead out of it unless ``allow_paths``. Spark's
-    default filesystem is the session's unless ``default_fs`` is given (then ``spark`` may be None)."""
-    given = directive.param("path")
-    name = local_name(given, default_fs or default_filesystem(spark))
-    if name is None:
-        return given, None
-    base = "." if str(base) == "-" else base                 # -D - prints files; sinks stay in .
-    kind, error = ("input", InputPath) if directive.kind == "input" else ("output", OutputPath)
-    where = "fact directory (-F)" if kind == "input" else "output directory (-D)"
-    if not allow_paths and not paths.inside(base, name):
-        raise error(f"Spark {kind} path {given!r} of relation {directive.relation} leads out of the {where} "
-                    f"{base}; pass --allow-paths to use it", directive.span)
-    local = paths.joined(base, name)
-    if kind == "output" and paths.real(base, name) == paths.real(base, "."):
-        raise error(f"Spark output path {given!r} of relation {directive.relation} is the {where} {base} "
-                    f"itself, which writing the sink would replace; name a directory inside it", directive.span)
-    return uri(local), local
+    """:func:`datalog.spark.places.located`, with Spark's default filesystem the session's
+    unless ``default_fs`` is given (then ``spark`` may be None)."""
+    return places.located(directive, base, allow_paths, default_fs or default_filesystem(spark))
 
 
 def check_sink_paths(spark, directives: list[ast.Directive], out_dir: str | Path, allow_paths: bool,
@@ -270,22 +236,6 @@ def check_sink_paths(spark, directives: list[ast.Directive], out_dir: str | Path
     for directive in directives:
         if directive.param("path") is not None:
             located(spark, directive, out_dir, allow_paths, default_fs)
-
-
-def local_name(path: str, default_fs: str) -> str | None:
-    """``path`` as a name on this machine's filesystem, or None when it names a cluster's.
-
-    >>> local_name("edges", "file:///"), local_name("file:///d/e", "file:///"), local_name("edges", "hdfs://nn")
-    ('edges', '/d/e', None)
-    >>> local_name("s3a://bucket/e", "file:///"), local_name("file:rel/e", "hdfs://nn")
-    (None, 'rel/e')
-    """
-    scheme = _SCHEME.match(path)
-    if scheme is None:
-        return path if default_fs.lower().startswith("file:") else None
-    if scheme.group(1).lower() != "file":
-        return None
-    return unquote(urlsplit(path).path)
 
 
 def default_filesystem(spark) -> str:
@@ -474,17 +424,10 @@ def _replace_path(path: str, local: Path | None, frame: "DataFrame", fmt: str) -
     if fmt == "csv":
         writer = writer.option("header", "true")
     guard(lambda: writer.save(uri(staged)), f"writing {staged}")
-    old = target.with_name(f".{target.name}.datalog-old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        os.replace(target, old)
-    os.replace(staged, target)
-    shutil.rmtree(old, ignore_errors=True)
+    places.swap_in(staged, target)
 
 
-def uri(where: Path) -> str:
-    """A local path as the ``file:`` URI Spark reads and writes."""
-    return Path(where).resolve().as_uri()
+uri, local_name = places.uri, places.local_name
 
 
 __all__ = ["driver_max_rows", "DRIVER_MAX_ROWS", "source_frame", "schema_of", "typed", "delta_source", "read_files", "files_root", "listing", "rows_of", "frame_of", "spark_type", "write_sink", "write_frame", "append_sink", "append_frame", "quote", "uri",

@@ -12,13 +12,8 @@ needs its repair, the refresh is over without a session. Anything else -- a file
 ``partitioned``, ``cdf``), a cluster's filesystem, a snapshot without its record -- answers None,
 and the refresh takes the Spark way, which finds the same answer for an unchanged source.
 
-Local mode is recognised conservatively: no ``master=`` (nor ``SPARK_MASTER``) other than
-``local[...]``, no ``conf=`` entry naming the default filesystem, and neither ``HADOOP_CONF_DIR``
-nor ``SPARK_CONF_DIR`` in the environment (a ``core-site.xml`` there may name another default
-filesystem).
-
->>> local_filesystem({}, {}), local_filesystem({"master": "yarn"}, {}), local_filesystem({}, {"HADOOP_CONF_DIR": "/etc/h"})
-('file:///', None, None)
+Local mode is recognised conservatively (:func:`datalog.spark.places.local_filesystem`). No
+pyspark here.
 """
 
 from __future__ import annotations
@@ -26,10 +21,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from datalog.spark import diff as spark_diff, feeds, tables as spark_io
+from datalog.spark import places
+from datalog.spark.places import local_filesystem
 from datalog.spark.report import SourceReport
-
-LOCAL = "file:///"
 
 
 def unchanged_sources(ws, last: dict[str, Path], facts_dir, out_dir) -> list[SourceReport] | None:
@@ -50,42 +44,35 @@ def unchanged_local(engine, last: dict[str, Path], sinks_synced: bool, facts_dir
     sinks = engine.spark_directives("output")
     if sinks and not sinks_synced:
         return None                                   # a sink to repair: Spark writes it
-    spark_io.check_sink_paths(None, sinks, out_dir or ".", engine.allow_paths, default_fs)
+    check_sink_paths(sinks, out_dir, engine.allow_paths, default_fs)
     reports = []
     for directive in engine.spark_directives("input"):
         files = _local_files(directive, facts_dir, engine.allow_paths, default_fs)
         where = last.get(directive.relation)
         if where is None:
             return None
-        recorded = spark_diff.recorded_meta(where)
-        if files is None or recorded is None or not spark_diff.same_files(where, files):
+        recorded = places.recorded_meta(where)
+        if files is None or recorded is None or not places.same_files(where, files):
             return None
         reports.append(SourceReport(directive.relation, recorded[0], 0, 0, read=0))
     return reports
 
 
-def local_filesystem(options: dict, environ) -> str | None:
-    """Spark's default filesystem as a local-mode session would have it (``file:///``), or None
-    when the session might have another (see the module docstring)."""
-    master = options.get("master") or environ.get("SPARK_MASTER")
-    if master is not None and not str(master).lower().startswith("local"):
-        return None
-    if any("defaultfs" in str(key).lower() or "fs.default.name" in str(key).lower()
-           for key in (options.get("conf") or {})):
-        return None
-    if environ.get("HADOOP_CONF_DIR") or environ.get("SPARK_CONF_DIR"):
-        return None
-    return LOCAL
-
-
 def _local_files(directive, facts_dir, allow_paths: bool, default_fs: str) -> dict | None:
     """:func:`datalog.spark.diff.files_of` of a local ``path=`` source, listed by this process;
     None for any other source (or a missing path, which the Spark way reports)."""
-    if directive.io != "spark" or feeds.kind(directive) or directive.param("table") is not None \
+    if directive.io != "spark" or places.feed_kind(directive) or directive.param("table") is not None \
             or directive.param("path") is None:
         return None
-    _, local = spark_io.located(None, directive, facts_dir, allow_paths, default_fs)
+    _, local = places.located(directive, facts_dir, allow_paths, default_fs)
     if local is None or not Path(local).exists():
         return None
     fmt = (directive.param("format") or "parquet").lower()
-    return spark_diff.files_at(None, spark_io.uri(local), fmt)
+    return places.local_files(places.uri(local), fmt)
+
+
+def check_sink_paths(sinks, out_dir, allow_paths: bool, default_fs: str) -> None:
+    """Every sink's local ``path=`` held to ``out_dir`` (``output_path``), before anything is written."""
+    for directive in sinks:
+        if directive.param("path") is not None:
+            places.located(directive, out_dir or ".", allow_paths, default_fs)
