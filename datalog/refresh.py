@@ -108,15 +108,17 @@ def _local_changes(ws: Workspace, here, version: str, report: RefreshReport, out
     declined before anything is written, and the Spark way takes over."""
     from datalog.spark import local_refresh
     started, engine = time.perf_counter(), ws.engine
-    read = {}
+    read, before = {}, {}
     for source in here.sources:
         name = source.directive.relation
-        if places.same_files(source_snapshot(ws.path, name, ws.sources.get(name, "v0").split("+")[-1]),
-                             source.files):
+        chain = [source_snapshot(ws.path, name, v) for v in ws.sources.get(name, "v0").split("+")]
+        if places.same_files(chain[-1], source.files):
             continue                          # not a file changed: not read
         read[name] = local_refresh.read(source, here.limit)
-        if read[name] is None:
+        before[name] = local_refresh.snapshot_rows(chain, source.names)
+        if read[name] is None or before[name] is None:
             return None
+
     def write(directive, change=None):
         local_refresh.write_output(engine, directive, here.default_fs, change, out_dir)
     if engine.spark_directives("output") and ws.outputs_synced() != ws.seq:
@@ -134,11 +136,8 @@ def _local_changes(ws: Workspace, here, version: str, report: RefreshReport, out
             report.sources.append(SourceReport(name, places.recorded_meta(source_snapshot(ws.path, name, chain[-1]))[0],
                                                0, 0, read=0))
             continue
-        before = local_refresh.snapshot_rows([source_snapshot(ws.path, name, v) for v in chain], source.names)
-        if before is None:
-            return None
         now = set(local_refresh.rows_of(read[name]))
-        inserted, retracted = list(now - before), list(before - now)
+        inserted, retracted = list(now - before[name]), list(before[name] - now)
         if inserted or retracted:
             local_refresh.write_version(source_snapshot(ws.path, name, version), read[name], source.files)
             chains[name] = version
