@@ -121,12 +121,8 @@ def _local_changes(ws: Workspace, here, version: str, report: RefreshReport, out
 
     def write(directive, change=None):
         local_refresh.write_output(engine, directive, here.default_fs, change, out_dir)
-    if engine.spark_directives("output") and ws.outputs_synced() != ws.seq:
-        report.repaired = [d.relation for d in engine.spark_directives("output")]
-        for directive in engine.spark_directives("output"):
-            write(directive)
-        ws.mark_outputs_synced()
-        started = report.phase("repair", started)
+    _repair_outputs(ws, report, write)
+    started = report.phase("repair", started)
     changes, chains = {}, {}
     for source in here.sources:
         name = source.directive.relation
@@ -161,7 +157,10 @@ def _spark_changes(ws: Workspace, version: str, report: RefreshReport, facts_dir
     started = time.perf_counter()
     if engine.spark_directives("output"):
         engine.check_spark_sinks(out_dir)     # a sink refused (output_path) before anything is read or committed
-    _repair_outputs(ws, report, out_dir)
+
+    def write(directive, change=None):
+        engine.write_spark_output(directive, change, out_dir)
+    _repair_outputs(ws, report, write)
     started = report.phase("repair", started)
     changes, chains = {}, {}
     for directive in engine.spark_directives("input"):
@@ -197,9 +196,6 @@ def _spark_changes(ws: Workspace, version: str, report: RefreshReport, facts_dir
         report.sources.append(SourceReport(name, rows, len(inserted), len(retracted)))
         started = report.phase("diff+transfer", started)
         checkpoint("diff")                    # the new version written, nothing committed
-
-    def write(directive, change=None):
-        engine.write_spark_output(directive, change, out_dir)
     return changes, chains, write
 
 
@@ -233,12 +229,15 @@ def _presence_only(engine, changes: dict, report: RefreshReport) -> None:
         source.inserted, source.retracted = (len(c) for c in changes[source.relation])
 
 
-def _repair_outputs(ws: Workspace, report: RefreshReport, out_dir: str) -> None:
+def _repair_outputs(ws: Workspace, report: RefreshReport, write) -> None:
     """Sinks that may not hold the last commit (a write-back cut short, ``datalog update`` since)
-    are rewritten in full."""
-    if ws.engine.spark_directives("output") and ws.outputs_synced() != ws.seq:
-        report.repaired = [d.relation for d in ws.engine.spark_directives("output")]
-        ws.write_spark_outputs(out_dir)
+    are rewritten in full by ``write``, then marked as holding it."""
+    outputs = ws.engine.spark_directives("output")
+    if outputs and ws.outputs_synced() != ws.seq:
+        report.repaired = [d.relation for d in outputs]
+        for directive in outputs:
+            write(directive)
+        ws.mark_outputs_synced()
 
 
 def _write_back(ws: Workspace, delta, report: RefreshReport, write) -> None:
